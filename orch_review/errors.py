@@ -1,0 +1,61 @@
+"""Exit codes and the exception hierarchy that maps onto them.
+
+Every error a user can cause or fix is an :class:`OrchReviewError` whose message is one
+sentence saying what happened and what to do. The CLI's single handler turns it into the
+exit code it carries; anything else is a crash and gets a crash log.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes; 1 never means "crashed"."""
+
+    CLEAN = 0
+    FINDINGS = 1
+    USAGE = 2
+    INCOMPLETE = 3
+    CRASH = 4
+    INTERRUPTED = 130
+
+
+class OrchReviewError(Exception):
+    """Base class: an error the user can act on, carrying its exit code."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+
+class ConfigError(OrchReviewError):
+    """Configuration is unreadable or invalid (names the key and the file)."""
+
+
+class GitError(OrchReviewError):
+    """Not a git repository, a bad ref, or git refusing what we asked."""
+
+
+class CredentialsMissing(OrchReviewError):
+    """No API key and no base URL that could do without one."""
+
+
+class AuthenticationFailed(OrchReviewError):
+    """The API rejected the credentials."""
+
+
+class ApiUnavailable(OrchReviewError):
+    """The API could not be used at all (for example the main agent kept failing)."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+class BudgetExceeded(OrchReviewError):
+    """A session-wide budget cap was reached before anything could be reviewed."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+class RequestRejected(OrchReviewError):
+    """The API refused one request for good (for example the prompt was too long)."""
+
+    exit_code = ExitCode.INCOMPLETE

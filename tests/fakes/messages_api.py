@@ -1,0 +1,374 @@
+"""Fake Anthropic Messages API: a real HTTP server on 127.0.0.1 driven by a Python policy.
+
+A policy is a scripted "model": a function from `ModelRequest` to `Reply`. The server speaks the
+real wire format (SSE with chunked transfer encoding, JSON messages, error bodies, usage with a
+simulated prompt cache), records every request and injects faults::
+
+    with FakeMessagesAPI(lambda req: Reply.text("hello")) as api:
+        client = anthropic.Anthropic(base_url=api.base_url, api_key="k")
+        api.add_fault("status", status=529)  # the next request gets 529 overloaded_error
+
+When the policy (or the fake itself) raises, the request gets 500 `api_error` and the failure is
+appended to `policy_errors`; the `fake_api` fixture fails the test at teardown if any are left,
+so a broken script cannot pass as "the engine handled an API error".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from tests.fakes.http_server import Exchange, LocalHTTPServer
+from tests.fakes.model_io import ModelRequest, Reply
+from tests.fakes.wire import (
+    STATUS_BY_ERROR_TYPE,
+    PromptCache,
+    error_body,
+    message_json,
+    prompt_blocks,
+    sse_event,
+    stream_events,
+    token_count,
+    validate_messages_body,
+)
+
+__all__ = ["FakeMessagesAPI", "Fault", "ModelRequest", "PolicyFailure", "RecordedRequest", "Reply"]
+
+Policy = Callable[[ModelRequest], Reply]
+Matcher = Callable[[ModelRequest], bool]
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency"})
+DEFAULT_HANG_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as received; `fault` names the injected fault kind it got, if any."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    raw: bytes
+    received_at: float
+    fault: str | None = None
+
+    def model_request(self) -> ModelRequest:
+        """The policy's view of this request."""
+        return ModelRequest(self.body, self.headers)
+
+
+@dataclass
+class Fault:
+    """A scheduled fault; see `FakeMessagesAPI.add_fault`. `hits` counts requests it answered."""
+
+    kind: str
+    times: int | None = 1
+    match: Matcher | None = None
+    status: int | None = None
+    retry_after: float | None = None
+    delay: float | None = None
+    error_type: str | None = None
+    hits: int = 0
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the fault has answered all the requests it was meant to."""
+        return self.times is not None and self.hits >= self.times
+
+
+@dataclass(frozen=True)
+class PolicyFailure:
+    """An exception raised by the policy (or inside the fake) while serving a request."""
+
+    exception: BaseException
+    traceback: str
+
+    def __str__(self) -> str:
+        return self.traceback
+
+
+class FakeMessagesAPI:
+    """The fake server. Settable attributes: `policy`, `expected_key`, `latency`."""
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy: Policy | None = policy
+        #: When set, requests whose Bearer token or x-api-key differs get 401.
+        self.expected_key: str | None = None
+        #: When set, seconds to wait before answering each /v1/messages request.
+        self.latency: Callable[[ModelRequest], float] | None = None
+        self.policy_errors: list[PolicyFailure] = []
+        self.cache = PromptCache()
+        self._requests: list[RecordedRequest] = []
+        self._faults: list[Fault] = []
+        # Re-entrant: fault matchers run under it and may read `requests`.
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._http = LocalHTTPServer(self._serve, name="fake-messages-api")
+
+    def start(self) -> Self:
+        """Listen on a free port of 127.0.0.1 and serve in background threads."""
+        self._http.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, wake hanging requests and close every open connection."""
+        self._http.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL` or `Anthropic(base_url=...)`."""
+        return self._http.base_url
+
+    # -- faults and records ------------------------------------------------------------------
+
+    def add_fault(
+        self,
+        kind: str,
+        *,
+        times: int | None = 1,
+        match: Matcher | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+        delay: float | None = None,
+        error_type: str | None = None,
+    ) -> Fault:
+        """Schedule a fault for the next `times` matching /v1/messages requests (None: forever).
+
+        Faults are tried in the order added; the first whose `match` accepts the request answers
+        it. Kinds: "status" (HTTP `status`, default 500, with error JSON and optional
+        retry-after), "drop_stream" (200, part of the stream, then the connection is closed
+        without the final chunk), "error_event" (200, message_start, then an SSE `error` event,
+        default overloaded_error), "hang" (no answer for `delay` s, default 30, or until stop(),
+        then the connection is closed), "latency" (wait `delay` s, then answer normally).
+        Faulted requests other than "latency" never reach the policy.
+        """
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
+        if times is not None and times < 1:
+            raise ValueError("times must be at least 1, or None for every matching request")
+        fault = Fault(kind, times, match, status, retry_after, delay, error_type)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    @property
+    def pending_faults(self) -> list[Fault]:
+        """Faults not yet used up."""
+        with self._lock:
+            return list(self._faults)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, faulted ones included."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def message_requests(self) -> list[RecordedRequest]:
+        """Recorded POST /v1/messages requests only."""
+        return [r for r in self.requests if r.path == MESSAGES_PATH]
+
+    def requests_for(self, role: str) -> list[RecordedRequest]:
+        """Recorded /v1/messages requests from agents of `role` (see `ModelRequest.role`)."""
+        return [r for r in self.message_requests if r.model_request().role == role]
+
+    def reset(self) -> None:
+        """Forget requests, faults, policy errors and the prompt cache."""
+        with self._lock:
+            self._requests.clear()
+            self._faults.clear()
+            self.policy_errors.clear()
+        self.cache.clear()
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def _serve(self, handler: Exchange) -> None:
+        handler.response_headers["request-id"] = self._next_id("req")
+        try:
+            self._respond(handler)
+        except OSError:
+            handler.close_connection = True  # the client went away; nothing left to answer
+        except Exception as exc:
+            self._record_failure(exc)
+            handler.close_connection = True
+            with contextlib.suppress(OSError):  # the response may have started already
+                _send_error(handler, 500, message=f"fake Messages API failed: {exc!r}")
+
+    def _respond(self, handler: Exchange) -> None:
+        path = handler.route
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        raw = handler.read_body()
+        parsed = _parse_object(raw)
+        body = parsed or {}
+
+        def record(fault: str | None = None) -> None:
+            entry = RecordedRequest(path, headers, body, raw, time.monotonic(), fault)
+            with self._lock:
+                self._requests.append(entry)
+
+        if not self._authorized(headers):
+            record()
+            return _send_error(handler, 401)
+        if handler.command != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            record()
+            return _send_error(handler, 404, message=f"Not found: {handler.command} {path}")
+        problem = validate_messages_body(parsed, count_tokens=path != MESSAGES_PATH)
+        if problem:
+            record()
+            return _send_error(handler, 400, message=problem)
+
+        request = ModelRequest(body, headers)
+        if path == COUNT_TOKENS_PATH:
+            record()
+            tokens = sum(token_count(value) for value, _ in prompt_blocks(body))
+            return handler.send_json(200, {"input_tokens": tokens})
+
+        fault = self._take_fault(request)
+        record(fault.kind if fault else None)
+        delay = self.latency(request) if self.latency else 0.0
+        if fault and fault.kind == "latency":
+            delay += fault.delay or 0.0
+        if delay > 0 and self._http.stopping.wait(delay):
+            return handler.abort()
+        if fault and fault.kind != "latency":
+            return self._inject(handler, fault, request)
+        self._answer(handler, request)
+
+    def _answer(self, handler: Exchange, request: ModelRequest) -> None:
+        try:
+            if self.policy is None:
+                raise RuntimeError("FakeMessagesAPI has no policy")
+            reply = self.policy(request)
+            if not isinstance(reply, Reply):
+                raise TypeError(f"policy must return a Reply, got {reply!r}")
+            content = [self._content_block(block) for block in reply.blocks]
+        except Exception as exc:
+            self._record_failure(exc)
+            return _send_error(handler, 500, message=f"policy raised {exc!r}")
+        usage = self.cache.usage(request.body)
+        usage["output_tokens"] = max(1, token_count(content))
+        message = message_json(
+            self._next_id("msg"), request.model, content, reply.effective_stop_reason, usage
+        )
+        if request.body.get("stream") is not True:
+            return handler.send_json(200, message)
+        handler.start_stream()
+        for event in stream_events(message):
+            handler.write_chunk(event)
+        handler.end_stream()
+
+    def _inject(self, handler: Exchange, fault: Fault, request: ModelRequest) -> None:
+        stream = request.body.get("stream") is True
+        if fault.kind == "status":
+            status = fault.status or 500
+            return _send_error(handler, status, fault.error_type, fault.retry_after)
+        if fault.kind == "hang":
+            self._http.stopping.wait(DEFAULT_HANG_SECONDS if fault.delay is None else fault.delay)
+            return handler.abort()
+        error_type = fault.error_type or "overloaded_error"
+        if fault.kind == "error_event" and not stream:
+            status = STATUS_BY_ERROR_TYPE.get(error_type, 529)
+            return _send_error(handler, status, error_type, fault.retry_after)
+
+        usage = self.cache.usage(request.body)
+        text = {"type": "text", "text": "This answer is cut short by an injected fault."}
+        message = message_json(self._next_id("msg"), request.model, [text], "end_turn", usage)
+        if fault.kind == "drop_stream":
+            handler.start_stream(
+                "text/event-stream; charset=utf-8" if stream else "application/json"
+            )
+            if stream:  # message_start, ping, content_block_start, first text_delta
+                for event in itertools.islice(stream_events(message), 4):
+                    handler.write_chunk(event)
+            else:
+                data = json.dumps(message).encode()
+                handler.write_chunk(data[: len(data) // 2])
+            return handler.abort()
+        handler.start_stream()
+        handler.write_chunk(next(stream_events(message)))
+        handler.write_chunk(sse_event("error", error_body(529, error_type)))
+        handler.end_stream()
+
+    def _content_block(self, block: dict[str, Any]) -> dict[str, Any]:
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            return {"type": "text", "text": block["text"]}
+        if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+            tool_id = self._next_id("toolu")
+            return {
+                "type": "tool_use",
+                "id": tool_id,
+                "name": str(block["name"]),
+                "input": block["input"],
+            }
+        raise ValueError(f"unsupported reply block {block!r}")
+
+    def _take_fault(self, request: ModelRequest) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.match is None or fault.match(request):
+                    fault.hits += 1
+                    if fault.exhausted:
+                        self._faults.remove(fault)
+                    return fault
+        return None
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        if self.expected_key is None:
+            return True
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        bearer = token.strip() if scheme.lower() == "bearer" else None
+        return self.expected_key in (bearer, headers.get("x-api-key"))
+
+    def _record_failure(self, exc: BaseException) -> None:
+        text = "".join(traceback.format_exception(exc))
+        with self._lock:
+            self.policy_errors.append(PolicyFailure(exc, text))
+
+    def _next_id(self, prefix: str) -> str:
+        with self._lock:
+            return f"{prefix}_{next(self._ids):04d}"
+
+
+def _send_error(
+    exchange: Exchange,
+    status: int,
+    error_type: str | None = None,
+    retry_after: float | None = None,
+    *,
+    message: str | None = None,
+) -> None:
+    headers = {} if retry_after is None else {"retry-after": _seconds(retry_after)}
+    exchange.send_json(status, error_body(status, error_type, message), headers)
+
+
+def _parse_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
