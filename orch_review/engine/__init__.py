@@ -1,0 +1,1 @@
+"""The review engine: agents, their tools and the orchestration that runs them."""

@@ -1,0 +1,317 @@
+"""Local executor for the Anthropic-defined bash tool: one persistent shell per agent.
+
+Each command is sent to a long-lived ``bash`` over its stdin, wrapped so that the command
+reads ``/dev/null`` instead of the protocol pipe, and followed by a line carrying a fresh
+random sentinel and ``$?``. Output is read until that line, within a deadline and within a
+bounded amount of memory. A timeout kills the shell's whole process group; the next command
+starts a fresh shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
+
+_SENTINEL_PREFIX = "__ORCH_REVIEW_DONE_"
+_READ_SIZE = 65536
+_MAX_DRAIN_READS = 64  # after a kill, only a process that escaped the group can keep writing
+_POLL_INTERVAL = 0.05  # only without pidfd, to notice a shell that exits under a background job
+_MIN_OUTPUT_CAP = 500
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+@dataclass(frozen=True)
+class BashResult:
+    """What one command produced; ``output`` already carries any note meant for the model."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """The content of the ``tool_result`` block sent back to the model."""
+
+    text: str
+    is_error: bool
+
+
+def _omission_note(omitted: int) -> str:
+    return (
+        f"\n[... {omitted} characters omitted; narrow the command to see them, "
+        "e.g. with grep -n, head, tail or sed -n '120,180p' ...]\n"
+    )
+
+
+class _BoundedOutput:
+    """The head and a rolling tail of a byte stream, each at most ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._dropped_chars = 0
+        self._dropped = False
+
+    def add(self, data: bytes | bytearray) -> None:
+        room = self._limit - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        self._tail += data
+        excess = len(self._tail) - self._limit
+        if excess > 0:
+            # Counting lead bytes is exact for valid UTF-8, which is all the note needs.
+            self._dropped_chars += len(self._tail[:excess].translate(None, _CONTINUATION_BYTES))
+            del self._tail[:excess]
+            self._dropped = True
+
+    def render(self, cap: int) -> tuple[str, bool]:
+        """Decode to at most ``cap`` characters, cut in the middle with a note if needed."""
+        if self._dropped:
+            head = self._head.decode("utf-8", "replace")
+            tail = self._tail.decode("utf-8", "replace")
+            total = len(head) + self._dropped_chars + len(tail)
+        else:
+            head = tail = (self._head + self._tail).decode("utf-8", "replace")
+            total = len(head)
+            if total <= cap:
+                return head, False
+        keep = max(cap - len(_omission_note(total)), 0)
+        keep_head, keep_tail = keep // 2, keep - keep // 2
+        omitted = total - keep_head - keep_tail
+        tail_part = tail[len(tail) - keep_tail :] if keep_tail else ""
+        return head[:keep_head] + _omission_note(omitted) + tail_part, True
+
+
+class BashSession:
+    """One persistent ``bash`` process: cwd and variables survive between commands.
+
+    Used by one thread at a time; sessions share no state, so many can run in parallel.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        env: Mapping[str, str],
+        timeout: float = 60.0,
+        output_cap: int = 8000,
+        launcher: Sequence[str] = (),
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        if output_cap < _MIN_OUTPUT_CAP:
+            raise ValueError(f"output_cap must be at least {_MIN_OUTPUT_CAP}, got {output_cap}")
+        self._cwd = Path(cwd)
+        # A non-interactive bash sources $BASH_ENV even with --norc; start from a known state.
+        self._env = {k: v for k, v in env.items() if k != "BASH_ENV"}
+        self._timeout = timeout
+        self._output_cap = output_cap
+        self._launcher = tuple(launcher)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pidfd: int | None = None
+        # Bytes that arrived after the last sentinel (a background job still writing).
+        self._pending = bytearray()
+
+    def __enter__(self) -> BashSession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def run(self, command: str) -> BashResult:
+        """Run ``command`` in the shell (starting one if needed) and collect its output."""
+        proc = self._proc if self._proc is not None else self._start()
+        nonce = secrets.token_hex(16)
+        token = _SENTINEL_PREFIX + nonce
+        # The sentinel is printed from two separate words, so `set -x` tracing the printf
+        # line cannot produce it; it must be a whole line of output to count.
+        sentinel = re.compile(b"\n" + token.encode() + rb" (\d+)\n")
+        quoted = command.replace("'", "'\\''")
+        script = (
+            f"builtin eval -- '{quoted}' < /dev/null\n"
+            f"builtin printf '\\n%s%s %d\\n' {_SENTINEL_PREFIX} {nonce} \"$?\"\n"
+        )
+        assert proc.stdin is not None
+        data = memoryview(script.encode("utf-8", "replace"))
+        try:
+            while data:
+                data = data[os.write(proc.stdin.fileno(), data) :]
+        except BrokenPipeError:
+            pass  # the shell is gone; reading below reports how it ended
+        return self._collect(proc, sentinel, holdback=len(token) + 8)
+
+    def restart(self) -> str:
+        """Kill the shell; the next command starts a fresh one. Returns a note for the model."""
+        self.close()
+        return (
+            "The bash session was restarted: the next command runs in a fresh shell, in the "
+            "original working directory with the original environment."
+        )
+
+    def close(self) -> None:
+        """Kill the shell's process group (background jobs included) and reap it."""
+        self._pending = bytearray()
+        if self._proc is not None:
+            self._stop(self._proc, sink=None)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [*self._launcher, "bash", "--noprofile", "--norc"],
+            cwd=self._cwd,
+            env=self._env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            bufsize=0,
+        )
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        self._proc = proc
+        try:
+            # A pidfd tells us the shell exited even while a background job holds the pipe.
+            self._pidfd = os.pidfd_open(proc.pid) if hasattr(os, "pidfd_open") else None
+        except OSError:
+            self._pidfd = None
+        return proc
+
+    def _collect(
+        self, proc: subprocess.Popen[bytes], sentinel: re.Pattern[bytes], holdback: int
+    ) -> BashResult:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        out = _BoundedOutput(4 * self._output_cap)  # 4: the most bytes a character can take
+        scan, self._pending = self._pending, bytearray()
+        deadline = time.monotonic() + self._timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            if self._pidfd is not None:
+                selector.register(self._pidfd, selectors.EVENT_READ)
+            while True:
+                match = sentinel.search(scan)
+                if match is not None:
+                    out.add(scan[: match.start()])
+                    self._pending = scan[match.end() :]
+                    return self._result(out, int(match.group(1)), timed_out=False, note="")
+                if len(scan) > holdback:  # keep only what could be the start of the sentinel
+                    out.add(scan[:-holdback])
+                    del scan[:-holdback]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    out.add(scan)
+                    self._stop(proc, sink=out)
+                    note = (
+                        f"[command timed out after {self._timeout:g} s; the shell was restarted "
+                        "(working directory and variables were reset)]"
+                    )
+                    return self._result(out, None, timed_out=True, note=note)
+                wait = remaining if self._pidfd is not None else min(remaining, _POLL_INTERVAL)
+                ready = {key.fd for key, _ in selector.select(wait)}
+                chunk = b""
+                if fd in ready:
+                    try:
+                        chunk = os.read(fd, _READ_SIZE)
+                    except BlockingIOError:
+                        continue
+                    scan += chunk
+                if sentinel.search(scan) is None and self._shell_ended(proc, ready, chunk):
+                    out.add(scan)
+                    code = self._stop(proc, sink=out)
+                    note = (
+                        f"[the shell exited with code {code}; the next command starts a fresh "
+                        "shell (working directory and variables were reset)]"
+                    )
+                    return self._result(out, code, timed_out=False, note=note)
+
+    def _shell_ended(self, proc: subprocess.Popen[bytes], ready: set[int], chunk: bytes) -> bool:
+        assert proc.stdout is not None
+        if proc.stdout.fileno() in ready and not chunk:
+            return True  # end of file: the shell and everything it started are gone
+        if self._pidfd is not None:
+            return self._pidfd in ready
+        return proc.poll() is not None
+
+    def _result(
+        self, out: _BoundedOutput, code: int | None, *, timed_out: bool, note: str
+    ) -> BashResult:
+        # One character for the newline that may separate the output from the note.
+        text, truncated = out.render(self._output_cap - len(note) - 1 if note else self._output_cap)
+        if note:
+            text = f"{text}\n{note}" if text and not text.endswith("\n") else text + note
+        return BashResult(output=text, exit_code=code, timed_out=timed_out, truncated=truncated)
+
+    def _stop(self, proc: subprocess.Popen[bytes], sink: _BoundedOutput | None) -> int:
+        """Kill the process group, reap the shell, forget it; returns its exit status."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # group already empty
+            os.killpg(proc.pid, signal.SIGKILL)
+        code = proc.wait()
+        assert proc.stdin is not None and proc.stdout is not None
+        if sink is not None:
+            for _ in range(_MAX_DRAIN_READS):
+                try:
+                    chunk = os.read(proc.stdout.fileno(), _READ_SIZE)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                sink.add(chunk)
+        proc.stdin.close()
+        proc.stdout.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        self._proc = None
+        return 128 - code if code < 0 else code  # killed by signal N: report 128+N like bash
+
+
+def format_result(result: BashResult) -> str:
+    """The text the model sees: output (or "(no output)"), then a non-zero exit code."""
+    text = result.output or "(no output)"
+    if result.exit_code:
+        separator = "" if text.endswith("\n") else "\n"
+        text += f"{separator}[exit code: {result.exit_code}]"
+    return text
+
+
+def handle_tool_call(session: BashSession, tool_input: Mapping[str, object]) -> ToolOutcome:
+    """Validate one bash tool call, run it and format the result for the model.
+
+    Only invalid input and timeouts are errors: a non-zero exit code is information.
+    """
+    command = tool_input.get("command")
+    has_command = isinstance(command, str) and command.strip() != ""
+    if tool_input.get("restart") is True:
+        note = session.restart()
+        if not has_command:
+            return ToolOutcome(text=note, is_error=False)
+        outcome = handle_tool_call(session, {"command": command})
+        return ToolOutcome(text=f"{note}\n{outcome.text}", is_error=outcome.is_error)
+    if not isinstance(command, str) or not has_command:
+        return ToolOutcome(
+            text='Invalid input: give a non-empty "command" string, or "restart": true.',
+            is_error=True,
+        )
+    result = session.run(command)
+    return ToolOutcome(text=format_result(result), is_error=result.timed_out)

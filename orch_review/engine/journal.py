@@ -1,0 +1,251 @@
+"""Content-addressed journal of agent results: an interrupted review resumes without paying twice.
+
+Each result is stored under the SHA-256 of everything that changed it, as soon as it exists,
+in its own committed transaction. A journal that cannot be written never loses a result: the
+write is logged and skipped, and the review goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Self
+
+from orch_review.errors import OrchReviewError
+
+SCHEMA_VERSION = 1
+logger = logging.getLogger("orch_review.journal")
+
+_CREATE = """CREATE TABLE journal (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    bytes INTEGER NOT NULL
+)"""
+
+
+class JournalError(OrchReviewError):
+    """The journal file is corrupt, from an incompatible version, or cannot be opened."""
+
+
+@dataclass(frozen=True)
+class JournalStats:
+    """What a journal holds; ``oldest``/``newest`` are Unix times, None when empty."""
+
+    path: Path | None
+    entries: int
+    total_bytes: int
+    by_kind: dict[str, int]
+    oldest: float | None
+    newest: float | None
+
+
+class JournalLike(Protocol):
+    """What the engine needs from a journal; :class:`Journal` and :class:`NullJournal` both fit."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+    def put(self, key: str, kind: str, value: dict[str, Any]) -> bool: ...
+    def stats(self) -> JournalStats: ...
+    def clear(self) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+def journal_key(*parts: object) -> str:
+    """SHA-256 hex of the canonical JSON of ``parts``; dict key order does not matter."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # surrogatepass: diffs decoded with surrogateescape must still hash, not crash.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def default_journal_path(git_dir: Path) -> Path:
+    """The per-repository journal, inside ``.git`` so it is never committed."""
+    return git_dir / "orch-review" / "journal.sqlite3"
+
+
+def delete_journal_files(path: Path) -> bool:
+    """Delete a journal and its WAL side files, even a corrupt one; True if the journal existed."""
+    existed = path.exists()
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    return existed
+
+
+class Journal:
+    """Agent results in SQLite (WAL mode), safe for many threads and several processes at once."""
+
+    def __init__(self, path: Path, *, busy_timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        # One connection shared under a lock rather than one per thread: SQLite admits a single
+        # writer anyway, key lookups take microseconds next to the agent calls they save, and
+        # close() can close a shared connection, whereas per-thread connections can only be
+        # closed by their own threads (pooled workers would leak them). Other processes are
+        # kept in order by WAL and the busy timeout.
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(
+                f"Cannot open the journal {self.path} ({exc}); fix the path or use --no-journal."
+            ) from exc
+        try:
+            self._prepare(time.monotonic() + busy_timeout)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _prepare(self, deadline: float) -> None:
+        conn = self._conn
+        while True:
+            try:
+                # Header read first: a corrupt file fails here, before anything is written.
+                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    self._create_schema()
+                conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL in WAL mode: a killed process loses nothing committed; a power cut may
+                # lose the last few entries (a re-run pays for them) but never corrupts the file.
+                conn.execute("PRAGMA synchronous=NORMAL")
+                return
+            except sqlite3.OperationalError as exc:
+                # While another process switches the file to WAL, or its last connection tidies
+                # the WAL up, SQLite answers BUSY at once without waiting: retry until deadline.
+                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+                if busy and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    continue
+                raise JournalError(
+                    f"Cannot open the journal {self.path} ({exc}); retry, or use --no-journal."
+                ) from exc
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(f"is corrupt ({exc})") from exc
+
+    def _create_schema(self) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")  # another process may be creating it right now
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise self._unusable("is not an orch-review journal")
+            if version == 0:
+                conn.execute(_CREATE)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise self._unusable(f"has schema version {version}, expected {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _unusable(self, why: str) -> JournalError:
+        return JournalError(
+            f"The journal {self.path} {why}; run `orch-review journal clear` or delete the file."
+        )
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored result for ``key``, or None; a failed lookup is logged and is a miss."""
+        sql = "SELECT value FROM journal WHERE key = ?"
+        try:
+            with self._lock:
+                row = self._conn.execute(sql, (key,)).fetchone()
+            value = None if row is None else json.loads(row[0])
+        except (sqlite3.Error, ValueError) as exc:
+            logger.warning("Journal %s: lookup failed (%s); the agent runs again.", self.path, exc)
+            return None
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, kind: str, value: dict[str, Any]) -> bool:
+        """Store ``value`` atomically; on a database failure log a warning and return False."""
+        if not isinstance(value, dict):
+            raise TypeError(f"journal values are dicts, not {type(value).__name__}")
+        # ASCII JSON: lone surrogates survive the round trip, and len() is the size in bytes.
+        # A value json cannot encode raises TypeError here: a caller's bug, not a journal failure.
+        text = json.dumps(value, separators=(",", ":"))
+        try:
+            with self._lock:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)",
+                    (key, kind, text, time.time(), len(text)),
+                )
+        except sqlite3.Error as exc:
+            logger.warning("Journal %s: could not store a %s result (%s).", self.path, kind, exc)
+            return False
+        return True
+
+    def stats(self) -> JournalStats:
+        """Entries, bytes and age of the journal, per kind."""
+        sql = "SELECT kind, count(*), sum(bytes), min(created_at), max(created_at) FROM journal"
+        try:
+            with self._lock:
+                rows = self._conn.execute(sql + " GROUP BY kind").fetchall()
+        except sqlite3.Error as exc:
+            raise JournalError(f"Cannot read the journal {self.path} ({exc}).") from exc
+        return JournalStats(
+            path=self.path,
+            entries=sum(r[1] for r in rows),
+            total_bytes=sum(r[2] for r in rows),
+            by_kind={r[0]: r[1] for r in rows},
+            oldest=min((r[3] for r in rows), default=None),
+            newest=max((r[4] for r in rows), default=None),
+        )
+
+    def clear(self) -> int:
+        """Remove every entry and give the space back; returns how many entries were removed."""
+        with self._lock:
+            try:
+                removed: int = self._conn.execute("DELETE FROM journal").rowcount
+            except sqlite3.Error as exc:
+                raise JournalError(f"Cannot clear the journal {self.path} ({exc}).") from exc
+            try:
+                self._conn.execute("VACUUM")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:  # entries are gone; only the space is not reclaimed yet
+                logger.warning("Journal %s: cleared, but not compacted (%s).", self.path, exc)
+        return removed
+
+    def close(self) -> None:
+        """Close the database; later calls to put() return False."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class NullJournal:
+    """A journal that stores nothing (``--no-journal``): every lookup misses."""
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return None
+
+    def put(self, key: str, kind: str, value: dict[str, Any]) -> bool:
+        return False
+
+    def stats(self) -> JournalStats:
+        return JournalStats(None, 0, 0, {}, None, None)
+
+    def clear(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
