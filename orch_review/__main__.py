@@ -1,0 +1,5 @@
+"""``python -m orch_review``."""
+
+from orch_review.cli import main
+
+main()

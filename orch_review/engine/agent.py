@@ -1,0 +1,206 @@
+"""One agent's loop: request, run the tools it asked for, feed results back, until done.
+
+Subagents and verifiers end by calling a *terminal* tool (``report_findings`` or
+``report_verdicts``) whose validated input is their result; the main agent ends with text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from orch_review.engine.bash import BashSession, handle_tool_call
+from orch_review.engine.budget import Ledger
+from orch_review.engine.client import Completer, Reply
+from orch_review.engine.prompts import TRUNCATION_NOTE
+from orch_review.engine.tools import ToolInputError
+
+T = TypeVar("T")
+
+# A tool handler returns (text for the model, is_error).
+ToolHandler = Callable[[Mapping[str, Any]], tuple[str, bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEvent:
+    """Progress of one agent, for live display."""
+
+    agent_id: str
+    role: str
+    label: str
+    state: str  # "started", "turn", "done", "failed", "cached", "skipped"
+    turns: int = 0
+    tokens: int = 0
+    detail: str = ""
+
+
+EventSink = Callable[[AgentEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Terminal(Generic[T]):
+    """The tool that ends an agent, its parser, and what to say at the turn limit."""
+
+    name: str
+    parse: Callable[[Mapping[str, Any]], T]
+    turn_limit_note: str
+
+
+@dataclass(slots=True)
+class AgentRun(Generic[T]):
+    """What an agent produced."""
+
+    result: T | None = None
+    text: str = ""
+    turns: int = 0
+    tokens: int = 0
+    note: str = ""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+class AgentLoop(Generic[T]):
+    """Runs one agent to completion with the given tools."""
+
+    def __init__(
+        self,
+        *,
+        client: Completer,
+        ledger: Ledger,
+        role: str,
+        model: str,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        max_turns: int,
+        bash: BashSession | None,
+        handlers: Mapping[str, ToolHandler] | None = None,
+        terminal: Terminal[T] | None = None,
+        events: EventSink | None = None,
+        agent_id: str = "",
+        label: str = "",
+    ) -> None:
+        self._client = client
+        self._ledger = ledger
+        self._role = role
+        self._model = model
+        self._system = system
+        self._tools = list(tools)
+        self._max_turns = max_turns
+        self._bash = bash
+        self._handlers = dict(handlers or {})
+        self._terminal = terminal
+        self._events = events
+        self._agent_id = agent_id
+        self._label = label
+
+    def _emit(self, state: str, run: AgentRun[T], detail: str = "") -> None:
+        if self._events is not None:
+            self._events(
+                AgentEvent(
+                    self._agent_id, self._role, self._label, state, run.turns, run.tokens, detail
+                )
+            )
+
+    def run(
+        self,
+        messages: list[dict[str, Any]],
+        before_request: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> AgentRun[T]:
+        """Loop until the terminal tool is called, the model ends, or the turn limit."""
+        run: AgentRun[T] = AgentRun(messages=messages)
+        started = time.monotonic()
+        while run.turns < self._max_turns:
+            last_turn = run.turns == self._max_turns - 1
+            tool_choice = None
+            if last_turn and self._terminal is not None:
+                self._append_user_text(messages, self._terminal.turn_limit_note)
+                tool_choice = {"type": "tool", "name": self._terminal.name}
+            if before_request is not None:
+                before_request(messages)
+            reply = self._client.complete(
+                model=self._model,
+                system=self._system,
+                tools=self._tools,
+                messages=messages,
+                tool_choice=tool_choice,
+            )
+            run.turns += 1
+            if not reply.replayed:
+                usage = self._ledger.record(
+                    self._role,
+                    self._model,
+                    reply.input_tokens,
+                    reply.output_tokens,
+                    reply.cache_write_tokens,
+                    reply.cache_read_tokens,
+                )
+                run.tokens += usage.total_tokens
+            messages.append({"role": "assistant", "content": reply.content})
+            self._emit("turn", run, f"{time.monotonic() - started:.0f}s")
+            if reply.stop_reason == "pause_turn":
+                continue
+            if not reply.tool_uses:
+                if reply.stop_reason == "max_tokens":
+                    self._append_user_text(messages, TRUNCATION_NOTE)
+                    continue
+                if self._terminal is not None and run.result is None:
+                    self._append_user_text(
+                        messages, f"You have not called {self._terminal.name} yet. Call it now."
+                    )
+                    continue
+                run.text = reply.text
+                return run
+            messages.append({"role": "user", "content": self._run_tools(reply, run)})
+            if reply.stop_reason == "max_tokens":
+                self._append_user_text(messages, TRUNCATION_NOTE)
+            if run.result is not None:
+                run.text = reply.text
+                return run
+        run.note = f"stopped at the turn limit ({self._max_turns} turns)"
+        return run
+
+    def _run_tools(self, reply: Reply, run: AgentRun[T]) -> list[dict[str, Any]]:
+        results = []
+        for use in reply.tool_uses:
+            text, is_error = self._run_tool(use["name"], use.get("input") or {}, run)
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": use["id"],
+                "content": text,
+            }
+            if is_error:
+                block["is_error"] = True
+            results.append(block)
+        return results
+
+    def _run_tool(self, name: str, tool_input: Any, run: AgentRun[T]) -> tuple[str, bool]:
+        if not isinstance(tool_input, Mapping):
+            return "tool input must be a JSON object", True
+        if self._terminal is not None and name == self._terminal.name:
+            if run.result is not None:
+                return f"{name} was already called; your first report stands.", True
+            try:
+                run.result = self._terminal.parse(tool_input)
+            except ToolInputError as exc:
+                return f"{name} was not recorded: {exc}. Fix it and call {name} again.", True
+            return "Recorded. Your work is done.", False
+        if name == "bash" and self._bash is not None:
+            outcome = handle_tool_call(self._bash, tool_input)
+            return outcome.text, outcome.is_error
+        handler = self._handlers.get(name)
+        if handler is None:
+            return f"unknown tool `{name}`", True
+        return handler(tool_input)
+
+    @staticmethod
+    def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
+        """Add text to the trailing user turn, or start one (roles must alternate)."""
+        block = {"type": "text", "text": text}
+        if messages and messages[-1]["role"] == "user":
+            content = messages[-1]["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            messages[-1] = {"role": "user", "content": [*content, block]}
+        else:
+            messages.append({"role": "user", "content": [block]})

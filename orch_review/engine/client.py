@@ -1,0 +1,263 @@
+"""The one place that talks to the Messages API.
+
+One SDK client per session (so HTTP connections are reused across agents), streaming
+requests, and one retry policy: the SDK's own retries are off and every transient failure is
+retried here, bounded, with backoff that honours ``retry-after``. That includes two faults the
+SDK does not retry by itself: a stream cut off mid-response (the HTTP layer's protocol error,
+not an ``anthropic.APIError``) and an ``error`` event inside a 200 stream.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from orch_review.errors import (
+    ApiUnavailable,
+    AuthenticationFailed,
+    ConfigError,
+    CredentialsMissing,
+    RequestRejected,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+
+log = logging.getLogger("orch_review.client")
+
+CACHE_MARKER = {"type": "ephemeral"}
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+NO_KEY_PLACEHOLDER = "no-key"  # a custom ANTHROPIC_BASE_URL may need no key at all
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One model response, decoupled from the SDK's types."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    replayed: bool = False  # served from the journal: no request was made
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        """The tool_use blocks, in order."""
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined."""
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text").strip()
+
+
+def _block_to_param(block: Any) -> dict[str, Any]:
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    return dumped
+
+
+def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of ``messages`` whose last block carries the moving cache breakpoint."""
+    out = [dict(m) for m in messages]
+    if not out:
+        return out
+    last = out[-1]
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else copy.copy(content)
+    blocks[-1] = {**blocks[-1], "cache_control": CACHE_MARKER}
+    last["content"] = blocks
+    return out
+
+
+def _is_transient(exc: BaseException) -> bool:
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, httpx2.TransportError | anthropic.APIConnectionError):
+        return True
+    if isinstance(exc, anthropic.APIStatusError):
+        if exc.status_code == 200:  # an `error` event inside a streamed response
+            return _error_type(exc) in RETRYABLE_STREAM_ERRORS
+        return exc.status_code in RETRYABLE_STATUS
+    return False
+
+
+def _error_type(exc: anthropic.APIStatusError) -> str | None:
+    error_type = exc.type
+    return str(error_type) if error_type is not None else None
+
+
+class _Backoff:
+    """Exponential backoff with jitter, or the server's ``retry-after`` when it gives one."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self._exponential = wait_exponential_jitter(initial=initial, max=maximum)
+        self._maximum = maximum
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        response = getattr(exc, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        if header:
+            try:
+                return min(max(float(header), 0.0), self._maximum)
+            except ValueError:
+                pass
+        return float(self._exponential(state))
+
+
+class Completer(Protocol):
+    """Anything that answers a Messages request like :meth:`ModelClient.complete`."""
+
+    def complete(
+        self,
+        *,
+        model: str,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tool_choice: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """Return the model's reply to one request."""
+        ...
+
+
+class ModelClient:
+    """Streams Messages API requests with effort, cache breakpoints and retries."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        *,
+        max_retries: int,
+        request_timeout: float,
+        max_output_tokens: int,
+        effort: str,
+        backoff: tuple[float, float] = (1.0, 30.0),
+    ) -> None:
+        api_key = env.get("ANTHROPIC_API_KEY") or None
+        auth_token = env.get("ANTHROPIC_AUTH_TOKEN") or None
+        base_url = env.get("ANTHROPIC_BASE_URL") or None
+        if api_key is None and auth_token is None:
+            if base_url is None:
+                raise CredentialsMissing(
+                    "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
+                    "ANTHROPIC_BASE_URL at an Anthropic-compatible server."
+                )
+            api_key = NO_KEY_PLACEHOLDER
+        import anthropic
+
+        self._sdk = anthropic.Anthropic(
+            api_key=api_key,
+            auth_token=None if api_key else auth_token,
+            base_url=base_url,
+            max_retries=0,
+            timeout=request_timeout,
+        )
+        self._attempts = max_retries + 1
+        self._backoff = _Backoff(*backoff)
+        self._max_output_tokens = max_output_tokens
+        self._effort = effort
+
+    def complete(
+        self,
+        *,
+        model: str,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tool_choice: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """Send one streamed request (retried on transient faults) and return the reply."""
+        import anthropic
+
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "max_tokens": self._max_output_tokens,
+            "system": [{"type": "text", "text": system, "cache_control": CACHE_MARKER}],
+            "tools": list(tools),
+            "messages": _with_cache_marker(messages),
+            "output_config": {"effort": self._effort},
+        }
+        if tool_choice is not None:
+            kwargs["tool_choice"] = dict(tool_choice)
+        retrying = Retrying(
+            stop=stop_after_attempt(self._attempts),
+            wait=self._backoff,
+            retry=retry_if_exception(_is_transient),
+            reraise=True,
+            before_sleep=lambda s: log.warning(
+                "request failed (%s), retrying (attempt %d of %d)",
+                s.outcome.exception() if s.outcome else "?",
+                s.attempt_number + 1,
+                self._attempts,
+            ),
+        )
+        try:
+            for attempt in retrying:
+                with attempt, self._sdk.messages.stream(**kwargs) as stream:
+                    message = stream.get_final_message()
+        except anthropic.AuthenticationError as exc:
+            raise AuthenticationFailed(
+                "The API rejected the credentials (401): check ANTHROPIC_API_KEY."
+            ) from exc
+        except anthropic.PermissionDeniedError as exc:
+            raise AuthenticationFailed(
+                "The API key is not allowed to use this model or endpoint (403): check the key "
+                "and the `model` setting."
+            ) from exc
+        except anthropic.NotFoundError as exc:
+            raise ConfigError(
+                f"The API does not know model `{model}` (404): set `model` (or `subagent-model`) "
+                "in your configuration or with --model."
+            ) from exc
+        except anthropic.BadRequestError as exc:
+            raise RequestRejected(f"The API rejected a request: {exc.message}") from exc
+        except Exception as exc:
+            if _is_transient(exc) or isinstance(exc, anthropic.APIError):
+                raise ApiUnavailable(
+                    f"The API kept failing after {self._attempts} attempts: {exc}"
+                ) from exc
+            raise
+        usage = message.usage
+        return Reply(
+            content=[_block_to_param(b) for b in message.content],
+            stop_reason=message.stop_reason,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+        )
+
+    def count_tokens(
+        self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """Ask the API how many input tokens a prompt has."""
+        result = self._sdk.messages.count_tokens(
+            model=model,
+            system=system,
+            messages=list(messages),  # type: ignore[arg-type]
+        )
+        return int(result.input_tokens)
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._sdk.close()

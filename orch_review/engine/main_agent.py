@@ -1,0 +1,112 @@
+"""The main agent: orchestration mode on, scouting with bash, fanning out through Workflow.
+
+Its turns are journaled too, keyed by the full request, so a rerun of an interrupted review
+replays the main conversation from the journal instead of paying for it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from orch_review.engine.agent import AgentLoop
+from orch_review.engine.bash import BASH_TOOL
+from orch_review.engine.client import Reply
+from orch_review.engine.journal import journal_key
+from orch_review.engine.mode import ModeState, system_message
+from orch_review.engine.prompts import MAIN_SYSTEM
+from orch_review.engine.session import Session
+from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
+from orch_review.engine.workflow import Workflow
+from orch_review.errors import BudgetExceeded
+
+
+class JournaledClient:
+    """Wraps the session's client: replays a stored reply for an identical request."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def complete(
+        self,
+        *,
+        model: str,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tool_choice: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """Same contract as :meth:`ModelClient.complete`; replayed replies cost nothing."""
+        session = self._session
+        key = journal_key(
+            "main",
+            TOOLS_VERSION,
+            model,
+            session.config.effort,
+            system,
+            list(tools),
+            list(messages),
+            tool_choice,
+            session.workspace.content_key(""),
+        )
+        stored = session.journal.get(key)
+        if stored is not None:
+            return Reply(stored["content"], stored["stop_reason"], 0, 0, 0, 0, replayed=True)
+        reply = session.client.complete(
+            model=model, system=system, tools=tools, messages=messages, tool_choice=tool_choice
+        )
+        session.journal.put(
+            key, "main", {"content": reply.content, "stop_reason": reply.stop_reason}
+        )
+        return reply
+
+
+@dataclass(frozen=True, slots=True)
+class MainResult:
+    """The main agent's summary and what stopped it, if anything."""
+
+    summary: str
+    note: str
+    messages: list[dict[str, Any]]
+
+
+def run_main_agent(session: Session, workflow: Workflow, task: str) -> MainResult:
+    """Run the review conversation: one user turn with orchestration mode switched on."""
+    config = session.config
+    mode = ModeState().switch(True)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    mode, notice = mode.on_user_turn(config.refresh_interval)
+    if notice is not None:
+        messages.append(system_message(notice))
+
+    def check_budget(_: list[dict[str, Any]]) -> None:
+        reason = session.ledger.over_budget()
+        if reason is not None:
+            raise BudgetExceeded(f"The review stopped early: {reason}.")
+        if session.cancel.is_set():
+            raise KeyboardInterrupt
+
+    session.emit("main", "main", "main agent", "started")
+    with session.bash_session() as bash:
+        loop: AgentLoop[None] = AgentLoop(
+            client=JournaledClient(session),
+            ledger=session.ledger,
+            role="main",
+            model=config.model,
+            system=MAIN_SYSTEM,
+            tools=(BASH_TOOL, workflow_tool(config.max_subtasks, config.max_concurrent)),
+            max_turns=config.main_max_turns,
+            bash=bash,
+            handlers={"Workflow": workflow.handle_tool_call},
+            events=session.events,
+            agent_id="main",
+            label="main agent",
+        )
+        try:
+            run = loop.run(messages, before_request=check_budget)
+        except BudgetExceeded as exc:
+            session.emit("main", "main", "main agent", "failed", str(exc))
+            return MainResult("", str(exc), messages)
+    session.emit("main", "main", "main agent", "done", f"{run.turns} turns")
+    return MainResult(run.text, run.note, messages)

@@ -1,0 +1,116 @@
+"""The two fan-out roles: a subagent reviews one concern, a verifier attacks its findings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from orch_review.engine.agent import AgentLoop, Terminal
+from orch_review.engine.bash import BASH_TOOL
+from orch_review.engine.prompts import (
+    SUBAGENT_SYSTEM,
+    SUBAGENT_TURN_LIMIT_NOTE,
+    VERIFIER_SYSTEM,
+    VERIFIER_TURN_LIMIT_NOTE,
+    subagent_task,
+    verifier_task,
+)
+from orch_review.engine.session import Session
+from orch_review.engine.tools import (
+    REPORT_FINDINGS_TOOL,
+    REPORT_VERDICTS_TOOL,
+    ReportedFindings,
+    parse_findings,
+    parse_verdicts,
+)
+from orch_review.errors import OrchReviewError
+from orch_review.findings import Finding, Verdict
+
+T = TypeVar("T")
+
+SUBAGENT_TOOLS = (BASH_TOOL, REPORT_FINDINGS_TOOL)
+VERIFIER_TOOLS = (BASH_TOOL, REPORT_VERDICTS_TOOL)
+
+
+class AgentFailed(OrchReviewError):
+    """An agent ended without its structured report."""
+
+
+def run_subagent(session: Session, agent_id: str, concern: str) -> ReportedFindings:
+    """Review one concern; raises :class:`OrchReviewError` when it produced no report."""
+
+    def parse(tool_input: Mapping[str, Any]) -> ReportedFindings:
+        return parse_findings(tool_input, concern, session.workspace.line_count)
+
+    terminal = Terminal("report_findings", parse, SUBAGENT_TURN_LIMIT_NOTE)
+    result = _run(
+        session,
+        agent_id,
+        "subagent",
+        concern,
+        SUBAGENT_SYSTEM,
+        SUBAGENT_TOOLS,
+        subagent_task(concern),
+        terminal,
+    )
+    return result
+
+
+def run_verifier(
+    session: Session, agent_id: str, concern: str, findings: Sequence[Finding]
+) -> dict[int, Verdict]:
+    """Try to refute ``findings``; returns a verdict per 1-based finding number."""
+
+    def parse(tool_input: Mapping[str, Any]) -> dict[int, Verdict]:
+        return parse_verdicts(tool_input, len(findings))
+
+    terminal = Terminal("report_verdicts", parse, VERIFIER_TURN_LIMIT_NOTE)
+    return _run(
+        session,
+        agent_id,
+        "verifier",
+        concern,
+        VERIFIER_SYSTEM,
+        VERIFIER_TOOLS,
+        verifier_task(concern, findings),
+        terminal,
+    )
+
+
+def _run(
+    session: Session,
+    agent_id: str,
+    role: str,
+    label: str,
+    system: str,
+    tools: Sequence[Mapping[str, Any]],
+    task: str,
+    terminal: Terminal[T],
+) -> T:
+    session.emit(agent_id, role, label, "started")
+    with session.bash_session() as bash:
+        loop = AgentLoop(
+            client=session.client,
+            ledger=session.ledger,
+            role=role,
+            model=session.config.agent_model,
+            system=system,
+            tools=tools,
+            max_turns=session.config.subagent_max_turns,
+            bash=bash,
+            terminal=terminal,
+            events=session.events,
+            agent_id=agent_id,
+            label=label,
+        )
+        try:
+            run = loop.run([{"role": "user", "content": task}])
+        except OrchReviewError as exc:
+            session.emit(agent_id, role, label, "failed", str(exc))
+            raise
+    if run.result is None:
+        reason = f"the {role} did not call {terminal.name} ({run.note or 'it ended early'})"
+        session.emit(agent_id, role, label, "failed", reason)
+        raise AgentFailed(reason)
+    session.emit(agent_id, role, label, "done", f"{run.turns} turns")
+    return run.result

@@ -1,0 +1,283 @@
+"""Tool definitions offered to the agents, and validation of what they send back.
+
+The definitions are constants so that the cached prompt prefix (tools + system) is
+byte-identical across turns and across agents of one role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from orch_review.findings import Finding, Severity, Verdict
+
+# Bump when a schema or a system prompt changes: it is part of every journal key.
+TOOLS_VERSION = "2026-11-30.1"
+
+CATEGORIES = (
+    "correctness",
+    "security",
+    "concurrency",
+    "error-handling",
+    "performance",
+    "resource-leak",
+    "api-misuse",
+    "data-loss",
+    "compatibility",
+    "testing",
+    "maintainability",
+    "documentation",
+)
+
+WORKFLOW_DESCRIPTION = """\
+Run a review workflow: fan a list of independent subtasks out to parallel subagents, then have \
+a second wave of verifier agents try to refute every finding. You receive only what survives.
+
+When to use it. Only when the user asks for orchestration or a system message says orchestration \
+mode is on. While the mode is on you have standing consent: for every substantive task, author \
+and run a workflow without asking first. Work solo only on conversational or trivial turns.
+
+How to split the work. One subtask per distinct concern, component or question: not one per line, \
+hunk or file section. A focused review of a few hundred lines rarely needs more than about ten \
+subtasks; a large change may need more. Scout first with bash to find the real work-list (which \
+files changed, what they do, where the risk is), then fan out over it.
+
+How to write a subtask. Each subagent starts with no memory of this conversation. Make every \
+subtask self-contained: name the files (repository-relative paths) and line ranges, say what to \
+check and why it is a risk, and mention what you already learned that saves it time. Each \
+subagent has bash in the repository and must report findings with exact locations.
+
+Quality patterns you can rely on: every finding is attacked by an independent verifier that \
+defaults to refuting it, so ask for depth rather than hedging. If a first workflow leaves \
+obvious gaps (a component nobody looked at, a class of bug nobody checked), run a follow-up \
+workflow for just those gaps; phase work by calling the tool again with subtasks that build on \
+the previous results.
+
+Limits: at most {max_subtasks} subtasks per call (extra ones are dropped with a note; queue them \
+in a follow-up call); at most {max_concurrent} agents run at once."""
+
+
+def workflow_tool(max_subtasks: int, max_concurrent: int) -> dict[str, Any]:
+    """The Workflow tool definition with the configured limits in its contract."""
+    return {
+        "name": "Workflow",
+        "description": WORKFLOW_DESCRIPTION.format(
+            max_subtasks=max_subtasks, max_concurrent=max_concurrent
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "subtasks": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "One self-contained instruction per concern.",
+                }
+            },
+            "required": ["subtasks"],
+        },
+    }
+
+
+REPORT_FINDINGS_TOOL: dict[str, Any] = {
+    "name": "report_findings",
+    "description": (
+        "Report the result of your subtask. Call it exactly once, at the end, with every problem "
+        "you confirmed with bash (an empty list when you found none). Each finding needs an exact "
+        "location in the repository and evidence a person can check: the file:line you read or "
+        "the command output that shows the problem."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "summary": {
+                "type": "string",
+                "description": "What you checked and how, in a few sentences.",
+            },
+            "findings": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": {
+                            "type": "string",
+                            "description": "Repository-relative path of the file.",
+                        },
+                        "start_line": {"type": "integer", "minimum": 1},
+                        "end_line": {"type": "integer", "minimum": 1},
+                        "severity": {"type": "string", "enum": [s.value for s in Severity]},
+                        "category": {"type": "string", "enum": list(CATEGORIES)},
+                        "claim": {
+                            "type": "string",
+                            "description": "The problem, in one or two sentences.",
+                        },
+                        "evidence": {
+                            "type": "string",
+                            "description": "file:line quotes or command output proving it.",
+                        },
+                        "suggestion": {
+                            "type": "string",
+                            "description": "Optional: how to fix it.",
+                        },
+                    },
+                    "required": [
+                        "path",
+                        "start_line",
+                        "end_line",
+                        "severity",
+                        "category",
+                        "claim",
+                        "evidence",
+                    ],
+                },
+            },
+        },
+        "required": ["summary", "findings"],
+    },
+}
+
+REPORT_VERDICTS_TOOL: dict[str, Any] = {
+    "name": "report_verdicts",
+    "description": (
+        "Report your verdict on every finding you were given, exactly once, at the end. "
+        "`confirmed` only if you re-derived the problem yourself; otherwise `refuted`."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "finding": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "description": "The finding's number as listed in your task.",
+                        },
+                        "verdict": {"type": "string", "enum": ["confirmed", "refuted"]},
+                        "reason": {
+                            "type": "string",
+                            "description": "Why, in one or two sentences.",
+                        },
+                        "evidence": {
+                            "type": "string",
+                            "description": "The file:line or command output that decided.",
+                        },
+                    },
+                    "required": ["finding", "verdict", "reason", "evidence"],
+                },
+            }
+        },
+        "required": ["verdicts"],
+    },
+}
+
+
+class ToolInputError(ValueError):
+    """The model sent a tool input we cannot use; the message goes back to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedFindings:
+    """A validated ``report_findings`` call."""
+
+    summary: str
+    findings: tuple[Finding, ...]
+
+
+def _text(item: Mapping[str, Any], key: str, *, required: bool = True) -> str:
+    value = item.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ToolInputError(f"`{key}` is required and must be a non-empty string")
+        return ""
+    if not isinstance(value, str):
+        raise ToolInputError(f"`{key}` must be a string")
+    return value.strip()
+
+
+def _line(item: Mapping[str, Any], key: str) -> int:
+    value = item.get(key)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ToolInputError(f"`{key}` must be a positive line number")
+    return value
+
+
+def parse_findings(
+    tool_input: Mapping[str, Any],
+    concern: str,
+    line_count: Callable[[str], int | None],
+) -> ReportedFindings:
+    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files."""
+    raw = tool_input.get("findings")
+    if not isinstance(raw, list):
+        raise ToolInputError("`findings` must be an array (use [] when you found nothing)")
+    findings = []
+    for number, item in enumerate(raw, 1):
+        if not isinstance(item, Mapping):
+            raise ToolInputError(f"finding {number}: must be an object")
+        try:
+            path = _text(item, "path").removeprefix("./")
+            start, end = _line(item, "start_line"), _line(item, "end_line")
+            severity = _text(item, "severity").lower()
+            if severity not in {s.value for s in Severity}:
+                raise ToolInputError("`severity` must be one of high, medium, low, info")
+            lines = line_count(path)
+            if lines is None:
+                raise ToolInputError(
+                    f"`{path}` is not a file under review; use a repository-relative path"
+                )
+            if end < start:
+                start, end = end, start
+            if start > max(lines, 1):
+                raise ToolInputError(f"`{path}` has {lines} lines; line {start} does not exist")
+            findings.append(
+                Finding(
+                    path=path,
+                    start_line=start,
+                    end_line=min(end, max(lines, 1)),
+                    severity=Severity(severity),
+                    category=_text(item, "category").lower(),
+                    claim=_text(item, "claim"),
+                    evidence=_text(item, "evidence"),
+                    suggestion=_text(item, "suggestion", required=False) or None,
+                    concern=concern,
+                )
+            )
+        except ToolInputError as exc:
+            raise ToolInputError(f"finding {number}: {exc}") from None
+    summary = tool_input.get("summary")
+    return ReportedFindings(
+        summary=summary if isinstance(summary, str) else "", findings=tuple(findings)
+    )
+
+
+def parse_verdicts(tool_input: Mapping[str, Any], count: int) -> dict[int, Verdict]:
+    """Validate a ``report_verdicts`` input for ``count`` findings; keys are 1-based numbers."""
+    raw = tool_input.get("verdicts")
+    if not isinstance(raw, list):
+        raise ToolInputError("`verdicts` must be an array with one entry per finding")
+    verdicts: dict[int, Verdict] = {}
+    for item in raw:
+        if not isinstance(item, Mapping):
+            raise ToolInputError("each verdict must be an object")
+        number = _line(item, "finding")
+        if number > count:
+            raise ToolInputError(f"there is no finding {number}; you were given {count}")
+        decision = _text(item, "verdict").lower()
+        if decision not in {"confirmed", "refuted"}:
+            raise ToolInputError("`verdict` must be `confirmed` or `refuted`")
+        verdicts[number] = Verdict(
+            confirmed=decision == "confirmed",
+            reason=_text(item, "reason"),
+            evidence=_text(item, "evidence", required=False),
+        )
+    missing = [n for n in range(1, count + 1) if n not in verdicts]
+    if missing:
+        raise ToolInputError(
+            "give a verdict for every finding; missing: " + ", ".join(map(str, missing))
+        )
+    return verdicts

@@ -1,0 +1,246 @@
+"""The Workflow tool: a journaled fan-out of subagents with pipelined verification.
+
+Each concern runs as a subagent; as soon as its findings are in, a verifier for them is
+queued ahead of concerns not yet started. Every agent's result is looked up in, and stored
+to, the journal under a key of everything that changes its answer, so a rerun pays only
+for agents that never finished.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from orch_review.engine.journal import journal_key
+from orch_review.engine.scheduler import REVIEW, VERIFY
+from orch_review.engine.session import Session
+from orch_review.engine.subagent import run_subagent, run_verifier
+from orch_review.engine.tools import TOOLS_VERSION, ToolInputError
+from orch_review.errors import OrchReviewError
+from orch_review.findings import Finding, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class ConcernOutcome:
+    """What became of one concern."""
+
+    index: int
+    concern: str
+    status: str  # "reviewed", "failed", "skipped"
+    findings: tuple[Finding, ...] = ()
+    summary: str = ""
+    error: str | None = None
+    from_journal: bool = False
+
+    @property
+    def covered(self) -> bool:
+        """Reviewed and every finding verified."""
+        return self.status == "reviewed" and all(f.verdict is not None for f in self.findings)
+
+
+def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
+    """Accept what models emit: an array, an array JSON-encoded in a string, or lines."""
+    raw = tool_input.get("subtasks")
+    if isinstance(raw, str):
+        text = raw.strip()
+        decoded: Any = None
+        if text.startswith("["):
+            try:
+                decoded = json.loads(text)
+            except json.JSONDecodeError:
+                decoded = None
+        raw = decoded if isinstance(decoded, list) else text.splitlines()
+    if not isinstance(raw, list):
+        raise ToolInputError("`subtasks` must be an array of strings, one per concern")
+    subtasks = []
+    for item in raw:
+        if not isinstance(item, str):
+            raise ToolInputError("every subtask must be a string")
+        if item.strip():
+            subtasks.append(item.strip())
+    if not subtasks:
+        raise ToolInputError("`subtasks` is empty: give at least one concern")
+    return subtasks
+
+
+class Workflow:
+    """Runs concerns for one session; each :meth:`run` is one Workflow tool call."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._next_index = 0
+        self.outcomes: list[ConcernOutcome] = []
+
+    def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
+        """The tool handler given to the main agent."""
+        try:
+            subtasks = parse_subtasks(tool_input)
+        except ToolInputError as exc:
+            return f"Workflow was not run: {exc}.", True
+        cap = self._session.config.max_subtasks
+        dropped = subtasks[cap:]
+        outcomes = self.run(subtasks[:cap])
+        text = describe(outcomes)
+        if dropped:
+            text += (
+                f"\n\nNote: only the first {cap} subtasks were run; {len(dropped)} were dropped. "
+                "Call Workflow again with the remaining ones."
+            )
+        return text, False
+
+    def run(self, concerns: list[str]) -> list[ConcernOutcome]:
+        """Review ``concerns`` and return their outcomes in order."""
+        futures: list[Future[ConcernOutcome]] = []
+        for concern in concerns:
+            index = self._next_index
+            self._next_index += 1
+            outcome: Future[ConcernOutcome] = Future()
+            futures.append(outcome)
+            self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
+        outcomes = [f.result() for f in futures]
+        self.outcomes.extend(outcomes)
+        return outcomes
+
+    def _review(self, index: int, concern: str, done: Future[ConcernOutcome]) -> None:
+        session = self._session
+        try:
+            if session.cancel.is_set():
+                done.set_result(ConcernOutcome(index, concern, "skipped", error="interrupted"))
+                return
+            key = self._key("subagent", concern)
+            stored = session.journal.get(key)
+            from_journal = stored is not None
+            if stored is None:
+                if not session.ledger.start_agent("subagent"):
+                    reason = session.ledger.report().cap_reached or "budget reached"
+                    session.emit(f"s{index}", "subagent", concern, "skipped", reason)
+                    done.set_result(ConcernOutcome(index, concern, "skipped", error=reason))
+                    return
+                reported = run_subagent(session, f"s{index}", concern)
+                stored = {
+                    "summary": reported.summary,
+                    "findings": [f.to_json() for f in reported.findings],
+                }
+                session.journal.put(key, "subagent", stored)
+            else:
+                session.ledger.reused("subagent")
+                session.emit(f"s{index}", "subagent", concern, "cached")
+            findings = tuple(Finding.from_json(f) for f in stored["findings"])
+            result = ConcernOutcome(
+                index, concern, "reviewed", findings, stored["summary"], from_journal=from_journal
+            )
+        except OrchReviewError as exc:
+            session.emit(f"s{index}", "subagent", concern, "failed", str(exc))
+            done.set_result(ConcernOutcome(index, concern, "failed", error=str(exc)))
+            return
+        except BaseException as exc:
+            done.set_exception(exc)
+            return
+        if not findings:
+            done.set_result(result)
+            return
+        session.pool.submit(VERIFY, partial(self._verify, result, done))
+
+    def _verify(self, result: ConcernOutcome, done: Future[ConcernOutcome]) -> None:
+        session = self._session
+        agent_id = f"v{result.index}"
+        try:
+            findings_json = [f.to_json() for f in result.findings]
+            key = self._key("verifier", result.concern, findings_json)
+            stored = session.journal.get(key)
+            if stored is None:
+                if session.cancel.is_set() or not session.ledger.start_agent("verifier"):
+                    reason = session.ledger.report().cap_reached or "interrupted"
+                    session.emit(agent_id, "verifier", result.concern, "skipped", reason)
+                    done.set_result(_unverified(result, f"verification skipped: {reason}"))
+                    return
+                verdicts = run_verifier(session, agent_id, result.concern, result.findings)
+                stored = {
+                    "verdicts": {
+                        str(n): {
+                            "confirmed": v.confirmed,
+                            "reason": v.reason,
+                            "evidence": v.evidence,
+                        }
+                        for n, v in verdicts.items()
+                    }
+                }
+                session.journal.put(key, "verifier", stored)
+            else:
+                session.ledger.reused("verifier")
+                session.emit(agent_id, "verifier", result.concern, "cached")
+            verified = tuple(
+                f.with_verdict(Verdict(**stored["verdicts"][str(n)]))
+                for n, f in enumerate(result.findings, 1)
+            )
+            done.set_result(
+                ConcernOutcome(
+                    result.index,
+                    result.concern,
+                    "reviewed",
+                    verified,
+                    result.summary,
+                    from_journal=result.from_journal,
+                )
+            )
+        except OrchReviewError as exc:
+            session.emit(agent_id, "verifier", result.concern, "failed", str(exc))
+            done.set_result(_unverified(result, f"verification failed: {exc}"))
+        except BaseException as exc:
+            done.set_exception(exc)
+
+    def _key(self, role: str, concern: str, *extra: object) -> str:
+        session = self._session
+        config = session.config
+        return journal_key(
+            role,
+            TOOLS_VERSION,
+            config.agent_model,
+            config.effort,
+            config.subagent_max_turns,
+            concern,
+            session.workspace.content_key(concern),
+            *extra,
+        )
+
+
+def _unverified(result: ConcernOutcome, error: str) -> ConcernOutcome:
+    return ConcernOutcome(
+        result.index,
+        result.concern,
+        "reviewed",
+        result.findings,
+        result.summary,
+        error,
+        result.from_journal,
+    )
+
+
+def describe(outcomes: list[ConcernOutcome]) -> str:
+    """The tool result the main agent reads: per concern, what survived verification."""
+    lines = []
+    for outcome in outcomes:
+        head = f"[{outcome.index + 1}] {_short(outcome.concern)}"
+        if outcome.status != "reviewed":
+            lines.append(f"{head}\n    NOT COVERED ({outcome.status}): {outcome.error}")
+            continue
+        confirmed = [f for f in outcome.findings if f.verdict and f.verdict.confirmed]
+        refuted = [f for f in outcome.findings if f.verdict and not f.verdict.confirmed]
+        unverified = [f for f in outcome.findings if f.verdict is None]
+        lines.append(
+            f"{head}\n    {len(confirmed)} confirmed, {len(refuted)} refuted"
+            + (f", {len(unverified)} unverified ({outcome.error})" if unverified else "")
+        )
+        lines.extend(
+            f"    - {f.severity.value} {f.location}: {_short(f.claim, 160)}" for f in confirmed
+        )
+    return "\n".join(lines) or "No subtasks were run."
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,88 @@
+"""The one place where errors become messages and exit codes."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+import click
+
+from orch_review import __version__
+from orch_review.errors import ExitCode, OrchReviewError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def crash_dir() -> Path:
+    """Where crash logs go: $ORCH_REVIEW_CACHE_DIR, else $XDG_CACHE_HOME/orch-review."""
+    explicit = os.environ.get("ORCH_REVIEW_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache, "orch-review")
+
+
+def write_crash_log(exc: BaseException) -> Path:
+    """Write a report ready to paste into a bug report; returns its path."""
+    directory = crash_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    versions = [f"orch-review {__version__}", f"python {sys.version.split()[0]}"]
+    for dist in ("anthropic", "httpx2", "gitpython", "click", "rich", "pathspec", "tenacity"):
+        try:
+            versions.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{dist} not installed")
+    path.write_text(
+        "### orch-review crash\n\n"
+        f"command: {' '.join(sys.argv)}\n"
+        f"platform: {platform.platform()}\n"
+        f"versions: {', '.join(versions)}\n\n```\n"
+        + "".join(traceback.format_exception(exc))
+        + "```\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Map :class:`OrchReviewError` to its exit code, Ctrl-C to 130, crashes to a log."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except OrchReviewError as exc:
+            click.echo(f"orch-review: {exc}", err=True)
+            sys.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo(
+                "orch-review: interrupted; finished agents are in the journal, "
+                "run the same command again to resume.",
+                err=True,
+            )
+            sys.exit(int(ExitCode.INTERRUPTED))
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:
+            try:
+                where = f"details are in {write_crash_log(exc)}"
+            except OSError as log_error:
+                where = f"no crash log could be written ({log_error})"
+            click.echo(
+                f"orch-review: unexpected error: {type(exc).__name__}: {exc}\n"
+                f"orch-review: this is a bug; {where}. Please attach it to an issue.",
+                err=True,
+            )
+            sys.exit(int(ExitCode.CRASH))
+
+    return wrapper

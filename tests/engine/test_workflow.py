@@ -1,0 +1,67 @@
+"""Workflow input parsing, the subtask cap, and what the main agent is told."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from orch_review.engine.tools import ToolInputError
+from orch_review.engine.workflow import ConcernOutcome, describe, parse_subtasks
+from orch_review.findings import Finding, Severity, Verdict
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ["check a.py", "check b.py"],
+        json.dumps(["check a.py", "check b.py"]),
+        "check a.py\ncheck b.py\n",
+        "\n  check a.py  \n\n check b.py",
+        ["check a.py", "", "   ", "check b.py"],
+    ],
+)
+def test_accepts_what_models_emit(raw: object) -> None:
+    assert parse_subtasks({"subtasks": raw}) == ["check a.py", "check b.py"]
+
+
+def test_json_looking_garbage_is_taken_as_lines() -> None:
+    assert parse_subtasks({"subtasks": "[not json\nsecond"}) == ["[not json", "second"]
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "message"),
+    [
+        ({}, "must be an array"),
+        ({"subtasks": 3}, "must be an array"),
+        ({"subtasks": [1, 2]}, "must be a string"),
+        ({"subtasks": []}, "is empty"),
+        ({"subtasks": "   \n "}, "is empty"),
+        ({"subtasks": {"a": 1}}, "must be an array"),
+    ],
+)
+def test_garbage_is_a_tool_error(tool_input: dict[str, object], message: str) -> None:
+    with pytest.raises(ToolInputError, match=message):
+        parse_subtasks(tool_input)
+
+
+def _finding(claim: str, confirmed: bool | None) -> Finding:
+    verdict = None if confirmed is None else Verdict(confirmed, "because")
+    return Finding("a.py", 3, 4, Severity.HIGH, "security", claim, "a.py:3", "c", verdict=verdict)
+
+
+def test_describe_lists_confirmed_findings_and_uncovered_concerns() -> None:
+    outcomes = [
+        ConcernOutcome(
+            0, "check a.py", "reviewed", (_finding("bad", True), _finding("fine", False))
+        ),
+        ConcernOutcome(1, "check b.py", "failed", error="API kept failing"),
+        ConcernOutcome(2, "check c.py", "reviewed", (_finding("maybe", None),), error="x"),
+    ]
+    text = describe(outcomes)
+    assert "[1] check a.py\n    1 confirmed, 1 refuted" in text
+    assert "high a.py:3-4: bad" in text
+    assert "fine" not in text
+    assert "[2] check b.py\n    NOT COVERED (failed): API kept failing" in text
+    assert "1 unverified" in text
+    assert [o.covered for o in outcomes] == [True, False, False]

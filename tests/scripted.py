@@ -1,0 +1,193 @@
+"""A scripted review for the fake Messages API: main agent, subagents and verifiers.
+
+The "models" here really use the tools: the main agent scouts with bash and calls Workflow;
+each subagent runs a bash command in the repository and reports findings located by what the
+command printed; each verifier reads the cited lines with bash and decides from their text.
+Write a new review in a few lines::
+
+    script = ReviewScript([
+        Concern("sql", "Check app.py for SQL injection", "grep -n 'execute(f' app.py",
+                severity="high", category="security", claim="query built with an f-string"),
+    ])
+    fake_api.policy = script
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fakes.messages_api import ModelRequest, Reply
+
+GREP_LINE = re.compile(r"^(?:(?P<path>[^:\n]+):)?(?P<line>\d+):(?P<text>.*)$", re.MULTILINE)
+
+# A verifier rule: (finding as listed, output of its bash command) -> (confirmed, reason)
+VerdictRule = Callable[[dict[str, Any], str], tuple[bool, str]]
+
+
+def confirm(_: dict[str, Any], output: str) -> tuple[bool, str]:
+    """Confirm whatever the verifier read."""
+    return True, f"re-read the lines and the problem holds: {output.strip()[:80]}"
+
+
+def refute(_: dict[str, Any], output: str) -> tuple[bool, str]:
+    """Refute whatever the verifier read."""
+    return False, f"the cited code is guarded: {output.strip()[:80]}"
+
+
+@dataclass
+class Concern:
+    """One concern of the script: how the subagent finds it and how the verifier judges it."""
+
+    key: str  # a word that appears in the subtask text and nowhere in other subtasks
+    subtask: str
+    command: str  # bash the subagent runs; `path:line:text` or `line:text` lines become findings
+    path: str | None = None  # when the command prints `line:text` only
+    severity: str = "high"
+    category: str = "correctness"
+    claim: str = "a defect"
+    verdict: VerdictRule = confirm
+
+
+@dataclass
+class ReviewScript:
+    """A policy: route by role, answer by conversation state."""
+
+    concerns: list[Concern]
+    scout: str = "git ls-files"
+    summary: str = "Reviewed the repository; see the verified findings."
+    subtasks: list[str] | None = None  # what the main agent sends (default: every subtask)
+    seen_mode_messages: list[list[str]] = field(default_factory=list)
+
+    def __call__(self, request: ModelRequest) -> Reply:
+        if request.role == "main":
+            return self._main(request)
+        if request.role == "subagent":
+            return self._subagent(request)
+        if request.role == "verifier":
+            return self._verifier(request)
+        raise AssertionError(f"unexpected request with tools {sorted(request.tool_names)}")
+
+    def _main(self, request: ModelRequest) -> Reply:
+        turn = request.assistant_turns
+        if turn == 0:
+            return Reply.tool_use("bash", {"command": self.scout}, text="Scouting first.")
+        if turn == 1:
+            subtasks = (
+                self.subtasks if self.subtasks is not None else [c.subtask for c in self.concerns]
+            )
+            return Reply.tool_use("Workflow", {"subtasks": subtasks})
+        return Reply.text(self.summary)
+
+    def concern_for(self, request: ModelRequest) -> Concern:
+        """The concern a subagent or verifier request is about."""
+        task = request.first_user_text
+        for concern in self.concerns:
+            if concern.key in task:
+                return concern
+        raise AssertionError(f"no scripted concern matches task: {task[:200]}")
+
+    def _subagent(self, request: ModelRequest) -> Reply:
+        concern = self.concern_for(request)
+        if request.assistant_turns == 0:
+            return Reply.tool_use("bash", {"command": concern.command})
+        output = request.tool_result_texts()[0]
+        findings = []
+        for match in GREP_LINE.finditer(output):
+            path = match.group("path") or concern.path
+            line = int(match.group("line"))
+            findings.append(
+                {
+                    "path": path,
+                    "start_line": line,
+                    "end_line": line,
+                    "severity": concern.severity,
+                    "category": concern.category,
+                    "claim": concern.claim,
+                    "evidence": f"{path}:{line}: {match.group('text').strip()}",
+                }
+            )
+        return Reply.tool_use(
+            "report_findings", {"summary": f"ran {concern.command}", "findings": findings}
+        )
+
+    def _verifier(self, request: ModelRequest) -> Reply:
+        concern = self.concern_for(request)
+        listed = findings_in_task(request.first_user_text)
+        if request.assistant_turns == 0:
+            commands = [
+                f"sed -n '{max(f['lines'][0] - 2, 1)},{f['lines'][1]}p' {f['path']}" for f in listed
+            ]
+            return Reply.tool_use("bash", {"command": " && echo --- && ".join(commands)})
+        output = request.tool_result_texts()[0]
+        verdicts = []
+        for finding in listed:
+            confirmed, reason = concern.verdict(finding, output)
+            verdicts.append(
+                {
+                    "finding": finding["finding"],
+                    "verdict": "confirmed" if confirmed else "refuted",
+                    "reason": reason,
+                    "evidence": output.strip()[:200],
+                }
+            )
+        return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
+
+
+def findings_in_task(task: str) -> list[dict[str, Any]]:
+    """The numbered findings listed in a verifier's task."""
+    block = task.split("<findings>", 1)[1].split("</findings>", 1)[0]
+    listed: list[dict[str, Any]] = json.loads(block)
+    return listed
+
+
+PLANTED_FILES = {
+    "app.py": (
+        "import sqlite3\n"
+        "\n"
+        "\n"
+        "def find_user(db: sqlite3.Connection, name: str):\n"
+        "    cursor = db.cursor()\n"
+        "    cursor.execute(f\"SELECT * FROM users WHERE name = '{name}'\")\n"
+        "    return cursor.fetchone()\n"
+    ),
+    "calc.py": (
+        "def ratio(total: int, count: int) -> float:\n"
+        "    if count == 0:\n"
+        "        return 0.0\n"
+        "    return total / count\n"
+    ),
+    "README.md": "# demo\n",
+}
+
+
+def planted_script(**kwargs: Any) -> ReviewScript:
+    """The standard planted-bug review: SQL injection confirmed, division refuted."""
+    return ReviewScript(
+        [
+            Concern(
+                "injection",
+                "Check app.py for SQL injection: find queries built from user input.",
+                "grep -n 'execute(f' app.py",
+                path="app.py",
+                severity="high",
+                category="security",
+                claim="SQL query built with an f-string from the caller's `name`: injection.",
+                verdict=confirm,
+            ),
+            Concern(
+                "division",
+                "Check calc.py for division by zero in ratio().",
+                "grep -n ' / ' calc.py",
+                path="calc.py",
+                severity="medium",
+                category="correctness",
+                claim="ratio() divides by count, which may be zero.",
+                verdict=refute,
+            ),
+        ],
+        **kwargs,
+    )

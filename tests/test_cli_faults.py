@@ -1,0 +1,116 @@
+"""API faults during a review: what is retried, what is isolated, what the user is told."""
+
+from __future__ import annotations
+
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
+
+
+def _division_subagent(request: ModelRequest) -> bool:
+    return request.role == "subagent" and "division" in request.first_user_text
+
+
+def _injection_subagent(request: ModelRequest) -> bool:
+    return request.role == "subagent" and "injection" in request.first_user_text
+
+
+def test_429_and_529_are_retried(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("status", status=429, retry_after=0, match=_injection_subagent)
+    fake_api.add_fault("status", status=529, retry_after=0, match=_injection_subagent)
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    faulted = [r.fault for r in fake_api.message_requests if r.fault]
+    assert faulted == ["status", "status"]
+
+
+def test_stream_cut_off_mid_response_is_retried(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("drop_stream", match=_injection_subagent)
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    injection = [r for r in fake_api.message_requests if _injection_subagent(r.model_request())]
+    assert [r.fault for r in injection] == ["drop_stream", None, None]
+
+
+def test_error_event_inside_a_200_stream_is_retried(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("error_event", match=lambda r: r.role == "verifier")
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    assert [r.fault for r in fake_api.requests_for("verifier")].count("error_event") == 1
+
+
+def test_hanging_request_times_out_and_is_retried(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("hang", delay=60, match=_injection_subagent)
+
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_REQUEST_TIMEOUT": "1"}, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    injection = [r for r in fake_api.message_requests if _injection_subagent(r.model_request())]
+    assert injection[0].fault == "hang"
+
+
+def test_failing_subagent_is_isolated_and_the_review_is_incomplete(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("status", status=500, times=None, match=_division_subagent)
+
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_MAX_RETRIES": "1"}, "--all")
+
+    assert result.returncode == 3, result.stderr
+    assert "app.py:6" in result.stdout  # the other concern finished and was verified
+    assert "NOT COVERED" in result.stdout
+    assert "Check calc.py for division by zero" in result.stdout
+    assert "INCOMPLETE" in result.stdout
+    division = [r for r in fake_api.message_requests if _division_subagent(r.model_request())]
+    assert len(division) == 2  # one attempt and one retry, then given up
+
+
+def test_failed_concern_is_retried_on_the_next_run(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("status", status=500, times=None, match=_division_subagent)
+    env = {**api_env, "ORCH_REVIEW_MAX_RETRIES": "0"}
+    assert run_cli(repo, env, "--all").returncode == 3
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert {r.model_request().role for r in fake_api.message_requests} == {
+        "main",
+        "subagent",
+        "verifier",
+    }
+    assert all(_division_subagent(r.model_request()) for r in fake_api.requests_for("subagent"))

@@ -1,0 +1,103 @@
+"""Nothing is lost on a crash: a killed review resumes paying only for unfinished agents."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
+
+
+def _journal_kinds(repo: Path) -> dict[str, int]:
+    path = repo / ".git" / "orch-review" / "journal.sqlite3"
+    if not path.exists():
+        return {}
+    try:
+        with sqlite3.connect(path, timeout=5) as db:
+            return dict(db.execute("SELECT kind, count(*) FROM journal GROUP BY kind").fetchall())
+    except sqlite3.Error:
+        return {}
+
+
+def _wait_for(condition: Callable[[], bool], what: str, limit: float = 60.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def _division_verifier(request: ModelRequest) -> bool:
+    return request.role == "verifier" and "division" in request.first_user_text
+
+
+def test_sigkill_mid_fan_out_then_rerun_pays_only_for_unfinished_agents(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
+        cwd=repo,
+        env=api_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(
+            lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
+            "the division verifier to hang and the other verifier to be journaled",
+        )
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert _journal_kinds(repo)["subagent"] == 2
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    assert fake_api.requests_for("subagent") == []
+    verifiers = fake_api.requests_for("verifier")
+    assert len(verifiers) == 2
+    assert all(_division_verifier(r.model_request()) for r in verifiers)
+    # The main agent's first two turns are replayed; only its last turn is new.
+    assert len(fake_api.requests_for("main")) == 1
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_work(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
+        cwd=repo,
+        env=api_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(
+        lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
+        "the division verifier to hang",
+    )
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+
+    assert proc.returncode == 130
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert _journal_kinds(repo)["verifier"] == 1
