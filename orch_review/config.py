@@ -21,9 +21,12 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from orch_review.errors import ConfigError
 from orch_review.pricing import DEFAULT_PRICES, Price, lookup_price, parse_prices
+from orch_review.reviewable import DEFAULT_GENERATED, DEFAULT_MAX_FILE_SIZE
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 FailOn = Literal["high", "medium", "low", "info", "never"]
+FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+SandboxMode = Literal["auto", "on", "off"]
 
 FILE_NAME = ".orch-review.toml"
 ENV_PREFIX = "ORCH_REVIEW_"
@@ -53,6 +56,12 @@ class Config:
     max_cost_usd: float | None = None
     fail_on: FailOn = "high"
     exclude: tuple[str, ...] = ()
+    sandbox: SandboxMode = "auto"
+    bwrap_path: Path | None = None
+    filter_mode: FilterMode | None = None
+    generated: tuple[str, ...] = DEFAULT_GENERATED
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    require_key: bool = False
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
         default_factory=lambda: DEFAULT_PRICES, hash=False, repr=False
@@ -166,10 +175,17 @@ _GLOBS = _Kind("a list of non-empty glob patterns", _check_globs, _globs_from_te
 _SECONDS_TO_HOUR = _positive(3600, "a number of seconds")
 
 
+def _never(_: object) -> bool:
+    return False
+
+
 class _Key(NamedTuple):
     name: str  # the Config field, snake_case
     kind: _Kind
     doc: str
+    # Values the config file may not set. The file is part of the repository under review,
+    # so a change could edit it: it must not be able to weaken the sandbox.
+    refused_in_file: Callable[[object], bool] = _never
 
     @property
     def kebab(self) -> str:
@@ -208,6 +224,38 @@ _KEYS: tuple[_Key, ...] = (
     _Key("max_cost_usd", _positive(), "Session cap on estimated cost in USD."),
     _Key("fail_on", _choice(get_args(FailOn)), "Lowest severity that makes the exit code 1."),
     _Key("exclude", _GLOBS, "Gitignore-style globs of paths not to review."),
+    _Key(
+        "sandbox",
+        _choice(get_args(SandboxMode)),
+        "Run agents' commands under bubblewrap: `auto` when it works (else a weaker restricted"
+        " subprocess, with a warning), `on` always (refuse otherwise), `off` never. The config"
+        " file may not say `off`.",
+        refused_in_file=lambda value: value == "off",
+    ),
+    _Key(
+        "bwrap_path",
+        _PATH,
+        "The bubblewrap executable; default: `bwrap` on PATH. Not settable in the config file.",
+        refused_in_file=lambda value: True,
+    ),
+    _Key(
+        "filter_mode",
+        _choice(get_args(FilterMode)),
+        "Which confirmed findings to report: `added` (on added or changed lines), "
+        "`diff_context` (in the diff hunks), `file` (in changed files), `nofilter`. "
+        "Default: `added` for a change, `nofilter` for --all.",
+    ),
+    _Key(
+        "generated",
+        _GLOBS,
+        "Globs of lock files and generated or vendored code to skip (replaces the built-in list).",
+    ),
+    _Key("max_file_size", _integer(1), "Files larger than this many bytes are skipped."),
+    _Key(
+        "require_key",
+        _BOOL,
+        "The pre-commit hook fails (exit 2) instead of skipping when no API key is set.",
+    ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}
 _PRICES_DOC = (
@@ -249,7 +297,13 @@ def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, obje
         if name == "prices":
             changes["prices"] = parse_prices(value, where, DEFAULT_PRICES)
         else:
-            changes[name] = _validate(_BY_NAME[name], value, f"{where}: `{name.replace('_', '-')}`")
+            key = _BY_NAME[name]
+            changes[name] = _validate(key, value, f"{where}: `{key.kebab}`")
+            if key.refused_in_file(changes[name]):
+                raise ConfigError(
+                    f"{where}: `{key.kebab} = {value!r}` can only be set with {key.env_var} or "
+                    f"--{key.kebab}, because the config file is part of the content under review."
+                )
     for key in _KEYS:
         text = env.get(key.env_var)
         if text is None or not text.strip():
@@ -337,4 +391,13 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-__all__ = ["CONFIG_KEYS", "Config", "ConfigKey", "Effort", "FailOn", "Price", "load_config"]
+__all__ = [
+    "CONFIG_KEYS",
+    "Config",
+    "ConfigKey",
+    "Effort",
+    "FailOn",
+    "Price",
+    "SandboxMode",
+    "load_config",
+]

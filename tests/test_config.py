@@ -323,3 +323,41 @@ def test_config_is_frozen(tmp_path: Path) -> None:
     derived = dataclasses.replace(config, max_concurrent=3)
     assert derived.max_concurrent == 3 and config.max_concurrent == 10
     assert hash(config) == hash(Config())
+
+
+def test_sandbox_defaults_to_auto_and_reads_env_and_flags(tmp_path: Path) -> None:
+    assert load(tmp_path).sandbox == "auto"
+    assert load(tmp_path).bwrap_path is None
+    env = {"ORCH_REVIEW_SANDBOX": "off", "ORCH_REVIEW_BWRAP_PATH": "/opt/bwrap"}
+    config = load(tmp_path, env)
+    assert (config.sandbox, config.bwrap_path) == ("off", Path("/opt/bwrap"))
+    assert load(tmp_path, env, sandbox="on").sandbox == "on"
+    by_key = {k.key: k for k in CONFIG_KEYS}
+    assert by_key["sandbox"].env_var == "ORCH_REVIEW_SANDBOX"
+    assert by_key["bwrap-path"].env_var == "ORCH_REVIEW_BWRAP_PATH"
+
+
+def test_sandbox_rejects_other_values(tmp_path: Path) -> None:
+    message = error(tmp_path, {"ORCH_REVIEW_SANDBOX": "maybe"})
+    assert message == (
+        "environment variable ORCH_REVIEW_SANDBOX must be one of 'auto', 'on', 'off', got 'maybe'"
+    )
+
+
+def test_config_file_may_require_the_sandbox(tmp_path: Path) -> None:
+    write(tmp_path, ".orch-review.toml", 'sandbox = "on"\n')
+    assert load(tmp_path).sandbox == "on"
+
+
+def test_config_file_may_not_weaken_the_sandbox(tmp_path: Path) -> None:
+    # The config file is part of the change under review: a pull request must not be able
+    # to turn the sandbox off or swap bwrap for a program of its own.
+    write(tmp_path, ".orch-review.toml", 'sandbox = "off"\n')
+    assert error(tmp_path) == (
+        "`.orch-review.toml`: `sandbox = 'off'` can only be set with ORCH_REVIEW_SANDBOX or "
+        "--sandbox, because the config file is part of the content under review."
+    )
+    write(tmp_path, ".orch-review.toml", 'bwrap-path = "tools/bwrap"\n')
+    assert "`bwrap-path = 'tools/bwrap'` can only be set with ORCH_REVIEW_BWRAP_PATH" in error(
+        tmp_path
+    )

@@ -3,8 +3,12 @@
 Each command is sent to a long-lived ``bash`` over its stdin, wrapped so that the command
 reads ``/dev/null`` instead of the protocol pipe, and followed by a line carrying a fresh
 random sentinel and ``$?``. Output is read until that line, within a deadline and within a
-bounded amount of memory. A timeout kills the shell's whole process group; the next command
-starts a fresh shell.
+bounded amount of memory. A timeout, or output far beyond what can be kept, kills the shell's
+whole process group; the next command starts a fresh shell.
+
+How the shell process is started is up to a :class:`ShellLauncher` (see
+:mod:`orch_review.engine.sandbox`): it may wrap the shell in a sandbox, change its user and
+give it a private home that lives exactly as long as the shell.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
 
@@ -31,6 +35,12 @@ _MAX_DRAIN_READS = 64  # after a kill, only a process that escaped the group can
 _POLL_INTERVAL = 0.05  # only without pidfd, to notice a shell that exits under a background job
 _MIN_OUTPUT_CAP = 500
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+# Past this many times the kept output, the rest is not worth waiting for: `yes` or a 1 GB
+# `cat` would otherwise run until the timeout, pinning a CPU and the pipe.
+OUTPUT_KILL_FACTOR = 2000
+_SHELL = ("bash", "--noprofile", "--norc")
+# Signals a resource limit sends (128 + N is what bash reports for a child they killed).
+_LIMIT_SIGNALS = {152: "CPU time limit (SIGXCPU)", 153: "file size limit (SIGXFSZ)"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class BashResult:
     exit_code: int | None
     timed_out: bool
     truncated: bool
+    overflowed: bool = False  # stopped for printing more than the output limit
 
 
 @dataclass(frozen=True)
@@ -99,10 +110,35 @@ class _BoundedOutput:
         return head[:keep_head] + _omission_note(omitted) + tail_part, True
 
 
+@dataclass(frozen=True)
+class ShellLaunch:
+    """How to start one shell process.
+
+    ``user`` (with the same number as group, and no supplementary groups) needs root;
+    ``cleanup`` runs once the shell is gone, e.g. to remove a private home.
+    """
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    user: int | None = None
+    cleanup: Callable[[], None] | None = None
+
+
+class ShellLauncher(Protocol):
+    """Turns "run ``shell`` in ``cwd`` with ``env``" into a concrete :class:`ShellLaunch`."""
+
+    def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
+        """The process to start for one shell; called again after every restart."""
+        ...
+
+
 class BashSession:
     """One persistent ``bash`` process: cwd and variables survive between commands.
 
     Used by one thread at a time; sessions share no state, so many can run in parallel.
+    ``launcher`` is a plain argv prefix; ``sandbox`` (exclusive with it) decides everything
+    about how the shell starts.
     """
 
     def __init__(
@@ -113,19 +149,25 @@ class BashSession:
         timeout: float = 60.0,
         output_cap: int = 8000,
         launcher: Sequence[str] = (),
+        sandbox: ShellLauncher | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if output_cap < _MIN_OUTPUT_CAP:
             raise ValueError(f"output_cap must be at least {_MIN_OUTPUT_CAP}, got {output_cap}")
+        if launcher and sandbox is not None:
+            raise ValueError("give either a launcher prefix or a sandbox, not both")
         self._cwd = Path(cwd)
         # A non-interactive bash sources $BASH_ENV even with --norc; start from a known state.
         self._env = {k: v for k, v in env.items() if k != "BASH_ENV"}
         self._timeout = timeout
         self._output_cap = output_cap
+        self._output_limit = OUTPUT_KILL_FACTOR * output_cap
         self._launcher = tuple(launcher)
+        self._sandbox = sandbox
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None
+        self._cleanup: Callable[[], None] | None = None
         # Bytes that arrived after the last sentinel (a background job still writing).
         self._pending = bytearray()
 
@@ -177,16 +219,32 @@ class BashSession:
             self._stop(self._proc, sink=None)
 
     def _start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            [*self._launcher, "bash", "--noprofile", "--norc"],
-            cwd=self._cwd,
-            env=self._env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            bufsize=0,
-        )
+        if self._sandbox is not None:
+            launch = self._sandbox.launch(self._cwd, self._env, _SHELL)
+        else:
+            launch = ShellLaunch((*self._launcher, *_SHELL), self._env, self._cwd)
+        try:
+            # A new session makes the shell the leader of a process group we can kill whole.
+            # Under bubblewrap the leader is bwrap, whose death takes the sandbox's PID
+            # namespace, and so every process in it, down too (--die-with-parent).
+            proc = subprocess.Popen(
+                launch.argv,
+                cwd=launch.cwd,
+                env=launch.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                bufsize=0,
+                user=launch.user,
+                group=launch.user,
+                extra_groups=[] if launch.user is not None else None,
+            )
+        except BaseException:
+            if launch.cleanup is not None:
+                launch.cleanup()
+            raise
+        self._cleanup = launch.cleanup
         assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
         self._proc = proc
@@ -204,6 +262,7 @@ class BashSession:
         fd = proc.stdout.fileno()
         out = _BoundedOutput(4 * self._output_cap)  # 4: the most bytes a character can take
         scan, self._pending = self._pending, bytearray()
+        received = 0
         deadline = time.monotonic() + self._timeout
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
@@ -236,6 +295,16 @@ class BashSession:
                     except BlockingIOError:
                         continue
                     scan += chunk
+                    received += len(chunk)
+                if received > self._output_limit and sentinel.search(scan) is None:
+                    out.add(scan)
+                    self._stop(proc, sink=out)
+                    note = (
+                        f"[the command printed more than {self._output_limit:,} bytes and was "
+                        "stopped; the shell was restarted (working directory and variables were "
+                        "reset); narrow the command, e.g. with grep -n, head or sed -n]"
+                    )
+                    return self._result(out, None, timed_out=False, note=note, overflowed=True)
                 if sentinel.search(scan) is None and self._shell_ended(proc, ready, chunk):
                     out.add(scan)
                     code = self._stop(proc, sink=out)
@@ -254,13 +323,25 @@ class BashSession:
         return proc.poll() is not None
 
     def _result(
-        self, out: _BoundedOutput, code: int | None, *, timed_out: bool, note: str
+        self,
+        out: _BoundedOutput,
+        code: int | None,
+        *,
+        timed_out: bool,
+        note: str,
+        overflowed: bool = False,
     ) -> BashResult:
         # One character for the newline that may separate the output from the note.
         text, truncated = out.render(self._output_cap - len(note) - 1 if note else self._output_cap)
         if note:
             text = f"{text}\n{note}" if text and not text.endswith("\n") else text + note
-        return BashResult(output=text, exit_code=code, timed_out=timed_out, truncated=truncated)
+        return BashResult(
+            output=text,
+            exit_code=code,
+            timed_out=timed_out,
+            truncated=truncated,
+            overflowed=overflowed,
+        )
 
     def _stop(self, proc: subprocess.Popen[bytes], sink: _BoundedOutput | None) -> int:
         """Kill the process group, reap the shell, forget it; returns its exit status."""
@@ -283,6 +364,9 @@ class BashSession:
             os.close(self._pidfd)
             self._pidfd = None
         self._proc = None
+        cleanup, self._cleanup = self._cleanup, None
+        if cleanup is not None:
+            cleanup()
         return 128 - code if code < 0 else code  # killed by signal N: report 128+N like bash
 
 
@@ -291,14 +375,17 @@ def format_result(result: BashResult) -> str:
     text = result.output or "(no output)"
     if result.exit_code:
         separator = "" if text.endswith("\n") else "\n"
-        text += f"{separator}[exit code: {result.exit_code}]"
+        limit = _LIMIT_SIGNALS.get(result.exit_code)
+        hit = f"; a command hit the {limit}" if limit else ""
+        text += f"{separator}[exit code: {result.exit_code}{hit}]"
     return text
 
 
 def handle_tool_call(session: BashSession, tool_input: Mapping[str, object]) -> ToolOutcome:
     """Validate one bash tool call, run it and format the result for the model.
 
-    Only invalid input and timeouts are errors: a non-zero exit code is information.
+    Only invalid input, timeouts and runaway output are errors: a non-zero exit code is
+    information.
     """
     command = tool_input.get("command")
     has_command = isinstance(command, str) and command.strip() != ""
@@ -314,4 +401,4 @@ def handle_tool_call(session: BashSession, tool_input: Mapping[str, object]) -> 
             is_error=True,
         )
     result = session.run(command)
-    return ToolOutcome(text=format_result(result), is_error=result.timed_out)
+    return ToolOutcome(text=format_result(result), is_error=result.timed_out or result.overflowed)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -14,7 +15,10 @@ from orch_review.engine.bash import BashSession
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.journal import JournalLike
+from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
+
+log = logging.getLogger("orch_review.sandbox")
 
 
 class Workspace(Protocol):
@@ -34,9 +38,34 @@ class Workspace(Protocol):
         ...
 
 
+class _Once:
+    """A sandbox resolved on first use, by one thread, so its warning is printed once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value: Sandbox | None = None
+
+    def get(self, session: Session) -> Sandbox:
+        with self._lock:
+            if self._value is None:
+                self._value = resolve_sandbox(
+                    session.config.sandbox,
+                    session.workspace.root,
+                    search_path=session.bash_env.get("PATH", ""),
+                    bwrap_path=session.config.bwrap_path,
+                )
+                if self._value.notice:
+                    log.warning("orch-review: %s", self._value.notice)
+            return self._value
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
-    """The collaborators of one review session."""
+    """The collaborators of one review session.
+
+    ``sandbox`` is the policy for agents' shells; left out, it is resolved from the config on
+    first use (raising SandboxUnavailable for ``--sandbox on`` without bubblewrap).
+    """
 
     config: Config
     client: ModelClient
@@ -47,6 +76,13 @@ class Session:
     bash_env: Mapping[str, str]
     cancel: threading.Event
     events: EventSink | None = None
+    sandbox: Sandbox | None = None
+    _resolved: _Once = field(default_factory=_Once, init=False, repr=False, compare=False)
+
+    @property
+    def shell_sandbox(self) -> Sandbox:
+        """The sandbox agents' shells run in."""
+        return self.sandbox if self.sandbox is not None else self._resolved.get(self)
 
     def emit(self, agent_id: str, role: str, label: str, state: str, detail: str = "") -> None:
         """Send a progress event (no-op without a sink)."""
@@ -54,10 +90,11 @@ class Session:
             self.events(AgentEvent(agent_id, role, label, state, detail=detail))
 
     def bash_session(self) -> BashSession:
-        """A fresh persistent shell in the workspace for one agent."""
+        """A fresh persistent shell in the workspace for one agent, in the sandbox."""
         return BashSession(
             self.workspace.root,
             env=self.bash_env,
             timeout=self.config.bash_timeout,
             output_cap=self.config.tool_output_cap,
+            sandbox=self.shell_sandbox,
         )

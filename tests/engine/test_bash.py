@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import pytest
 from orch_review.engine.bash import (
     BASH_TOOL,
     BashSession,
+    ShellLaunch,
     format_result,
     handle_tool_call,
 )
@@ -139,11 +140,27 @@ def test_yes_piped_to_head_is_truncated(session: BashSession) -> None:
 
 def test_endless_output_is_bounded_until_the_timeout(repo: Path, env: dict[str, str]) -> None:
     with BashSession(repo, env=env, timeout=1, output_cap=2000) as bash:
-        result = bash.run("yes")
+        result = bash.run("while :; do echo y; done")  # slow enough to reach the timeout
         assert result.timed_out and result.truncated
         assert len(result.output) <= 2000
         assert result.output.startswith("y\ny\n")
         assert bash.run("echo ok").output == "ok\n"
+
+
+def test_runaway_output_is_stopped_long_before_the_timeout(repo: Path, env: dict[str, str]) -> None:
+    with BashSession(repo, env=env, timeout=600, output_cap=2000) as bash:
+        bash.run("cd sub; export KEPT=1")
+        outcome = handle_tool_call(bash, {"command": "head -c 1000000000 /dev/zero | tr '\\0' y"})
+        assert outcome.is_error
+        assert len(outcome.text) <= 2000
+        assert outcome.text.startswith("yyyy")
+        assert "printed more than 4,000,000 bytes and was stopped" in outcome.text
+        assert bash.run('pwd; echo "[$KEPT]"').output == f"{repo}\n[]\n"  # a fresh shell
+
+
+def test_a_resource_limit_signal_is_named(session: BashSession) -> None:
+    text = format_result(session.run("bash -c 'kill -XFSZ $$'"))
+    assert text.endswith("[exit code: 153; a command hit the file size limit (SIGXFSZ)]")
 
 
 def test_commands_read_dev_null_not_the_protocol_pipe(session: BashSession) -> None:
@@ -222,6 +239,39 @@ def test_constructor_rejects_nonsense(repo: Path, env: dict[str, str]) -> None:
 def test_launcher_prefixes_the_command_line(repo: Path, env: dict[str, str]) -> None:
     with BashSession(repo, env=env, launcher=["env", "MARK=launched"]) as bash:
         assert bash.run('echo "$MARK"').output == "launched\n"
+
+
+class RecordingLauncher:
+    """A ShellLauncher that marks each shell and records when its cleanup runs."""
+
+    def __init__(self) -> None:
+        self.launched = 0
+        self.cleaned = 0
+
+    def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
+        self.launched += 1
+
+        def cleanup() -> None:
+            self.cleaned += 1
+
+        marked = {**env, "SHELL_NUMBER": str(self.launched)}
+        return ShellLaunch(tuple(shell), marked, cwd / "sub", cleanup=cleanup)
+
+
+def test_sandbox_starts_each_shell_and_cleans_up_after_it(repo: Path, env: dict[str, str]) -> None:
+    launcher = RecordingLauncher()
+    with BashSession(repo, env=env, sandbox=launcher) as bash:
+        assert bash.run('pwd; echo "$SHELL_NUMBER"').output == f"{repo / 'sub'}\n1\n"
+        assert (launcher.launched, launcher.cleaned) == (1, 0)
+        bash.restart()
+        assert launcher.cleaned == 1
+        assert bash.run('echo "$SHELL_NUMBER"').output == "2\n"
+    assert (launcher.launched, launcher.cleaned) == (2, 2)
+
+
+def test_launcher_and_sandbox_are_exclusive(repo: Path, env: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="not both"):
+        BashSession(repo, env=env, launcher=["env"], sandbox=RecordingLauncher())
 
 
 # handle_tool_call
