@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +14,14 @@ from orch_review.errors import GitError
 
 if TYPE_CHECKING:
     import git
+
+# Commits orch-review writes for a snapshot are never referenced by a branch.
+SNAPSHOT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "orch-review",
+    "GIT_AUTHOR_EMAIL": "orch-review@localhost",
+    "GIT_COMMITTER_NAME": "orch-review",
+    "GIT_COMMITTER_EMAIL": "orch-review@localhost",
+}
 
 
 def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
@@ -29,11 +41,13 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
         ) from None
     except git.GitCommandNotFound:
         raise GitError("git is not installed or not on PATH: install git and try again.") from None
-    if repo.bare:
+    if repo.bare or repo.working_tree_dir is None:
         raise GitError(
             f"{repo.git_dir} is a bare repository: orch-review needs a working tree; run it in a "
             "clone with a checkout."
         )
+    # Reading must never write: no opportunistic index refresh behind a running `git commit`.
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
     return repo
 
 
@@ -48,27 +62,304 @@ def git_dir(repo: git.Repo) -> Path:
     return Path(repo.common_dir)
 
 
-def tracked_files(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[str]:
-    """Tracked files (repository-relative), narrowed by git pathspecs relative to the top."""
-    out = repo.git.ls_files("-z", "--cached", "--full-name", "--", *pathspecs)
-    return [p for p in out.split("\0") if p]
+def _lines0(output: str) -> list[str]:
+    return [p for p in output.split("\0") if p]
+
+
+def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, str]:
+    """Path -> index mode ("100644", "120000" for a symlink, "160000" for a submodule)."""
+    modes = {}
+    for entry in _lines0(repo.git.ls_files("-z", "-s", "--full-name", "--", *pathspecs)):
+        meta, _, path = entry.partition("\t")
+        modes[path] = meta.split(" ", 1)[0]
+    return modes
+
+
+def tree_modes(repo: git.Repo, rev: str, pathspecs: tuple[str, ...] = ()) -> dict[str, str]:
+    """Path -> mode of every file in the tree of ``rev``."""
+    modes = {}
+    for entry in _lines0(repo.git.ls_tree("-r", "-z", "--full-tree", rev, "--", *pathspecs)):
+        meta, _, path = entry.partition("\t")
+        modes[path] = meta.split(" ", 1)[0]
+    return modes
+
+
+def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[str]:
+    """Untracked files and whole untracked directories (ending in ``/``), ignored or not."""
+    out = repo.git.ls_files(
+        "-z", "--others", "--directory", "--no-empty-directory", "--", *pathspecs
+    )
+    return _lines0(out)
+
+
+def head_commit(repo: git.Repo) -> str | None:
+    """The full object id of HEAD, or None when HEAD has no commit yet."""
+    import git
+
+    # Asked of git, not GitPython's ref objects: those only know SHA-1 ids.
+    try:
+        return str(repo.git.rev_parse("--verify", "--quiet", "HEAD^{commit}")).strip() or None
+    except git.GitCommandError:
+        return None
 
 
 def head_description(repo: git.Repo) -> str:
     """The branch name, or the short commit for a detached HEAD, or "no commits yet"."""
-    if not repo.head.is_valid():
+    import git
+
+    commit = head_commit(repo)
+    if commit is None:
         return "no commits yet"
-    if repo.head.is_detached:
-        return f"detached at {repo.head.commit.hexsha[:12]}"
-    return f"{repo.active_branch.name} at {repo.head.commit.hexsha[:12]}"
+    try:
+        branch = str(repo.git.symbolic_ref("--quiet", "--short", "HEAD")).strip()
+    except git.GitCommandError:
+        return f"detached at {commit[:12]}"
+    return f"{branch} at {commit[:12]}"
+
+
+def resolve_commit(repo: git.Repo, ref: str) -> str:
+    """The commit sha ``ref`` names; GitError naming the ref when it names none."""
+    import git
+
+    try:
+        name = f"{ref}^{{commit}}"
+        return str(repo.git.rev_parse("--verify", "--quiet", "--end-of-options", name))
+    except git.GitCommandError:
+        remote, _, branch = ref.partition("/")
+        fetch = f"git fetch {remote} {branch}" if branch and remote == "origin" else "git fetch"
+        raise GitError(
+            f"unknown ref `{ref}`: check the name, or fetch it first (`{fetch}`)."
+        ) from None
+
+
+def is_shallow(repo: git.Repo) -> bool:
+    """True in a shallow clone."""
+    return str(repo.git.rev_parse("--is-shallow-repository")).strip() == "true"
+
+
+def default_branch(repo: git.Repo) -> str | None:
+    """``origin/HEAD``'s target, else the first of main, master (local, then origin/)."""
+    import git
+
+    try:
+        target = str(repo.git.symbolic_ref("-q", "--short", "refs/remotes/origin/HEAD"))
+        if target:
+            return target
+    except git.GitCommandError:
+        pass
+    for candidate in ("main", "master", "origin/main", "origin/master"):
+        try:
+            repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
+            return candidate
+        except git.GitCommandError:
+            continue
+    return None
+
+
+def merge_base(repo: git.Repo, a: str, b: str, names: tuple[str, str] | None = None) -> str:
+    """The best common ancestor of commits ``a`` and ``b`` (shown as ``names``); a GitError
+    that says how to fetch it when it is missing."""
+    import git
+
+    shown_a, shown_b = names or (a, b)
+    try:
+        return str(repo.git.merge_base(a, b)).strip()
+    except git.GitCommandError:
+        if is_shallow(repo):
+            raise GitError(
+                f"this shallow clone lacks the common ancestor of {shown_a} and {shown_b}: run "
+                "`git fetch --deepen=100` (or `git fetch --unshallow`), or check out with "
+                "`fetch-depth: 0` in GitHub Actions."
+            ) from None
+        raise GitError(
+            f"{shown_a} and {shown_b} have no common ancestor: pass another --base."
+        ) from None
+
+
+def diff_lines(repo: git.Repo, *args: str) -> list[str]:
+    """``git diff`` patch output as lines (names C-quoted, content bytes kept)."""
+    # Pin every option user configuration could change the shape of the output with
+    # (diff.mnemonicPrefix, diff.noprefix, diff.submodule, textconv drivers, ...).
+    command = [
+        "git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff",
+        "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short",
+        "-M", "--unified=3", *args,
+    ]  # fmt: skip
+    with _index_copy(repo, os.environ) as copy_env:
+        out = repo.git.execute(
+            command, env=copy_env, stdout_as_string=False, strip_newline_in_stdout=False
+        )
+    assert isinstance(out, bytes)
+    return out.decode("utf-8", errors="surrogateescape").split("\n")
+
+
+def modified_files(repo: git.Repo) -> list[str]:
+    """Tracked files whose working copy differs from the index (deleted ones included)."""
+    with _index_copy(repo, os.environ) as copy_env:
+        out = repo.git.execute(["git", "diff", "--name-only", "-z"], env=copy_env)
+    return _lines0(str(out))
+
+
+def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
+    """The user's global ignore file: core.excludesFile, else $XDG_CONFIG_HOME/git/ignore."""
+    import git
+
+    try:
+        configured = str(repo.git.config("--path", "--get", "core.excludesFile")).strip()
+        if configured:
+            # git opens a relative path from where it runs: the top of the work tree here.
+            return work_tree(repo) / configured
+    except git.GitCommandError:
+        pass
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"], "git", "ignore")
+    return Path(env["HOME"], ".config", "git", "ignore") if env.get("HOME") else None
+
+
+def eol_binary(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> set[str]:
+    """Tracked paths git itself sees as binary (in the index or the working copy)."""
+    binary = set()
+    for entry in _lines0(repo.git.ls_files("-z", "--eol", "--", *pathspecs)):
+        info, _, path = entry.partition("\t")
+        fields = info.split()
+        if "i/-text" in fields or "w/-text" in fields:
+            binary.add(path)
+    return binary
+
+
+def blob_sizes(repo: git.Repo, rev: str | None, pathspecs: tuple[str, ...] = ()) -> dict[str, int]:
+    """Path -> size of each file in the tree of ``rev``, or in the index when ``rev`` is None."""
+    if rev is not None:
+        sizes = {}
+        listing = repo.git.ls_tree("-r", "-l", "-z", "--full-tree", rev, "--", *pathspecs)
+        for entry in _lines0(listing):
+            meta, _, path = entry.partition("\t")
+            size = meta.split()[-1]
+            sizes[path] = int(size) if size.isdigit() else 0
+        return sizes
+    blobs = {}
+    for entry in _lines0(repo.git.ls_files("-z", "-s", "--full-name", "--", *pathspecs)):
+        meta, _, path = entry.partition("\t")
+        blobs[path] = meta.split()[1]
+    if not blobs:
+        return {}
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write("".join(f"{sha}\n" for sha in blobs.values()).encode())
+        stdin.seek(0)
+        command = ["git", "cat-file", "--batch-check=%(objectsize)"]
+        out = str(repo.git.execute(command, istream=stdin))
+    sizes_list = out.split("\n")
+    return {
+        path: int(size) if size.isdigit() else 0
+        for path, size in zip(blobs, sizes_list, strict=False)
+    }
+
+
+def show_file(repo: git.Repo, rev: str, path: str) -> bytes | None:
+    """The content of ``path`` at ``rev``, or None when it does not exist there."""
+    import git
+
+    try:
+        out = repo.git.execute(
+            ["git", "show", f"{rev}:{path}"], stdout_as_string=False, strip_newline_in_stdout=False
+        )
+    except git.GitCommandError:
+        return None
+    assert isinstance(out, bytes)
+    return out
+
+
+def index_file(repo: git.Repo, env: Mapping[str, str]) -> Path:
+    """The index git uses here: ``GIT_INDEX_FILE`` (a hook's temporary index) or the default."""
+    explicit = env.get("GIT_INDEX_FILE")
+    return Path(work_tree(repo), explicit) if explicit else Path(repo.index.path)
+
+
+@contextmanager
+def _index_copy(repo: git.Repo, env: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """Environment for git commands on a private copy of the index.
+
+    ``git diff`` refreshes the index it reads and ``git write-tree`` stores its cache there,
+    both ignoring ``GIT_OPTIONAL_LOCKS``; in a hook that index is the one ``git commit`` is
+    about to record, so orch-review never writes to it. The copy keeps the original's
+    modification time, which git compares file times with to spot racy entries.
+    """
+    index_path = index_file(repo, env)
+    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+        copy = Path(tmp, "index")
+        if index_path.exists():
+            shutil.copy2(index_path, copy)
+        yield {"GIT_INDEX_FILE": str(copy)}
+
+
+def index_tree(repo: git.Repo, env: Mapping[str, str]) -> str:
+    """The tree of the index (``GIT_INDEX_FILE`` honoured): what ``git commit`` would record."""
+    with _index_copy(repo, env) as copy_env:
+        return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()
+
+
+def working_tree_tree(repo: git.Repo, env: Mapping[str, str], untracked: list[str]) -> str:
+    """A tree of the working copy: tracked files as they are on disk plus ``untracked``.
+
+    Built in a copy of the index, so the user's index is never touched.
+    """
+    with _index_copy(repo, env) as copy_env:
+        paths = modified_files(repo) + untracked
+        if paths:
+            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+            with tempfile.TemporaryFile() as stdin:
+                stdin.write(listing)
+                stdin.seek(0)
+                repo.git.execute(
+                    ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
+                    istream=stdin,
+                    env=copy_env,
+                )
+        return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()
+
+
+def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> str:
+    """An unreferenced commit of ``tree`` on top of ``parent``."""
+    args = ["git", "commit-tree", "--no-gpg-sign", tree, "-m", message]
+    if parent is not None:
+        args += ["-p", parent]
+    return str(repo.git.execute(args, env=SNAPSHOT_IDENTITY)).strip()
+
+
+def materialize(repo: git.Repo, commit: str, directory: Path) -> None:
+    """Make ``directory`` a repository checked out at ``commit``, sharing our objects.
+
+    Every git variable is set explicitly so a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` cannot
+    redirect these commands to the user's repository.
+    """
+    dot_git = directory / ".git"
+    env = {
+        "GIT_DIR": str(dot_git),
+        "GIT_WORK_TREE": str(directory),
+        "GIT_INDEX_FILE": str(dot_git / "index"),
+        "GIT_OBJECT_DIRECTORY": str(dot_git / "objects"),
+        "GIT_COMMON_DIR": str(dot_git),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+    }
+    # Objects are shared, so the snapshot must hash them the same way (SHA-1 or SHA-256).
+    object_format = str(repo.git.rev_parse("--show-object-format")).strip()
+    init = ["git", "init", "-q"]
+    if object_format == "sha256":  # older gits, SHA-1 only, echo the unknown option back
+        init.append("--object-format=sha256")
+    repo.git.execute(init, env=env)
+    alternates = dot_git / "objects" / "info" / "alternates"
+    alternates.parent.mkdir(parents=True, exist_ok=True)
+    alternates.write_text(os.path.abspath(git_dir(repo) / "objects") + "\n", encoding="utf-8")
+    repo.git.execute(["git", "update-ref", "--no-deref", "HEAD", commit], env=env)
+    repo.git.execute(["git", "read-tree", "-u", "--reset", commit], env=env)
+
+
+def unmerged_paths(repo: git.Repo) -> list[str]:
+    """Paths with unresolved merge conflicts in the index."""
+    entries = _lines0(repo.git.ls_files("-z", "--unmerged", "--full-name"))
+    return sorted({entry.partition("\t")[2] for entry in entries})
 
 
 def index_entries(repo: git.Repo) -> str:
     """``git ls-files -s`` output: mode, blob id and path of every index entry."""
     return str(repo.git.ls_files("-s", "-z"))
-
-
-def modified_files(repo: git.Repo) -> list[str]:
-    """Tracked files whose working copy differs from the index."""
-    out = repo.git.diff("--name-only", "-z")
-    return [p for p in out.split("\0") if p]

@@ -1,11 +1,11 @@
-"""The content under review as the agents see it: a directory and its reviewable files."""
+"""The content under review as the agents see it: a snapshot and its reviewable files."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
@@ -13,13 +13,21 @@ _PATH_TOKEN = re.compile(r"[^\s:]+")
 
 
 class Workspace:
-    """A directory whose reviewable files agents read and report findings on."""
+    """A directory whose files agents read and report findings on."""
 
-    def __init__(self, root: Path, files: Iterable[str], global_key: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        files: Iterable[str],
+        global_key: str,
+        skipped: Mapping[str, str] | None = None,
+    ) -> None:
+        """``files`` are the paths under review; ``skipped`` maps excluded paths to why."""
         self._root = root
         self._files = frozenset(files)
         self._global_key = global_key
-        self._lines: dict[str, int] = {}
+        self._skipped = dict(skipped or {})
+        self._lines: dict[str, int | None] = {}
         self._lock = threading.Lock()
 
     @property
@@ -29,34 +37,55 @@ class Workspace:
 
     @property
     def files(self) -> frozenset[str]:
-        """Repository-relative paths of the reviewable files."""
+        """Repository-relative paths under review."""
         return self._files
 
-    def line_count(self, path: str) -> int | None:
-        """Lines of a reviewable file, or None when ``path`` is not one."""
-        if path not in self._files:
-            return None
-        with self._lock:
-            cached = self._lines.get(path)
-        if cached is not None:
-            return cached
+    def _readable(self, path: str) -> bool:
+        if path in self._files:
+            return True
+        if path in self._skipped or path.startswith(".git/") or path == ".git":
+            return False
+        full = (self._root / path).resolve()
         try:
-            data = (self._root / path).read_bytes()
-        except OSError:
-            return None
-        count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            full.relative_to(self._root.resolve())
+        except ValueError:
+            return False
+        return full.is_file()
+
+    def line_count(self, path: str) -> int | None:
+        """Lines of a file findings may point at (under review, or context in the
+        snapshot), or None when ``path`` is not one."""
+        with self._lock:
+            if path in self._lines:
+                return self._lines[path]
+        count: int | None = None
+        if self._readable(path):
+            try:
+                data = (self._root / path).read_bytes()
+                count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            except OSError:
+                count = None
         with self._lock:
             self._lines[path] = count
         return count
 
     def mentioned_files(self, text: str) -> list[str]:
-        """Reviewable paths that ``text`` names, sorted."""
-        found = set()
-        for token in _PATH_TOKEN.findall(text):
-            candidate = token.lstrip("'\"`([{<").rstrip(".,;'\"`)]}>").removeprefix("./")
-            if candidate in self._files:
-                found.add(candidate)
-        return sorted(found)
+        """Paths under review that ``text`` names, sorted."""
+        return sorted({p for p in self._tokens(text) if p in self._files})
+
+    def refusal(self, text: str) -> str | None:
+        """Why a concern may not be reviewed (it names a skipped file), or None."""
+        named = sorted({p for p in self._tokens(text) if p in self._skipped})
+        if not named:
+            return None
+        return "; ".join(f"`{p}` is out of scope ({self._skipped[p]})" for p in named)
+
+    @staticmethod
+    def _tokens(text: str) -> set[str]:
+        return {
+            token.lstrip("'\"`([{<").rstrip(".,;'\"`)]}>").removeprefix("./")
+            for token in _PATH_TOKEN.findall(text)
+        }
 
     def content_key(self, text: str) -> str:
         """A hash of the files ``text`` names, or of the whole content when it names none.
@@ -68,7 +97,7 @@ class Workspace:
             return self._global_key
         digest = hashlib.sha256()
         for path in named:
-            digest.update(path.encode() + b"\0")
+            digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
             try:
                 digest.update(hashlib.sha256((self._root / path).read_bytes()).digest())
             except OSError:

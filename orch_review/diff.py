@@ -1,0 +1,164 @@
+"""Parsing ``git diff`` output into what changed in each file, on the new side."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's change: status, line counts, and new-side line numbers touched."""
+
+    path: str
+    status: str  # "added", "modified", "deleted", "renamed"
+    old_path: str | None = None
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+    added_lines: frozenset[int] = field(default=frozenset())
+    hunks: tuple[tuple[int, int], ...] = ()  # new-side (start, end) incl. context, 1-based
+
+    def in_hunks(self, line: int) -> bool:
+        """True if ``line`` (new side) lies in one of the hunks."""
+        return any(start <= line <= end for start, end in self.hunks)
+
+
+def unquote_path(raw: str) -> str:
+    """A path as git prints it in a patch header (C-quoted when unusual)."""
+    if len(raw) >= 2 and raw.startswith('"') and raw.endswith('"'):
+        data, _ = codecs.escape_decode(raw[1:-1].encode("utf-8"))
+        return data.decode("utf-8", errors="surrogateescape")
+    return raw
+
+
+def quote_path(path: str) -> str:
+    """``path`` on one line: quoted with C escapes, as git shows it, when it holds a control
+    character (a newline or tab in a file name); unchanged otherwise."""
+    if path.isprintable():
+        return path
+    escaped = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in path)
+    return '"' + escaped.replace('"', '\\"') + '"'
+
+
+def _strip_side(raw: str, side: str) -> str | None:
+    # git ends the ---/+++ line with a tab when the name contains a space (for patch(1)),
+    # after the closing quote of a quoted name; a tab inside a name is always quoted.
+    if raw.endswith("\t"):
+        raw = raw[:-1]
+    if raw == "/dev/null":
+        return None
+    path = unquote_path(raw)
+    return path[2:] if path.startswith(side) else path
+
+
+@dataclass
+class _Builder:
+    old: str | None = None
+    new: str | None = None
+    rename_from: str | None = None
+    rename_to: str | None = None
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+    new_file: bool = False
+    deleted_file: bool = False
+    added: set[int] = field(default_factory=set)
+    hunks: list[tuple[int, int]] = field(default_factory=list)
+
+    def build(self, header_path: str) -> FileChange:
+        path = self.new or self.rename_to or self.old or self.rename_from or header_path
+        old = self.old or self.rename_from
+        if self.deleted_file or (self.new is None and self.old is not None and not self.rename_to):
+            status, path = "deleted", old or path
+        elif self.new_file:
+            status = "added"
+        elif old is not None and old != path:
+            status = "renamed"
+        else:
+            status = "modified"
+        return FileChange(
+            path=path,
+            status=status,
+            old_path=old if status == "renamed" else None,
+            additions=self.additions,
+            deletions=self.deletions,
+            binary=self.binary,
+            added_lines=frozenset(self.added),
+            hunks=tuple(self.hunks),
+        )
+
+
+def _header_path(line: str) -> str:
+    # "diff --git a/x b/x": only a fallback (mode-only changes have no ---/+++ lines).
+    rest = line[len("diff --git ") :]
+    if rest.startswith('"'):
+        end = 1
+        while end < len(rest) and rest[end] != '"':
+            end += 2 if rest[end] == "\\" else 1
+        return _strip_side(rest[: end + 1], "a/") or ""
+    half = len(rest) // 2
+    return rest[2:half] if rest[half] == " " else rest.split(" b/", 1)[0][2:]
+
+
+def parse_patch(lines: Iterable[str]) -> list[FileChange]:
+    """Changes from ``git diff -M --no-color --no-ext-diff`` output (a/ and b/ prefixes)."""
+    changes: list[FileChange] = []
+    current: _Builder | None = None
+    header = ""
+    new_line = 0
+    # Lines still due in the current hunk, per side: a hunk ends by its counts, not by the
+    # look of a line (a removed "-- x" line reads "--- x", an empty context line may be "").
+    old_left = new_left = 0
+    for line in lines:
+        if old_left > 0 or new_left > 0:
+            assert current is not None
+            if line.startswith("\\"):
+                continue
+            if line.startswith("+"):
+                current.added.add(new_line)
+                current.additions += 1
+                new_line, new_left = new_line + 1, new_left - 1
+            elif line.startswith("-"):
+                current.deletions += 1
+                old_left -= 1
+            else:
+                new_line, old_left, new_left = new_line + 1, old_left - 1, new_left - 1
+            continue
+        if line.startswith("diff --git "):
+            if current is not None:
+                changes.append(current.build(header))
+            current, header = _Builder(), _header_path(line)
+            continue
+        if current is None:
+            continue
+        if line.startswith("@@"):
+            match = HUNK.match(line)
+            if match:
+                start, count = int(match.group(3)), int(match.group(4) or "1")
+                old_left, new_left = int(match.group(2) or "1"), count
+                new_line = start
+                if count:
+                    current.hunks.append((start, start + count - 1))
+            continue
+        if line.startswith("--- "):
+            current.old = _strip_side(line[4:], "a/")
+        elif line.startswith("+++ "):
+            current.new = _strip_side(line[4:], "b/")
+        elif line.startswith("rename from "):
+            current.rename_from = unquote_path(line[len("rename from ") :])
+        elif line.startswith("rename to "):
+            current.rename_to = unquote_path(line[len("rename to ") :])
+        elif line.startswith("new file mode"):
+            current.new_file = True
+        elif line.startswith("deleted file mode"):
+            current.deleted_file = True
+        elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
+            current.binary = True
+    if current is not None:
+        changes.append(current.build(header))
+    return changes

@@ -1,0 +1,135 @@
+"""Which files are worth reviewing, and why the others are skipped."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orch_review.ignore import PatternList
+
+REVIEW_IGNORE_FILE = ".orch-reviewignore"
+DEFAULT_MAX_FILE_SIZE = 1_000_000
+
+# Lock files and generated or vendored code: reviewing them costs tokens and finds nothing
+# the author can act on. (Not configurable yet: there is no `generated` setting.)
+DEFAULT_GENERATED = (
+    "*.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "go.sum",
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.generated.*",
+    "vendor/",
+    "node_modules/",
+    "third_party/",
+    "__snapshots__/",
+)
+
+SUBMODULE_MODE = "160000"
+SYMLINK_MODE = "120000"
+
+
+@dataclass(frozen=True, slots=True)
+class SkipSettings:
+    """The configurable part of what is skipped: globs and the size limit."""
+
+    exclude: tuple[str, ...] = ()
+    generated: tuple[str, ...] = DEFAULT_GENERATED
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file in scope that is not reviewed, with the reason shown by ``plan``."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReviewRules:
+    """Exclusions beyond git's ignore rules: ``.orch-reviewignore``, config and defaults."""
+
+    review_ignore: PatternList
+    config_exclude: PatternList
+    generated: PatternList
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+    @classmethod
+    def build(
+        cls,
+        review_ignore_text: str | None,
+        exclude: Iterable[str],
+        generated: Iterable[str] = DEFAULT_GENERATED,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    ) -> ReviewRules:
+        """Rules from the ``.orch-reviewignore`` text (None: no file) and config globs."""
+        return cls(
+            PatternList((review_ignore_text or "").splitlines()),
+            PatternList(exclude),
+            PatternList(generated),
+            max_file_size,
+        )
+
+    def excluded(self, path: str) -> str | None:
+        """Why a path is excluded by name alone, or None."""
+        if self.review_ignore.ignores(path):
+            return f"excluded by {REVIEW_IGNORE_FILE}"
+        if self.config_exclude.ignores(path):
+            return "excluded by the `exclude` setting"
+        if self.generated.ignores(path):
+            return "lock file or generated/vendored code"
+        return None
+
+    def skip_reason(
+        self,
+        path: str,
+        *,
+        mode: str | None,
+        size: int | None,
+        binary: bool,
+        link_target: str | None = None,
+        root: Path | None = None,
+    ) -> str | None:
+        """Why ``path`` is not reviewed, or None when it is reviewable."""
+        if mode == SUBMODULE_MODE:
+            return "submodule"
+        if (
+            mode == SYMLINK_MODE
+            and link_target is not None
+            and root is not None
+            and not _inside(root, path, link_target)
+        ):
+            return f"symlink pointing outside the repository ({link_target})"
+        reason = self.excluded(path)
+        if reason is not None:
+            return reason
+        if binary:
+            return "binary"
+        if size is not None and size > self.max_file_size:
+            return f"larger than {self.max_file_size:,} bytes ({size:,})"
+        return None
+
+
+def _inside(root: Path, path: str, target: str) -> bool:
+    resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    if os.path.isabs(target):
+        try:
+            Path(target).resolve().relative_to(root.resolve())
+        except ValueError:
+            return False
+        return True
+    return not (resolved == ".." or resolved.startswith("../"))
+
+
+def looks_binary(data: bytes) -> bool:
+    """Git's heuristic: a NUL byte in the first 8,000 bytes."""
+    return b"\0" in data[:8000]

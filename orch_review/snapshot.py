@@ -1,0 +1,75 @@
+"""A read-only materialization of exactly the content under review.
+
+Agents run their bash commands here, never in the user's working tree: the index for
+``--staged`` (staged content, not the working copy), the head commit for ``--base/--head``,
+the working copy (tracked plus untracked, not ignored) otherwise. It is a small git
+repository sharing the user's objects, so ``git diff``/``git log -p`` work inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orch_review import git as gitops
+from orch_review.scope import Scope
+
+if TYPE_CHECKING:
+    import git
+
+
+def snapshot_commit(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> str:
+    """The commit whose tree is the content under review (made if it does not exist)."""
+    if scope.source == "commit":
+        assert scope.head_commit is not None
+        return scope.head_commit
+    if scope.source == "index":
+        tree = gitops.index_tree(repo, env)
+    else:
+        tree = gitops.working_tree_tree(repo, env, list(scope.untracked))
+    return gitops.commit_tree(repo, tree, gitops.head_commit(repo), "orch-review snapshot")
+
+
+_WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def _chmod_tree(root: Path, writable: bool) -> None:
+    """Add or remove write permission on the work tree's files and directories.
+
+    ``.git`` stays writable: git refreshes its index there, even for ``git diff``.
+    """
+    for current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not (current == str(root) and d == ".git")]
+        for path in [current, *(os.path.join(current, name) for name in files)]:
+            if os.path.islink(path):
+                continue
+            mode = os.stat(path).st_mode
+            os.chmod(path, (mode | stat.S_IWUSR) if writable else (mode & ~_WRITE_BITS))
+
+
+@contextmanager
+def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Path]:
+    """Materialize the scope's content in a read-only temporary directory, removed
+    afterwards (also on errors and Ctrl-C)."""
+    root = Path(tempfile.mkdtemp(prefix="orch-review-snapshot-"))
+    try:
+        # mkdtemp makes the directory private; let others read it exactly when they may read
+        # the work tree itself (a sandbox may run agents as another user).
+        shared = stat.S_IMODE(scope.root.stat().st_mode) & (
+            stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+        )
+        root.chmod(0o700 | shared)
+        gitops.materialize(repo, snapshot_commit(repo, scope, env), root)
+        _chmod_tree(root, writable=False)
+        yield root
+    finally:
+        with contextlib.suppress(OSError):  # removal below does what it can
+            _chmod_tree(root, writable=True)
+        shutil.rmtree(root, ignore_errors=True)

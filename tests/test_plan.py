@@ -1,0 +1,404 @@
+"""`orch-review plan`: what a review would cover, per scope, with no API call and no key."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepoFactory, git
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.gitrepos import BASE_FILES, branch_repo, commit, head, write
+from tests.helpers import run_cli
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """The session's hermetic environment: no API key, no base URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return {**env, **extra}
+
+
+def plan_json(cwd: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    result = run_cli(cwd, env or _env(), "plan", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def paths(data: dict[str, Any]) -> list[str]:
+    return [f["path"] for f in data["files"]]
+
+
+def reasons(data: dict[str, Any]) -> dict[str, str]:
+    return {s["path"]: s["reason"] for s in data["skipped"]}
+
+
+def fails_with(cwd: Path, *args: str, code: int, env: dict[str, str] | None = None) -> str:
+    """Run `plan ARGS`, check the exit code and that stderr is one sentence; return it."""
+    result = run_cli(cwd, env or _env(), "plan", *args)
+    assert result.returncode == code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def feature_repo(git_repo: GitRepoFactory) -> Path:
+    """main plus a feature branch with one commit, a staged file, an unstaged edit, an
+    untracked file, an ignored file, a deletion and a rename."""
+    repo = branch_repo(git_repo)
+    commit(repo, {"feature.py": "def f():\n    return 1\n"})
+    write(repo, {"staged.py": "s = 1\n"})
+    git(repo, "add", "staged.py")
+    write(repo, {"app.py": BASE_FILES["app.py"] + "\n\ndef bye():\n    pass\n"})  # type: ignore[operator]
+    write(repo, {"untracked.py": "u = 1\n", "debug.log": "ignored\n"})
+    git(repo, "rm", "-q", "README.md")
+    git(repo, "mv", "lib/util.py", "lib/helpers.py")
+    return repo
+
+
+# --- one plan per scope -------------------------------------------------------------------------
+
+
+def test_plan_json_for_the_default_scope(feature_repo: Path) -> None:
+    data = plan_json(feature_repo)
+
+    fork = git(feature_repo, "merge-base", "main", "HEAD").strip()
+    assert data["scope"] == {
+        "base": fork,
+        "base_ref": "main",
+        "description": f"working tree changes against main (feature at {head(feature_repo)[:12]})",
+        "head": None,
+        "kind": "change",
+        "pathspecs": [],
+        "source": "worktree",
+    }
+    assert data["files"] == [
+        {
+            "additions": 4,
+            "deletions": 0,
+            "hunks": [[1, 6]],
+            "old_path": None,
+            "path": "app.py",
+            "size": 66,
+            "status": "modified",
+        },
+        {
+            "additions": 2,
+            "deletions": 0,
+            "hunks": [[1, 2]],
+            "old_path": None,
+            "path": "feature.py",
+            "size": 22,
+            "status": "added",
+        },
+        {
+            "additions": 0,
+            "deletions": 0,
+            "hunks": [],
+            "old_path": "lib/util.py",
+            "path": "lib/helpers.py",
+            "size": 32,
+            "status": "renamed",
+        },
+        {
+            "additions": 1,
+            "deletions": 0,
+            "hunks": [[1, 1]],
+            "old_path": None,
+            "path": "staged.py",
+            "size": 6,
+            "status": "added",
+        },
+        {
+            "additions": 1,
+            "deletions": 0,
+            "hunks": [[1, 1]],
+            "old_path": None,
+            "path": "untracked.py",
+            "size": 6,
+            "status": "added",
+        },
+    ]
+    assert data["skipped"] == [{"path": "README.md", "reason": "deleted in this change"}]
+    assert data["tokens"]["counted"] is None and data["tokens"]["estimate"] > 100
+    assert list(data) == sorted(data)
+
+
+def test_plan_json_for_staged(feature_repo: Path) -> None:
+    data = plan_json(feature_repo, "--staged")
+
+    assert data["scope"]["kind"] == "staged" and data["scope"]["source"] == "index"
+    assert data["scope"]["base"] == head(feature_repo)
+    assert paths(data) == ["lib/helpers.py", "staged.py"]  # not app.py: its edit is unstaged
+    assert reasons(data) == {"README.md": "deleted in this change"}
+
+
+def test_plan_json_for_a_pull_request(feature_repo: Path) -> None:
+    data = plan_json(feature_repo, "--base", "main", "--head", "HEAD")
+
+    assert data["scope"]["kind"] == "base" and data["scope"]["head"] == head(feature_repo)
+    assert paths(data) == ["feature.py"]  # committed content only
+    assert data["skipped"] == []
+
+
+def test_plan_json_for_all(feature_repo: Path) -> None:
+    data = plan_json(feature_repo, "--all")
+
+    assert data["scope"]["kind"] == "all" and data["scope"]["base"] is None
+    assert paths(data) == [".gitignore", "app.py", "feature.py", "lib/helpers.py", "staged.py"]
+    assert all(f["status"] is None and f["hunks"] is None for f in data["files"])
+    assert data["files"][1]["size"] == len((feature_repo / "app.py").read_bytes())
+
+
+def test_plan_is_printed_for_people(feature_repo: Path) -> None:
+    write(feature_repo, {"new\nline.py": "x\n", "[red]markup[/red].py": "y\n", "pic.png": b"\0\1"})
+
+    result = run_cli(feature_repo, _env(), "plan")
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("scope: working tree changes against main (feature at ")
+    assert "7 files to review" in out
+    assert '"new\\nline.py"' in out  # one line per file, even with a newline in the name
+    assert "[red]markup[/red].py" in out
+    assert "renamed from lib/util.py" in out
+    assert "README.md" in out and "deleted in this change" in out
+    assert "pic.png" in out and "binary" in out
+    assert "input tokens (local estimate)" in out
+
+
+# --- pathspecs, from wherever the command runs ----------------------------------------------
+
+
+def test_pathspecs_are_relative_to_the_current_directory(feature_repo: Path) -> None:
+    lib = feature_repo / "lib"
+    write(feature_repo, {"lib/new.py": "n\n"})
+
+    assert paths(plan_json(lib, "new.py")) == ["lib/new.py"]
+    assert paths(plan_json(lib, ".", "--all")) == ["lib/helpers.py"]  # new.py is untracked
+    assert paths(plan_json(lib, "../staged.py", "--staged")) == ["staged.py"]
+    assert plan_json(lib, "new.py")["scope"]["pathspecs"] == ["lib/new.py"]
+
+
+def test_running_from_a_subdirectory_reviews_the_whole_change(feature_repo: Path) -> None:
+    assert paths(plan_json(feature_repo / "lib")) == paths(plan_json(feature_repo))
+
+
+def test_a_path_outside_the_repository_is_a_usage_error(feature_repo: Path) -> None:
+    message = fails_with(feature_repo, "../elsewhere", code=2)
+
+    assert "outside the repository" in message
+
+
+def test_a_pathspec_naming_a_symlink_is_the_link_not_its_target(feature_repo: Path) -> None:
+    (feature_repo / "link.py").symlink_to("feature.py")
+
+    assert paths(plan_json(feature_repo, "link.py")) == ["link.py"]
+
+
+def test_awkward_names_and_a_leading_dash_pathspec(feature_repo: Path) -> None:
+    names = ["-dash.py", "with space.py", "ünïcødé.py", "new\nline.py"]
+    write(feature_repo, {name: "x\n" for name in names})
+
+    assert set(names) <= set(paths(plan_json(feature_repo)))
+    assert paths(plan_json(feature_repo, "--", "-dash.py")) == ["-dash.py"]
+
+
+# --- configuration and exclusions ------------------------------------------------------------
+
+
+def test_exclusions_come_from_config_flags_and_the_ignore_file(feature_repo: Path) -> None:
+    write(feature_repo, {".orch-review.toml": 'exclude = ["staged.py"]\n'})
+    write(feature_repo, {".orch-reviewignore": "untracked.py\n"})
+
+    data = plan_json(feature_repo, "--exclude", "feature.py")
+
+    assert reasons(data) == {
+        "README.md": "deleted in this change",
+        "feature.py": "excluded by the `exclude` setting",
+        "staged.py": "excluded by the `exclude` setting",
+        "untracked.py": "excluded by .orch-reviewignore",
+    }
+
+
+def test_with_base_the_configuration_is_read_from_the_base(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"a.py": "a\n", ".orch-review.toml": 'exclude = ["generated/"]\n'})
+    git(repo, "checkout", "-q", "-b", "pr")
+    # The change tries to exclude its own risky file from review.
+    commit(repo, {".orch-review.toml": 'exclude = ["risky.py"]\n', "risky.py": "r\n"})
+    commit(repo, {"generated/out.py": "g\n"})
+
+    data = plan_json(repo, "--base", "main", "--head", "HEAD")
+
+    assert "risky.py" in paths(data)
+    assert reasons(data) == {"generated/out.py": "excluded by the `exclude` setting"}
+
+
+def test_invalid_configuration_at_the_base_is_a_configuration_error(
+    git_repo: GitRepoFactory,
+) -> None:
+    repo = git_repo({"a.py": "a\n", ".orch-review.toml": "max-concurrent = 'ten'\n"})
+
+    message = fails_with(repo, "--base", "main", code=2)
+
+    assert "max-concurrent" in message and ".orch-review.toml" in message
+
+
+# --- bad input: one sentence, the right exit code ----------------------------------------------
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    assert "is not inside a git repository" in fails_with(tmp_path, code=2)
+
+
+def test_bare_repository(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "bare.git")
+
+    assert "bare repository" in fails_with(tmp_path / "bare.git", code=2)
+
+
+def test_empty_repository(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"a.py": "a\n"}, commit=False)
+
+    message = fails_with(repo, code=0)
+
+    assert "no commits yet" in message and "--all" in message
+    git(repo, "add", "a.py")
+    assert paths(plan_json(repo, "--staged")) == ["a.py"]
+    assert paths(plan_json(repo, "--all")) == ["a.py"]
+
+
+def test_nothing_to_review_on_the_default_branch(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"a.py": "a\n"})
+
+    message = fails_with(repo, code=0)
+
+    assert message.startswith("orch-review: nothing to review") and "--all" in message
+    assert fails_with(repo, "--json", code=0) == message
+
+
+def test_detached_head(feature_repo: Path) -> None:
+    git(feature_repo, "stash", "-q", "--include-untracked")
+    git(feature_repo, "checkout", "-q", "--detach")
+
+    data = plan_json(feature_repo)
+
+    assert paths(data) == ["feature.py"]
+    assert "detached at" in data["scope"]["description"]
+
+
+def test_unknown_base(feature_repo: Path) -> None:
+    message = fails_with(feature_repo, "--base", "no-such-branch", code=2)
+
+    assert "unknown ref `no-such-branch`" in message
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--staged", "--all"), "cannot be combined"),
+        (("--head", "HEAD"), "--head needs --base"),
+        (("--base", "main", "--staged"), "cannot be combined"),
+    ],
+)
+def test_conflicting_scope_flags(feature_repo: Path, args: tuple[str, ...], expected: str) -> None:
+    result = run_cli(feature_repo, _env(), "plan", *args)
+
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr
+
+
+def test_shallow_clone_missing_the_merge_base(git_repo: GitRepoFactory, tmp_path: Path) -> None:
+    upstream = branch_repo(git_repo)
+    commit(upstream, {"f1.py": "1\n"})
+    git(upstream, "checkout", "-q", "main")
+    commit(upstream, {"m1.py": "1\n"})
+    clone = tmp_path / "shallow"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        f"file://{upstream}",
+        str(clone),
+    )
+    git(clone, "checkout", "-q", "feature")
+
+    message = fails_with(clone, "--base", "origin/main", "--head", "HEAD", code=2)
+
+    assert "git fetch --deepen" in message and "fetch-depth: 0" in message
+    git(clone, "fetch", "-q", "--unshallow")
+    assert paths(plan_json(clone, "--base", "origin/main", "--head", "HEAD")) == ["f1.py"]
+
+
+# --- inside git hooks -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative"])
+def test_staged_plan_in_a_hook_with_a_temporary_index(feature_repo: Path, relative: bool) -> None:
+    # `git commit -- hooked.py` gives hooks a temporary index: HEAD plus that path only.
+    temp_index = feature_repo / ".git" / "next-index-1.lock"
+    named = ".git/next-index-1.lock" if relative else str(temp_index)
+    hook = _env(GIT_INDEX_FILE=named)
+    write(feature_repo, {"hooked.py": "staged in the hook's index\n"})
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=feature_repo, env=hook, check=True)
+    subprocess.run(["git", "add", "hooked.py"], cwd=feature_repo, env=hook, check=True)
+    write(feature_repo, {"hooked.py": "changed after staging, not committed\n"})
+    hook["GIT_DIR"] = ".git"
+    before = temp_index.read_bytes()
+
+    data = plan_json(feature_repo, "--staged", env=hook)
+
+    assert paths(data) == ["hooked.py"]  # not staged.py, which is in the regular index only
+    assert data["files"][0]["size"] == len("staged in the hook's index\n")
+    assert temp_index.read_bytes() == before
+
+
+def test_staged_plan_in_a_linked_worktree_hook(feature_repo: Path, tmp_path: Path) -> None:
+    worktree = tmp_path / "wt"
+    git(feature_repo, "worktree", "add", "-q", "-b", "wt-branch", str(worktree), "main")
+    write(worktree, {"wt.py": "w\n"})
+    git(worktree, "add", "wt.py")
+    git_dir = git(worktree, "rev-parse", "--absolute-git-dir").strip()
+    hook = _env(GIT_DIR=git_dir, GIT_INDEX_FILE=str(Path(git_dir, "index")))
+
+    data = plan_json(worktree, "--staged", env=hook)
+
+    assert paths(data) == ["wt.py"]
+
+
+def test_count_tokens_asks_the_api_once_and_nothing_else(
+    feature_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    result = run_cli(feature_repo, api_env, "plan", "--json", "--count-tokens")
+
+    assert result.returncode == 0, result.stderr
+    tokens = json.loads(result.stdout)["tokens"]
+    assert tokens["method"] == "count_tokens API" and tokens["counted"] > 0
+    assert [r.path for r in fake_api.requests] == ["/v1/messages/count_tokens"]
+    body = fake_api.requests[0].body
+    assert "staged.py\tadded +1 -0 lines 1" in body["messages"][0]["content"]
+
+
+def test_size_limit_and_generated_list_come_from_config(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"README.md": "# x\n"})
+    (repo / "big.py").write_text("x = 1\n" * 10)
+    (repo / "poetry.lock").write_text("[lock]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+
+    default = json.loads(run_cli(repo, env, "plan", "--json").stdout)
+    assert {s["path"] for s in default["skipped"]} == {"poetry.lock"}
+
+    (repo / ".orch-review.toml").write_text("max-file-size = 10\ngenerated = []\n")
+    configured = json.loads(run_cli(repo, env, "plan", "--json").stdout)
+    reasons = {s["path"]: s["reason"] for s in configured["skipped"]}
+    assert reasons["big.py"].startswith("larger than 10 bytes")
+    assert "poetry.lock" in {f["path"] for f in configured["files"]}
