@@ -28,14 +28,17 @@ class Severity(StrEnum):
 
 
 _SEVERITY_ORDER = [Severity.HIGH, Severity.MEDIUM, Severity.LOW, Severity.INFO]
+CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
 
 
 class Status(StrEnum):
-    """Where a finding stands after verification."""
+    """Where a finding stands after verification and triage."""
 
-    CONFIRMED = "confirmed"
-    REFUTED = "refuted"
+    CONFIRMED = "confirmed"  # verified and reported
+    REFUTED = "refuted"  # its verifier refuted it
     UNVERIFIED = "unverified"  # its verifier failed or was not run
+    FILTERED = "filtered"  # confirmed, but outside the lines the filter mode keeps
+    SUPPRESSED = "suppressed"  # confirmed, but an inline comment or the baseline hides it
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,7 @@ class Verdict:
     confirmed: bool
     reason: str
     evidence: str = ""
+    confidence: str = "medium"  # high, medium, low
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +66,23 @@ class Finding:
     suggestion: str | None = None
     verdict: Verdict | None = None
     concerns: tuple[str, ...] = field(default=())
+    start_column: int | None = None
+    fingerprint: str = ""
+    filtered: str | None = None  # why the filter mode dropped it
+    suppressed: str | None = None  # why it is suppressed
 
     @property
     def status(self) -> Status:
-        """Confirmed or refuted by its verifier, unverified without a verdict."""
+        """The finding's final status; only CONFIRMED findings are reported."""
         if self.verdict is None:
             return Status.UNVERIFIED
-        return Status.CONFIRMED if self.verdict.confirmed else Status.REFUTED
+        if not self.verdict.confirmed:
+            return Status.REFUTED
+        if self.suppressed is not None:
+            return Status.SUPPRESSED
+        if self.filtered is not None:
+            return Status.FILTERED
+        return Status.CONFIRMED
 
     @property
     def location(self) -> str:
@@ -76,6 +90,11 @@ class Finding:
         if self.end_line > self.start_line:
             return f"{self.path}:{self.start_line}-{self.end_line}"
         return f"{self.path}:{self.start_line}"
+
+    @property
+    def all_concerns(self) -> tuple[str, ...]:
+        """Every concern that reported this finding."""
+        return self.concerns or (self.concern,)
 
     def with_verdict(self, verdict: Verdict | None) -> Finding:
         """A copy carrying ``verdict``."""
@@ -87,20 +106,25 @@ class Finding:
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
+            "start_column": self.start_column,
             "severity": self.severity.value,
             "category": self.category,
             "claim": self.claim,
             "evidence": self.evidence,
             "suggestion": self.suggestion,
             "concern": self.concern,
-            "concerns": list(self.concerns or (self.concern,)),
+            "concerns": list(self.all_concerns),
             "status": self.status.value,
+            "fingerprint": self.fingerprint,
+            "filtered": self.filtered,
+            "suppressed": self.suppressed,
             "verdict": None
             if self.verdict is None
             else {
                 "confirmed": self.verdict.confirmed,
                 "reason": self.verdict.reason,
                 "evidence": self.verdict.evidence,
+                "confidence": self.verdict.confidence,
             },
         }
 
@@ -120,13 +144,33 @@ class Finding:
             suggestion=data.get("suggestion"),
             verdict=None if verdict is None else Verdict(**verdict),
             concerns=tuple(data.get("concerns") or ()),
+            start_column=data.get("start_column"),
+            fingerprint=data.get("fingerprint") or "",
+            filtered=data.get("filtered"),
+            suppressed=data.get("suppressed"),
         )
 
 
-def rank_key(finding: Finding) -> tuple[int, int, str, int, str]:
-    """Deterministic order: confirmed first, severity, then path, line and claim."""
-    status_rank = {Status.CONFIRMED: 0, Status.UNVERIFIED: 1, Status.REFUTED: 2}[finding.status]
-    return (status_rank, finding.severity.rank, finding.path, finding.start_line, finding.claim)
+_STATUS_RANK = {
+    Status.CONFIRMED: 0,
+    Status.FILTERED: 1,
+    Status.SUPPRESSED: 2,
+    Status.UNVERIFIED: 3,
+    Status.REFUTED: 4,
+}
+
+
+def rank_key(finding: Finding) -> tuple[int, int, int, str, int, str]:
+    """Deterministic order: status, severity, verifier confidence, path, line, claim."""
+    confidence = CONFIDENCE_RANK.get(finding.verdict.confidence if finding.verdict else "", 3)
+    return (
+        _STATUS_RANK[finding.status],
+        finding.severity.rank,
+        confidence,
+        finding.path,
+        finding.start_line,
+        finding.claim,
+    )
 
 
 def ranked(findings: list[Finding]) -> list[Finding]:

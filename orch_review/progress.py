@@ -1,44 +1,80 @@
 """Live progress of a review on stderr: one line per running agent, then totals.
 
-On a terminal it is a rich ``Live`` table; elsewhere (CI logs, pipes) plain log lines for
-agents starting and finishing, so a long review never looks hung.
+On a terminal it is a rich ``Live`` table (role, concern, turns, tokens, elapsed) with a totals
+line; elsewhere (CI logs, pipes) plain log lines for agents starting and finishing, each
+finish with the totals so far, so a long review never looks hung.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
 from orch_review.engine.agent import AgentEvent
 
-_FINAL = {"done", "failed", "cached", "skipped"}
+_FINAL = ("done", "failed", "cached", "skipped")
+#: Roles counted in the totals line, and what their work is called there.
+_TOTALS = (("subagent", "subagents"), ("verifier", "verifications"))
+_LABEL_CHARS = 80
+
+
+@dataclass(slots=True)
+class _Running:
+    role: str
+    label: str
+    since: float
+    order: int
+    turns: int = 0
+    tokens: int = 0
+
+
+def _label(text: str) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= _LABEL_CHARS else first[: _LABEL_CHARS - 1] + "…"
+
+
+def _elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 class Progress:
-    """An event sink for :class:`AgentEvent`, safe to call from many threads."""
+    """An event sink for :class:`AgentEvent`, safe to call from many threads; a context
+    manager that shows the live table while the review runs."""
 
-    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._console = console
         self._enabled = enabled
+        self._clock = clock
         self._lock = threading.Lock()
-        self._running: dict[str, tuple[AgentEvent, float]] = {}
-        self._finished: dict[str, int] = {}
+        self._running: dict[str, _Running] = {}
+        self._finished: Counter[tuple[str, str]] = Counter()
+        self._started = 0
         self._live: Live | None = None
 
     def __enter__(self) -> Progress:
         if self._enabled and self._console.is_terminal:
             self._live = Live(
-                self._table(),
+                self.renderable(),
                 console=self._console,
                 refresh_per_second=4,
                 transient=True,
-                get_renderable=self._table,
+                get_renderable=self.renderable,
             )
             self._live.start()
         return self
@@ -54,44 +90,72 @@ class Progress:
             self._live = None
 
     def __call__(self, event: AgentEvent) -> None:
+        now = self._clock()
         with self._lock:
-            if event.state == "started":
-                self._running[event.agent_id] = (event, time.monotonic())
-            elif event.state == "turn" and event.agent_id in self._running:
-                self._running[event.agent_id] = (event, self._running[event.agent_id][1])
-            elif event.state in _FINAL:
-                self._running.pop(event.agent_id, None)
-                key = f"{event.role} {event.state}"
-                self._finished[key] = self._finished.get(key, 0) + 1
+            agent = self._update(event, now)
+            totals = self._totals_locked() if event.state in _FINAL else ""
         if self._enabled and self._live is None and event.state != "turn":
-            self._log(event)
+            self._log(event, agent, now, totals)
 
-    def _log(self, event: AgentEvent) -> None:
-        label = " ".join(event.label.split())[:80]
-        detail = f" ({event.detail})" if event.detail else ""
-        self._console.print(
-            f"[{event.role} {event.agent_id}] {event.state}: {label}{detail}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+    def _update(self, event: AgentEvent, now: float) -> _Running | None:
+        agent = self._running.get(event.agent_id)
+        if event.state == "started":
+            self._started += 1
+            agent = _Running(event.role, event.label, now, self._started)
+            self._running[event.agent_id] = agent
+        elif agent is not None and event.state == "turn":
+            agent.turns, agent.tokens = event.turns, event.tokens
+        elif event.state in _FINAL:
+            self._running.pop(event.agent_id, None)
+            self._finished[(event.role, event.state)] += 1
+        return agent
 
-    def _table(self) -> Table:
-        table = Table(box=None, show_header=True, pad_edge=False)
-        for column in ("agent", "concern", "turns", "tokens", "elapsed"):
-            table.add_column(column, justify="right" if column in {"turns", "tokens"} else "left")
-        now = time.monotonic()
+    def _log(self, event: AgentEvent, agent: _Running | None, now: float, totals: str) -> None:
+        line = f"[{event.role} {event.agent_id}] {event.state}: {_label(event.label)}"
+        facts = []
+        if agent is not None and event.state in _FINAL:
+            facts.append(_elapsed(now - agent.since))
+            if agent.turns:
+                facts.append(f"{agent.turns} turns, {agent.tokens:,} tokens")
+        if event.detail and event.state != "done":
+            facts.append(" ".join(event.detail.split()))
+        if facts:
+            line += f" ({'; '.join(facts)})"
+        if totals:
+            line += f" — {totals}"
+        self._console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def totals(self) -> str:
+        """``N running · subagents: 3 done, 1 failed · verifications: 2 done``."""
         with self._lock:
-            running = sorted(self._running.items())
-            finished = dict(self._finished)
-        for agent_id, (event, since) in running:
-            table.add_row(
-                f"{event.role} {agent_id}",
-                Text(" ".join(event.label.split())[:60], overflow="ellipsis", no_wrap=True),
-                str(event.turns),
-                f"{event.tokens:,}",
-                f"{now - since:.0f}s",
-            )
-        totals = ", ".join(f"{n} {k}" for k, n in sorted(finished.items())) or "starting"
-        table.caption = f"{len(running)} running · {totals}"
-        return table
+            return self._totals_locked()
+
+    def _totals_locked(self) -> str:
+        parts = [f"{len(self._running)} running"]
+        for role, name in _TOTALS:
+            counts = [
+                f"{self._finished[(role, s)]} {s}" for s in _FINAL if self._finished[(role, s)]
+            ]
+            if counts:
+                parts.append(f"{name}: {', '.join(counts)}")
+        return " · ".join(parts)
+
+    def renderable(self) -> Group:
+        """The live view: a table of running agents and the totals line."""
+        table = Table(box=None, show_header=True, pad_edge=False, expand=False)
+        table.add_column("role")
+        table.add_column("concern", no_wrap=True, overflow="ellipsis", max_width=60)
+        table.add_column("turns", justify="right")
+        table.add_column("tokens", justify="right")
+        table.add_column("elapsed", justify="right")
+        now = self._clock()
+        with self._lock:
+            running = sorted(self._running.items(), key=lambda item: item[1].order)
+            rows = [
+                (f"{a.role} {agent_id}", _label(a.label), a.turns, a.tokens, now - a.since)
+                for agent_id, a in running
+            ]
+            totals = self._totals_locked()
+        for role, label, turns, tokens, elapsed in rows:
+            table.add_row(role, label, str(turns), f"{tokens:,}", _elapsed(elapsed))
+        return Group(table, Text(totals, "dim"))

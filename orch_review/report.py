@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from orch_review.engine.budget import UsageReport
 from orch_review.engine.workflow import ConcernOutcome
 from orch_review.errors import ExitCode
 from orch_review.findings import Finding, Status, ranked
+from orch_review.snippets import Snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,11 +25,23 @@ class Report:
     model: str
     agent_model: str
     warnings: tuple[str, ...] = field(default=())
+    scope_kind: str = "all"
+    filter_mode: str = "nofilter"
+    # Fingerprint -> the code a finding points at (see orch_review.snippets); display only.
+    snippets: Mapping[str, Snippet] = field(default_factory=dict)
 
     @property
     def confirmed(self) -> list[Finding]:
-        """Findings that survived verification, ranked."""
-        return [f for f in self.findings if f.status is Status.CONFIRMED]
+        """Findings that survived verification, filtering and suppression, ranked."""
+        return self.with_status(Status.CONFIRMED)
+
+    def with_status(self, status: Status) -> list[Finding]:
+        """The findings that ended with ``status``, ranked."""
+        return [f for f in self.findings if f.status is status]
+
+    def counts(self) -> dict[str, int]:
+        """How many findings ended with each status."""
+        return {status.value: len(self.with_status(status)) for status in Status}
 
     @property
     def uncovered(self) -> list[ConcernOutcome]:
@@ -58,9 +72,11 @@ def build_report(
     model: str,
     agent_model: str,
     warnings: list[str],
+    findings: list[Finding],
+    scope_kind: str,
+    filter_mode: str,
 ) -> Report:
-    """Collect the findings of every concern, ranked, into a :class:`Report`."""
-    findings = [f for c in concerns for f in c.findings]
+    """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
         scope=scope,
         summary=summary,
@@ -71,4 +87,6 @@ def build_report(
         model=model,
         agent_model=agent_model,
         warnings=tuple(warnings),
+        scope_kind=scope_kind,
+        filter_mode=filter_mode,
     )

@@ -91,6 +91,11 @@ def subagent_task(concern: str) -> str:
     return f"Your subtask:\n\n<subtask>\n{concern}\n</subtask>"
 
 
+def _as_data(value: object) -> str:
+    """JSON that cannot close the tag around it: ``<`` is escaped."""
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("<", "\\u003c")
+
+
 def verifier_task(concern: str, findings: Sequence[Finding]) -> str:
     """The first user turn of a verifier: the concern and the numbered findings to attack."""
     listed = [
@@ -108,6 +113,6 @@ def verifier_task(concern: str, findings: Sequence[Finding]) -> str:
     return (
         "A reviewer working on this subtask:\n\n<subtask>\n"
         f"{concern}\n</subtask>\n\nreported these findings:\n\n<findings>\n"
-        f"{json.dumps(listed, indent=2, ensure_ascii=False)}\n</findings>\n\n"
+        f"{_as_data(listed)}\n</findings>\n\n"
         "Try to refute each one, then call report_verdicts."
     )

@@ -13,7 +13,7 @@ from typing import Any
 from orch_review.findings import Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-11-30.1"
+TOOLS_VERSION = "2026-11-30.2"
 
 CATEGORIES = (
     "correctness",
@@ -156,6 +156,11 @@ REPORT_VERDICTS_TOOL: dict[str, Any] = {
                             "description": "The finding's number as listed in your task.",
                         },
                         "verdict": {"type": "string", "enum": ["confirmed", "refuted"]},
+                        "confidence": {
+                            "type": "string",
+                            "enum": ["high", "medium", "low"],
+                            "description": "How sure you are of this verdict.",
+                        },
                         "reason": {
                             "type": "string",
                             "description": "Why, in one or two sentences.",
@@ -270,10 +275,14 @@ def parse_verdicts(tool_input: Mapping[str, Any], count: int) -> dict[int, Verdi
         decision = _text(item, "verdict").lower()
         if decision not in {"confirmed", "refuted"}:
             raise ToolInputError("`verdict` must be `confirmed` or `refuted`")
+        confidence = _text(item, "confidence", required=False).lower() or "medium"
+        if confidence not in {"high", "medium", "low"}:
+            raise ToolInputError("`confidence` must be high, medium or low")
         verdicts[number] = Verdict(
             confirmed=decision == "confirmed",
             reason=_text(item, "reason"),
             evidence=_text(item, "evidence", required=False),
+            confidence=confidence,
         )
     missing = [n for n in range(1, count + 1) if n not in verdicts]
     if missing:

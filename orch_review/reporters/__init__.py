@@ -1,4 +1,8 @@
-"""Output formats: one module each, all with ``render(report) -> str``, listed here."""
+"""Output formats: one module each, all with ``render(report) -> str``, listed here.
+
+Every renderer gets the same triaged :class:`Report`; which findings a format shows is decided
+by their status alone (JSON lists all of them, the others only confirmed ones).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,11 @@ Renderer = Callable[[Report], str]
 
 def registry() -> dict[str, Renderer]:
     """Format name -> renderer (imported lazily: each pulls in what it needs)."""
-    from orch_review.reporters import json_report
+    from orch_review.reporters import github, json_report, sarif, terminal
 
-    return {"json": json_report.render}
+    return {
+        "github": github.render,
+        "json": json_report.render,
+        "sarif": sarif.render,
+        "text": terminal.render,
+    }

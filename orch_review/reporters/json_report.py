@@ -1,33 +1,63 @@
-"""The JSON report: every finding with its status, coverage and usage; deterministic."""
+"""The JSON report: every finding with its status, coverage and usage; deterministic.
+
+Its shape is described by ``orch_review/schemas/report.schema.json`` (JSON Schema 2020-12),
+shipped in the package. ``schema_version`` changes only when a key is removed or changes
+meaning; new keys may appear within a version.
+"""
 
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any
 
 from orch_review import __version__
+from orch_review.findings import Severity
 from orch_review.report import Report
 
 SCHEMA_VERSION = 1
+SCHEMA_RESOURCE = "report.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of this report, as shipped in the package."""
+    text = resources.files("orch_review.schemas").joinpath(SCHEMA_RESOURCE).read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _coverage(report: Report) -> dict[str, int]:
+    concerns = report.concerns
+    return {
+        "concerns": len(concerns),
+        "reviewed": sum(1 for c in concerns if c.status == "reviewed"),
+        "failed": sum(1 for c in concerns if c.status == "failed"),
+        "skipped": sum(1 for c in concerns if c.status == "skipped"),
+        "covered": sum(1 for c in concerns if c.covered),
+        "uncovered": len(report.uncovered),
+    }
 
 
 def to_data(report: Report) -> dict[str, Any]:
-    """The report as JSON-ready data (refuted and unverified findings included, marked)."""
+    """The report as JSON-ready data (findings of every status included, marked)."""
     usage = report.usage
+    confirmed = report.confirmed
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "orch-review", "version": __version__},
         "scope": report.scope,
+        "scope_kind": report.scope_kind,
+        "filter_mode": report.filter_mode,
         "model": report.model,
         "agent_model": report.agent_model,
         "summary": report.summary,
         "incomplete": report.incomplete,
         "findings": [f.to_json() for f in report.findings],
-        "counts": {
-            "confirmed": len(report.confirmed),
-            "refuted": sum(1 for f in report.findings if f.status.value == "refuted"),
-            "unverified": sum(1 for f in report.findings if f.status.value == "unverified"),
+        "counts": report.counts(),
+        "confirmed_by_severity": {
+            s.value: sum(1 for f in confirmed if f.severity is s) for s in Severity
         },
+        "coverage": _coverage(report),
         "concerns": [
             {
                 "index": c.index + 1,
@@ -37,15 +67,17 @@ def to_data(report: Report) -> dict[str, Any]:
                 "error": c.error,
                 "from_journal": c.from_journal,
                 "findings": len(c.findings),
+                "summary": c.summary,
             }
             for c in report.concerns
         ],
         "usage": {
             "by_role": {role: u.to_json() for role, u in usage.by_role.items()},
             "total": usage.total.to_json(),
-            "agents_started": usage.agents_started,
-            "agents_from_journal": usage.agents_from_journal,
+            "agents_started": dict(usage.agents_started),
+            "agents_from_journal": dict(usage.agents_from_journal),
             "cap_reached": usage.cap_reached,
+            "unknown_price_models": list(usage.unknown_price_models),
         },
         "wall_seconds": round(report.wall_seconds, 3),
         "warnings": list(report.warnings),

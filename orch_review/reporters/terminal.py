@@ -1,14 +1,29 @@
-"""The terminal report people read: findings by severity, then coverage and cost."""
+"""The report people read: a header with counts, confirmed findings grouped by severity with
+their code, then coverage, usage and cost.
+
+On a terminal it wraps to the width, highlights code and draws rules and table borders; off a
+terminal (pipes, CI logs, ``render``) it is plain text, one line per line, no boxes. Colour
+follows the console, which honours ``NO_COLOR``.
+"""
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.findings import Finding, Severity
+from orch_review.engine.budget import Usage
+from orch_review.findings import Finding, Severity, Status
 from orch_review.report import Report
+from orch_review.snippets import Snippet
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",
@@ -16,40 +31,169 @@ SEVERITY_STYLE = {
     Severity.LOW: "bold cyan",
     Severity.INFO: "bold blue",
 }
-
-
 INDENT = "   "
+#: Width of the plain ``render`` (the registry's "text" format).
+TEXT_WIDTH = 100
+_NOT_SHOWN = (Status.REFUTED, Status.UNVERIFIED, Status.FILTERED, Status.SUPPRESSED)
 
 
-def _finding(number: int, finding: Finding) -> Text:
-    text = Text.assemble(
+@dataclass(frozen=True, slots=True)
+class _Style:
+    terminal: bool  # wrap, rules and table borders
+    color: bool  # syntax-highlighted code
+    quiet: bool
+    verbose: bool
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _plain_code(snippet: Snippet, finding: Finding) -> Text:
+    width = len(str(snippet.end))
+    text = Text()
+    for number, line in enumerate(snippet.lines, snippet.start):
+        flagged = finding.start_line <= number <= finding.end_line
+        if number > snippet.start:
+            text.append("\n")
+        text.append(f"{'>' if flagged else ' '} {number:>{width}} |", "dim")
+        if line.strip():
+            text.append(" " + line.expandtabs(4).rstrip(), "bold" if flagged else "")
+    return text
+
+
+def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | None:
+    snippet = report.snippets.get(finding.fingerprint) if finding.fingerprint else None
+    if snippet is None or not snippet.lines:
+        return None
+    if not style.color:
+        return _plain_code(snippet, finding)
+    code = "\n".join(snippet.lines)
+    return Syntax(
+        code,
+        Syntax.guess_lexer(finding.path, code),
+        theme="ansi_dark",
+        background_color="default",
+        line_numbers=True,
+        start_line=snippet.start,
+        highlight_lines=set(range(finding.start_line, finding.end_line + 1)),
+    )
+
+
+def _labelled(label: str, value: str) -> Text:
+    return Text.assemble((label, "dim"), value.strip())
+
+
+def _finding(number: int, finding: Finding, report: Report, style: _Style) -> RenderableType:
+    head = Text.assemble(
         (f"{number}. ", "bold"),
         (f"{finding.severity.value.upper():<6}", SEVERITY_STYLE[finding.severity]),
         " ",
         (finding.location, "bold underline"),
         (f"  [{finding.category}]", "dim"),
     )
-    rows = [("", finding.claim), ("evidence: ", finding.evidence)]
+    fields = [("", finding.claim), ("evidence: ", finding.evidence)]
+    tail = []
     if finding.suggestion:
-        rows.append(("fix: ", finding.suggestion))
+        tail.append(("fix: ", finding.suggestion))
     if finding.verdict is not None:
-        rows.append(("verified: ", finding.verdict.reason))
-    for label, value in rows:
+        label = f"verified ({finding.verdict.confidence} confidence): "
+        tail.append((label, finding.verdict.reason))
+    if len(finding.all_concerns) > 1:
+        tail.append(("reported by: ", "; ".join(_one_line(c) for c in finding.all_concerns)))
+    code = _code(report, finding, style)
+    if style.terminal:
+        rows: list[RenderableType] = [_labelled(label, value) for label, value in fields]
+        rows += [code] if code is not None else []
+        rows += [_labelled(label, value) for label, value in tail]
+        return Group(head, Padding(Group(*rows), (0, 0, 0, len(INDENT)), expand=False))
+    # Plain: continuation lines of a value line up under its first line.
+    text = head
+    for label, value in [*fields, *([("", code)] if code is not None else []), *tail]:
+        body = _labelled(label, value) if isinstance(value, str) else value
+        assert isinstance(body, Text)  # plain code is Text
         text.append("\n" + INDENT)
-        text.append(label, "dim")
-        text.append(value.strip().replace("\n", "\n" + INDENT + "  "))
+        text.append_text(_indented(body, INDENT + " " * len(label)))
     return text
+
+
+def _indented(text: Text, prefix: str) -> Text:
+    """``text`` with every line after the first prefixed (plain mode keeps the indent)."""
+    lines = text.split("\n", allow_blank=True)
+    return Text("\n" + prefix).join(lines)
 
 
 def _counts(report: Report) -> Text:
-    text = Text()
+    text = Text("confirmed findings: ")
     confirmed = report.confirmed
     for severity in Severity:
         count = sum(1 for f in confirmed if f.severity is severity)
-        style = SEVERITY_STYLE[severity] if count else "dim"
-        text.append(f"{count} {severity.value}", style)
+        text.append(f"{count} {severity.value}", SEVERITY_STYLE[severity] if count else "dim")
         text.append("  ")
+    others = [(s, len(report.with_status(s))) for s in _NOT_SHOWN]
+    if any(n for _, n in others):
+        text.append("· not shown: " + ", ".join(f"{n} {s.value}" for s, n in others if n), "dim")
+    text.rstrip()
     return text
+
+
+def _heading(severity: Severity, count: int, style: _Style) -> RenderableType:
+    title = f"{severity.value.upper()} ({count})"
+    if style.terminal:
+        return Rule(Text(title, SEVERITY_STYLE[severity]), align="left", style="dim")
+    return Text(title, SEVERITY_STYLE[severity])
+
+
+def _not_shown(report: Report) -> Iterator[RenderableType]:
+    yield Text("Not reported", "bold")
+    for status in _NOT_SHOWN:
+        for finding in report.with_status(status):
+            if status is Status.FILTERED:
+                why = f"filtered: {finding.filtered}"
+            elif status is Status.SUPPRESSED:
+                why = f"suppressed: {finding.suppressed}"
+            elif finding.verdict is not None:
+                why = f"verifier ({finding.verdict.confidence}): {finding.verdict.reason}"
+            else:
+                why = "no verdict: its verifier failed or did not run"
+            yield Text.assemble(
+                (f"{status.value.upper():<10}", "bold"),
+                f" {finding.severity.value:<6} ",
+                (finding.location, "underline"),
+                (f"  [{finding.category}] ", "dim"),
+                _one_line(finding.claim),
+                ("\n" + INDENT + _one_line(why), "dim"),
+            )
+    yield Text()
+
+
+def _coverage(report: Report) -> Iterator[Text]:
+    total = len(report.concerns)
+    reviewed = sum(1 for c in report.concerns if c.status == "reviewed")
+    covered = sum(1 for c in report.concerns if c.covered)
+    line = f"{reviewed} of {total} concerns reviewed ({covered} fully verified)"
+    for status in ("failed", "skipped"):
+        count = sum(1 for c in report.concerns if c.status == status)
+        if count:
+            line += f", {count} {status}"
+    yield Text(line + ".", "dim")
+    counts = report.counts()
+    parts = [f"{counts['refuted']} findings refuted by verifiers"]
+    if counts["unverified"]:
+        parts.append(f"{counts['unverified']} unverified")
+    if counts["filtered"]:
+        parts.append(f"{counts['filtered']} filtered out (--filter-mode {report.filter_mode})")
+    if counts["suppressed"]:
+        parts.append(f"{counts['suppressed']} suppressed")
+    yield Text("Not shown: " + ", ".join(parts) + ".", "dim")
+    for outcome in report.uncovered:
+        first_line = outcome.concern.splitlines()[0] if outcome.concern else ""
+        why = outcome.error or "some findings were not verified"
+        yield Text.assemble(
+            ("NOT COVERED ", "bold red"),
+            f"[{outcome.index + 1}] {_one_line(first_line)[:100]}",
+            (f" — {_one_line(why)}", "dim"),
+        )
 
 
 def _usage_table(report: Report, boxed: bool) -> Table:
@@ -62,71 +206,132 @@ def _usage_table(report: Report, boxed: bool) -> Table:
         agents = str(usage.agents_started.get(role, 0)) + (
             f" (+{reused} journal)" if reused else ""
         )
-        table.add_row(
-            role,
-            agents if role != "main" else "1",
-            str(used.requests),
-            f"{used.input_tokens + used.cache_write_tokens:,}",
-            f"{used.cache_read_tokens:,}",
-            f"{used.output_tokens:,}",
-            f"${used.cost_usd:.2f}",
-        )
-    total = usage.total
-    table.add_row(
-        "total",
-        "",
-        str(total.requests),
-        f"{total.input_tokens + total.cache_write_tokens:,}",
-        f"{total.cache_read_tokens:,}",
-        f"{total.output_tokens:,}",
-        f"${total.cost_usd:.2f}",
-        style="bold",
-    )
+        table.add_row(role, agents, *_usage_cells(used))
+    table.add_row("total", "", *_usage_cells(usage.total), style="bold")
     return table
 
 
-def print_report(report: Report, console: Console, *, quiet: bool = False) -> None:
-    """Write the report to ``console`` (plain text when it is not a terminal)."""
-    boxed = console.is_terminal
-    if not boxed:
-        console.soft_wrap = True  # plain output: one line per line, no padding
-    console.print(Text.assemble(("orch-review", "bold"), "  ", report.scope))
-    console.print(Text.assemble("confirmed findings: ", _counts(report)))
+def _usage_cells(used: Usage) -> list[str]:
+    return [
+        str(used.requests),
+        f"{used.input_tokens + used.cache_write_tokens:,}",
+        f"{used.cache_read_tokens:,}",
+        f"{used.output_tokens:,}",
+        f"${used.cost_usd:.2f}",
+    ]
+
+
+def _incomplete(report: Report) -> Text:
+    missing = len(report.uncovered)
+    why = f"{missing} concern{'s' if missing != 1 else ''} not covered" if missing else ""
+    if report.usage.cap_reached:
+        why = ", ".join(filter(None, [why, report.usage.cap_reached]))
+    if not report.concerns:
+        why = "no review workflow ran"
+    return Text(f"The review is INCOMPLETE: {why}.", "bold red")
+
+
+def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     confirmed = report.confirmed
-    if confirmed:
-        console.print()
-    for number, finding in enumerate(confirmed, 1):
-        console.print(_finding(number, finding))
-        console.print()
-    if not confirmed:
-        console.print(Text("No confirmed findings.", "green"))
-    if quiet:
+    if not style.quiet:
+        yield Text.assemble(("orch-review", "bold"), "  ", report.scope)
+        yield _counts(report)
+        yield Text()
+    number = 0
+    for severity in Severity:
+        group = [f for f in confirmed if f.severity is severity]
+        if not group:
+            continue
+        yield _heading(severity, len(group), style)
+        for finding in group:
+            number += 1
+            yield _finding(number, finding, report, style)
+            yield Text()
+    if style.quiet:
+        if report.incomplete:
+            yield _incomplete(report)
         return
-    refuted = sum(1 for f in report.findings if f.status.value == "refuted")
-    covered = sum(1 for c in report.concerns if c.covered)
-    console.print(
-        Text(
-            f"{len(report.concerns)} concerns reviewed ({covered} fully covered); "
-            f"{refuted} findings refuted by verifiers and not shown.",
-            "dim",
-        )
-    )
-    for outcome in report.uncovered:
-        console.print(
-            Text.assemble(
-                ("NOT COVERED ", "bold red"),
-                f"[{outcome.index + 1}] ",
-                outcome.concern.splitlines()[0][:100],
-                (f" — {outcome.error}", "dim"),
-            )
-        )
+    if not confirmed:
+        yield Text("No confirmed findings.", "green")
+        yield Text()
+    if style.verbose and any(report.with_status(s) for s in _NOT_SHOWN):
+        yield from _not_shown(report)
+    yield from _coverage(report)
     if report.summary:
-        console.print()
-        console.print(Text(report.summary))
-    console.print()
-    console.print(_usage_table(report, boxed))
-    console.print(Text(f"wall time {report.wall_seconds:.1f}s · model {report.model}", "dim"))
+        yield Text()
+        yield Text(report.summary.strip())
+    yield Text()
+    yield _usage_table(report, style.terminal)
+    yield Text(
+        f"wall time {report.wall_seconds:.1f}s · model {report.model}"
+        + (f" · agents {report.agent_model}" if report.agent_model != report.model else ""),
+        "dim",
+    )
     for warning in report.warnings:
-        console.print(Text.assemble(("warning: ", "yellow"), warning))
+        yield Text.assemble(("warning: ", "yellow"), warning)
     if report.incomplete:
-        console.print(Text("The review is INCOMPLETE: see what was not covered above.", "bold red"))
+        yield _incomplete(report)
+
+
+def _write(console: Console, report: Report, style: _Style) -> None:
+    for renderable in _renderables(report, style):
+        # Off a terminal: one line per line (no wrapping), so logs stay greppable.
+        console.print(renderable, soft_wrap=not style.terminal, highlight=False)
+
+
+def print_report(
+    report: Report, console: Console, *, quiet: bool = False, verbose: bool = False
+) -> None:
+    """Write the report to ``console``: plain text when it is not a terminal, code
+    highlighted only when it has colour (``NO_COLOR`` unset)."""
+    terminal = console.is_terminal
+    color = terminal and not console.no_color and console.color_system is not None
+    _write(console, report, _Style(terminal, color, quiet, verbose))
+
+
+def render_terminal(
+    report: Report, *, color: bool, width: int, quiet: bool = False, verbose: bool = False
+) -> str:
+    """The report as a string: with ``color``, as a colour terminal of ``width`` shows it;
+    without, as plain text."""
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        height=25,
+        force_terminal=color,
+        force_jupyter=False,
+        force_interactive=False,
+        no_color=not color,
+        color_system="standard" if color else None,
+        legacy_windows=False,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    print_report(report, console, quiet=quiet, verbose=verbose)
+    return buffer.getvalue()
+
+
+def render(report: Report) -> str:
+    """Plain text (the registry's "text" format)."""
+    return render_terminal(report, color=False, width=TEXT_WIDTH)
+
+
+def render_compact(report: Report) -> str:
+    """For hooks: one line per confirmed finding, the first one's evidence under it."""
+    lines = []
+    for index, finding in enumerate(report.confirmed):
+        lines.append(
+            f"{finding.severity.value.upper()} {finding.location} [{finding.category}] "
+            + _one_line(finding.claim)
+        )
+        if index == 0:
+            evidence = [line.rstrip() for line in finding.evidence.strip().splitlines()]
+            lines.extend(
+                f"  evidence: {line}" if i == 0 else f"            {line}"
+                for i, line in enumerate(evidence)
+            )
+    if report.incomplete:
+        lines.append(_incomplete(report).plain)
+    return "".join(line + "\n" for line in lines)

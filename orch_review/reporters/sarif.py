@@ -1,0 +1,251 @@
+"""SARIF 2.1.0 for GitHub code scanning: one rule per category, one result per confirmed
+finding, deterministic.
+
+Beyond the OASIS schema it follows GitHub's rules ("SARIF support for code scanning",
+docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/
+sarif-support-for-code-scanning): rules carry help text and markdown, ``properties.tags`` and
+``security-severity``; results a repository-relative uri and ``partialFingerprints``; the run
+an ``automationDetails.id`` so each scope kind is its own analysis category. GitHub rejects
+a run with more than 25,000 results or a file over 10 MB gzipped: the lowest ranked results
+are cut to fit, and a notification says how many.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from orch_review import __version__
+from orch_review.engine.tools import CATEGORIES
+from orch_review.findings import Finding, Severity
+from orch_review.report import Report
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+INFORMATION_URI = "https://github.com/orch-review/orch-review"
+RULE_PREFIX = "orch-review/"
+#: GitHub's hard limits (docs: "SARIF results exceed hard limit", "SARIF file is too large").
+MAX_RESULTS = 25_000
+MAX_GZIP_BYTES = 10 * 1024 * 1024
+
+LEVEL = {
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.INFO: "note",
+}
+#: GitHub maps security-severity to critical (>= 9), high (7-8.9), medium (4-6.9), low (< 4).
+SECURITY_SEVERITY = {
+    Severity.HIGH: "8.0",
+    Severity.MEDIUM: "5.5",
+    Severity.LOW: "3.0",
+    Severity.INFO: "1.0",
+}
+SECURITY_CATEGORIES = frozenset({"security"})
+
+DESCRIPTIONS = {
+    "correctness": "The code does not do what it is meant to: wrong results, broken logic, "
+    "unhandled cases.",
+    "security": "A weakness an attacker could use: injection, unsafe deserialization, "
+    "missing authorization, leaked secrets, unsafe defaults.",
+    "concurrency": "A race, deadlock or unsafe sharing of state between threads, processes "
+    "or tasks.",
+    "error-handling": "Errors swallowed, misreported or left unhandled, so failures pass "
+    "silently or crash.",
+    "performance": "Work that grows badly with input or repeats needlessly: quadratic loops, "
+    "repeated I/O, missing limits.",
+    "resource-leak": "A file, socket, lock, process or other resource that is not released "
+    "on every path.",
+    "api-misuse": "A library or platform API used against its contract or documentation.",
+    "data-loss": "Data can be lost, truncated or corrupted: non-atomic writes, wrong "
+    "encodings, silent overwrites.",
+    "compatibility": "Breaks supported versions, platforms or existing callers: removed "
+    "APIs, changed formats, version-specific features.",
+    "testing": "Tests that cannot fail, test the wrong thing, or miss the change's risky cases.",
+    "maintainability": "Code that is hard to change safely: duplication, misleading names, "
+    "hidden coupling.",
+    "documentation": "Documentation or comments that contradict the code or leave out what "
+    "a user needs.",
+}
+
+_HELP = """\
+orch-review reports a {category} finding only after a second agent tried to refute it and \
+could not: each result carries the claim, the evidence (file:line or command output) and the \
+verifier's reason.
+
+{description}"""
+
+
+def _rule(category: str) -> dict[str, Any]:
+    description = DESCRIPTIONS.get(category, f"A {category} problem.")
+    security = category in SECURITY_CATEGORIES
+    tags = list(dict.fromkeys(["orch-review", category, *(["security"] if security else [])]))
+    properties: dict[str, Any] = {"tags": tags}
+    if security:
+        properties["security-severity"] = SECURITY_SEVERITY[Severity.MEDIUM]
+    help_text = _HELP.format(category=category, description=description)
+    return {
+        "id": RULE_PREFIX + category,
+        "name": "".join(part.capitalize() for part in category.split("-")),
+        "shortDescription": {"text": f"{category.capitalize()} problem (verified)"},
+        "fullDescription": {"text": description},
+        "help": {
+            "text": help_text,
+            "markdown": help_text.replace("orch-review", "**orch-review**", 1),
+        },
+        "defaultConfiguration": {"level": "warning"},
+        "properties": properties,
+    }
+
+
+def _fenced(text: str) -> str:
+    """``text`` as a markdown code block whose fence no backtick run inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def _message(finding: Finding) -> dict[str, str]:
+    evidence = finding.evidence.strip()
+    text = [finding.claim.strip(), f"Evidence: {evidence}"]
+    markdown = [f"**{finding.claim.strip()}**", f"Evidence:\n\n{_fenced(evidence)}"]
+    if finding.suggestion:
+        text.append(f"Suggested fix: {finding.suggestion.strip()}")
+        markdown.append(f"Suggested fix: {finding.suggestion.strip()}")
+    if finding.verdict is not None:
+        why = f"{finding.verdict.reason.strip()} ({finding.verdict.confidence} confidence)"
+        text.append(f"Verified: {why}")
+        markdown.append(f"*Verified:* {why}")
+    return {"text": "\n\n".join(text), "markdown": "\n\n".join(markdown)}
+
+
+def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+    region: dict[str, int] = {
+        "startLine": max(1, finding.start_line),
+        "endLine": max(1, finding.start_line, finding.end_line),
+    }
+    if finding.start_column is not None and finding.start_column >= 1:
+        region["startColumn"] = finding.start_column
+    properties: dict[str, Any] = {
+        "severity": finding.severity.value,
+        "category": finding.category,
+        "concerns": list(finding.all_concerns),
+    }
+    if finding.verdict is not None:
+        properties["confidence"] = finding.verdict.confidence
+    if finding.category in SECURITY_CATEGORIES:
+        properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
+    result: dict[str, Any] = {
+        "ruleId": RULE_PREFIX + finding.category,
+        "ruleIndex": rule_index[finding.category],
+        "level": LEVEL[finding.severity],
+        "message": _message(finding),
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(finding.path), "uriBaseId": "SRCROOT"},
+                    "region": region,
+                }
+            }
+        ],
+        "properties": properties,
+    }
+    if finding.fingerprint:
+        result["partialFingerprints"] = {"primaryLocationLineHash": finding.fingerprint}
+    return result
+
+
+def _notification(level: str, descriptor: str, text: str) -> dict[str, Any]:
+    return {"level": level, "descriptor": {"id": descriptor}, "message": {"text": text}}
+
+
+def _notifications(report: Report) -> list[dict[str, Any]]:
+    out = []
+    for outcome in report.uncovered:
+        concern = " ".join(outcome.concern.split())
+        why = outcome.error or "some of its findings were not verified"
+        out.append(_notification("error", "concern-not-covered", f"Not covered: {concern} ({why})"))
+    if report.usage.cap_reached:
+        out.append(_notification("error", "budget-cap", report.usage.cap_reached))
+    out.extend(_notification("warning", "warning", w) for w in report.warnings)
+    return out
+
+
+def to_sarif(
+    report: Report, *, max_results: int = MAX_RESULTS, max_gzip_bytes: int = MAX_GZIP_BYTES
+) -> dict[str, Any]:
+    """The SARIF log of ``report``'s confirmed findings, cut to GitHub's limits."""
+    categories = sorted(set(CATEGORIES) | {f.category for f in report.confirmed})
+    rule_index = {category: index for index, category in enumerate(categories)}
+    results = [_result(f, rule_index) for f in report.confirmed]
+    keep = min(len(results), max_results)
+    while True:
+        log = _log(report, categories, results, keep)
+        size = len(gzip.compress(_dumps(log).encode("utf-8"), mtime=0))
+        if size <= max_gzip_bytes or keep == 0:
+            return log
+        # Shrink in proportion to the excess (a little more, to converge in few passes).
+        keep = min(keep - 1, int(keep * max_gzip_bytes / size * 0.95))
+
+
+def _log(
+    report: Report, categories: list[str], results: list[dict[str, Any]], keep: int
+) -> dict[str, Any]:
+    notifications = _notifications(report)
+    if keep < len(results):
+        notifications.append(
+            _notification(
+                "warning",
+                "results-cut",
+                f"{len(results) - keep} of {len(results)} results were left out, the lowest "
+                f"ranked, to stay within GitHub's limits ({MAX_RESULTS:,} results per run, "
+                f"{MAX_GZIP_BYTES // (1024 * 1024)} MB gzipped); the JSON report lists them all.",
+            )
+        )
+    invocation: dict[str, Any] = {"executionSuccessful": not report.incomplete}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "orch-review",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule(c) for c in categories],
+                    }
+                },
+                "automationDetails": {"id": f"orch-review/{report.scope_kind}/"},
+                "originalUriBaseIds": {
+                    "SRCROOT": {"description": {"text": "The root of the reviewed repository."}}
+                },
+                "columnKind": "unicodeCodePoints",
+                "invocations": [invocation],
+                "results": results[:keep],
+                "properties": {
+                    "scope": report.scope,
+                    "filterMode": report.filter_mode,
+                    "incomplete": report.incomplete,
+                    "counts": report.counts(),
+                },
+            }
+        ],
+    }
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render(report: Report) -> str:
+    """SARIF 2.1.0 JSON with sorted keys."""
+    return _dumps(to_sarif(report))

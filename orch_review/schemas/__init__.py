@@ -1,0 +1,1 @@
+"""JSON Schemas of orch-review's machine output, shipped as package data."""

@@ -1,0 +1,168 @@
+"""The terminal report: golden plain text, colour, NO_COLOR, non-TTY, --quiet, width.
+
+Golden files are in tests/reporters/golden/; regenerate with
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/reporters`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import replace
+
+import pytest
+from rich.console import Console
+
+from orch_review.reporters.terminal import (
+    print_report,
+    render,
+    render_compact,
+    render_terminal,
+)
+from tests.reporters.golden import assert_golden
+from tests.reporters.sample import clean_report, mask, sample_report
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;)")  # a foreground colour code
+BOX = re.compile(r"[─━│┃┌┐└┘├┤┬┴┼╭╮╯╰❱]")
+
+
+def test_plain_text_matches_golden() -> None:
+    assert_golden("terminal.txt", mask(render(sample_report())))
+
+
+def test_verbose_lists_every_finding_not_reported_with_why() -> None:
+    out = render_terminal(sample_report(), color=False, width=100, verbose=True)
+    assert_golden("terminal-verbose.txt", mask(out))
+    assert "REFUTED    high   calc.py:3" in out
+    assert "verifier (high): calc.py:2 returns early" in out
+    assert "filtered: not on an added or changed line" in out
+
+
+def test_default_output_shows_only_confirmed_findings() -> None:
+    out = render(sample_report())
+    findings_part = out.split("concerns reviewed")[0]
+    for hidden in ("calc.py", "worker.py:15", "app.py:1 ", "worker.py:3 "):
+        assert hidden not in findings_part
+    assert "1 findings refuted by verifiers" in out
+    assert "1 unverified, 1 filtered out (--filter-mode added), 1 suppressed" in out
+
+
+def test_findings_are_grouped_by_severity_with_code_and_verdict() -> None:
+    out = render(sample_report())
+    headings = [line for line in out.splitlines() if re.fullmatch(r"[A-Z]+ \(\d+\)", line)]
+    assert headings == ["HIGH (1)", "MEDIUM (1)", "LOW (1)", "INFO (1)"]
+    assert "   > 6 |     cursor.execute(" in out
+    assert "     5 |     cursor = db.cursor()" in out
+    assert "verified (high confidence): Reproduced" in out
+    assert "fix: Use a parameter" in out
+
+
+def test_footer_reports_coverage_usage_wall_time_and_incomplete() -> None:
+    out = render(sample_report())
+    assert "3 of 5 concerns reviewed (3 fully verified), 1 failed, 1 skipped." in out
+    assert "NOT COVERED [4] Concurrency in worker.py" in out
+    assert "API overloaded (529) after 3 retries" in out
+    assert "NOT COVERED [5] Performance of the report generation — agent cap" in out
+    assert "subagent  3 (+1 journal)" in out
+    assert "$1.96" in out
+    assert "wall time 83.2s" in out
+    assert "warning: main agent: stopped at the turn limit" in out
+    assert out.rstrip().endswith(
+        "The review is INCOMPLETE: 2 concerns not covered, agent cap reached (8 agents)."
+    )
+
+
+def test_clean_review() -> None:
+    out = render(clean_report())
+    assert "No confirmed findings." in out
+    assert "INCOMPLETE" not in out
+    assert "Not shown: 0 findings refuted by verifiers." in out
+
+
+def test_plain_output_has_no_escape_codes_boxes_or_wrapping() -> None:
+    report = sample_report()
+    long_claim = "word " * 60
+    first = replace(report.findings[0], claim=long_claim.strip())
+    report = replace(report, findings=(first, *report.findings[1:]))
+
+    out = render_terminal(report, color=False, width=40)
+
+    assert not ANSI.search(out)
+    assert not BOX.search(out)
+    assert "   " + long_claim.strip() + "\n" in out  # one line, however narrow the width
+
+
+def test_colour_terminal_highlights_code_and_fits_the_width() -> None:
+    out = render_terminal(sample_report(), color=True, width=72)
+
+    assert COLOUR.search(out)
+    assert "❱" in out  # rich Syntax marks the flagged lines
+    plain = ANSI.sub("", out)
+    assert max(len(line) for line in plain.splitlines()) <= 72
+    assert "SQL query built with an f-string" in plain
+
+
+def test_no_color_on_a_terminal_keeps_the_layout_but_drops_colour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=90, color_system="standard")
+
+    print_report(sample_report(), console)
+
+    out = buffer.getvalue()
+    assert not COLOUR.search(out)
+    assert "─" in out  # still a terminal: rules and table borders
+    assert "   > 6 |     cursor.execute(" in ANSI.sub("", out)  # plain code, no highlighting
+
+
+def test_print_report_to_a_pipe_is_plain() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=90)  # a StringIO is not a terminal
+
+    print_report(sample_report(), console)
+
+    out = buffer.getvalue()
+    assert not ANSI.search(out)
+    assert not BOX.search(out)
+    assert out == render_terminal(sample_report(), color=False, width=90)
+
+
+def test_quiet_prints_only_the_findings_and_the_incomplete_line() -> None:
+    out = render_terminal(sample_report(), color=False, width=100, quiet=True)
+    assert_golden("terminal-quiet.txt", mask(out))
+    assert "orch-review  " not in out
+    assert "concerns reviewed" not in out
+    assert "role" not in out
+    assert "1. HIGH   app.py:6" in out
+    assert render_terminal(clean_report(), color=False, width=100, quiet=True) == ""
+
+
+def test_compact_is_one_line_per_finding_plus_the_first_evidence() -> None:
+    out = render_compact(sample_report())
+    assert_golden("terminal-compact.txt", mask(out))
+    lines = out.splitlines()
+    assert lines[0].startswith("HIGH app.py:6 [security] SQL query built")
+    assert lines[1].startswith("  evidence: app.py:6 interpolates")
+    assert lines[2].startswith("MEDIUM worker.py:9-11 [error-handling]")
+    assert render_compact(clean_report()) == ""
+
+
+def test_a_finding_without_a_snippet_is_shown_without_code() -> None:
+    report = replace(sample_report(), snippets={})
+    out = render(report)
+    assert " | " not in out
+    assert "1. HIGH   app.py:6  [security]" in out
+
+
+def test_text_from_the_model_is_never_read_as_rich_markup() -> None:
+    report = sample_report()
+    first = replace(report.findings[0], claim="[bold]x[/bold] and [red]", evidence="a[/]b")
+    report = replace(report, findings=(first, *report.findings[1:]), summary="[link=x]y")
+    for color in (False, True):
+        out = ANSI.sub("", render_terminal(report, color=color, width=100))
+        assert "[bold]x[/bold] and [red]" in out
+        assert "evidence: a[/]b" in out
+        assert "[link=x]y" in out
