@@ -1,0 +1,56 @@
+"""The pre-commit hook: review exactly what is about to be committed (or pushed).
+
+Fits a commit: nothing reviewable staged means exit 0 at once with no API call; no API key
+means one line saying the review was skipped (exit 0, or 2 with ``--require-key``); the
+journal is the one manual runs use, so retrying a commit pays only for what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from orch_review.errors import CredentialsMissing, ExitCode
+from orch_review.scope import ScopeRequest
+
+SKIP_HINT = "set ANTHROPIC_API_KEY to enable it, or SKIP=orch-review to silence this hook"
+
+
+@dataclass(frozen=True, slots=True)
+class HookRequest:
+    """What pre-commit asked for: the files it passed and the stage it runs in."""
+
+    files: tuple[str, ...]
+    from_ref: str | None = None
+    to_ref: str | None = None
+
+    @classmethod
+    def from_env(cls, files: Sequence[str], env: Mapping[str, str]) -> HookRequest:
+        """Read ``PRE_COMMIT_FROM_REF``/``PRE_COMMIT_TO_REF`` (set for pre-push)."""
+        return cls(tuple(files), env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF"))
+
+    def scope_request(self) -> ScopeRequest:
+        """The scope: the pushed commits for pre-push, else the index, narrowed to the files.
+
+        File names are literal pathspecs: pre-commit passes real names, which may contain
+        characters git would otherwise treat as globs or magic.
+        """
+        pathspecs = tuple(f":(literal){name}" for name in self.files)
+        if self.from_ref and self.to_ref:
+            return ScopeRequest("base", base=self.from_ref, head=self.to_ref, pathspecs=pathspecs)
+        return ScopeRequest("staged", pathspecs=pathspecs)
+
+
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """True when a request could be authenticated (or a custom server is configured)."""
+    return any(
+        env.get(name)
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+    )
+
+
+def missing_key(require_key: bool) -> tuple[str, ExitCode]:
+    """The one line printed without credentials, and the exit code it goes with."""
+    if require_key:
+        raise CredentialsMissing(f"orch-review: no API key, and --require-key is set: {SKIP_HINT}.")
+    return f"orch-review: review skipped: no API key ({SKIP_HINT}).", ExitCode.CLEAN
