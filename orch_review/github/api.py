@@ -1,0 +1,271 @@
+"""The one place that talks to the GitHub REST API, through ``httpx2`` (the HTTP client the
+anthropic SDK already installs), with one retry policy from ``tenacity``.
+
+Retried, bounded: rate limits, and for requests that may be repeated (not POST) connection
+errors and 5xx. GitHub answers a rate-limited
+request with 403 or 429 and says how long to wait in ``retry-after`` (seconds) or, when
+``x-ratelimit-remaining`` is 0, in ``x-ratelimit-reset`` (epoch seconds); a secondary limit
+may give neither, and then the docs say to wait at least a minute ("Rate limits for the REST
+API", docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api). A wait longer
+than ``max_wait`` is not waited for: the request fails at once with :class:`RateLimited`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import httpx2
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.stop import stop_base
+
+from orch_review import __version__
+from orch_review.errors import ExitCode, OrchReviewError
+
+API_VERSION = "2022-11-28"
+SECONDARY_LIMIT_WAIT = 60.0  # the docs' "wait at least one minute" when no header says more
+
+
+class GitHubApiError(OrchReviewError):
+    """A request the API refused or could not answer; carries the HTTP status if any."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class PermissionDenied(GitHubApiError):
+    """401, 403 (not a rate limit) or 404: the token may not do this (fork PRs, read-only)."""
+
+
+class Unprocessable(GitHubApiError):
+    """422: GitHub refused the content (e.g. a review comment on a line outside the diff)."""
+
+
+class RateLimited(GitHubApiError):
+    """403/429 from a rate limit; ``wait`` is how long GitHub asked us to wait."""
+
+    def __init__(self, message: str, status: int, wait: float) -> None:
+        super().__init__(message, status)
+        self.wait = wait
+
+
+class ServerError(GitHubApiError):
+    """5xx or no answer at all."""
+
+
+def rate_limit_wait(response: httpx2.Response, now: float) -> float | None:
+    """Seconds GitHub asks to wait before retrying ``response``; None if it is no rate limit."""
+    if response.status_code not in (403, 429):
+        return None
+    headers = response.headers
+    retry_after = headers.get("retry-after")
+    if retry_after is not None:
+        try:
+            return max(float(retry_after), 0.0)
+        except ValueError:
+            pass
+    if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
+        try:
+            return max(float(headers["x-ratelimit-reset"]) - now, 0.0)
+        except ValueError:
+            pass
+    # A secondary limit with neither header: the message is the documented signal.
+    if "rate limit" in _message(response).lower():
+        return SECONDARY_LIMIT_WAIT
+    if response.status_code == 429:
+        return SECONDARY_LIMIT_WAIT
+    return None
+
+
+def _message(response: httpx2.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    if not isinstance(data, dict):
+        return ""
+    message = str(data.get("message") or "")
+    details = [
+        e if isinstance(e, str) else str(e.get("message") or e.get("code") or e)
+        for e in data.get("errors") or []
+        if isinstance(e, str | dict)
+    ]
+    return f"{message} ({'; '.join(details)})" if details else message
+
+
+class _Backoff:
+    """The server's wait for rate limits; exponential backoff with jitter otherwise."""
+
+    def __init__(self) -> None:
+        self._exponential = wait_exponential_jitter(initial=1, max=30)
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RateLimited):
+            return exc.wait
+        return float(self._exponential(state))
+
+
+class _StopWhenWaitTooLong(stop_base):
+    """Stop retrying when the next wait (computed before ``stop`` runs) exceeds the bound."""
+
+    def __init__(self, max_wait: float) -> None:
+        self.max_wait = max_wait
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return state.upcoming_sleep > self.max_wait
+
+
+class GitHubClient:
+    """The REST endpoints orch-review uses, for one repository."""
+
+    def __init__(
+        self,
+        api_url: str,
+        repository: str,
+        token: str | None,
+        *,
+        max_attempts: int = 5,
+        max_wait: float = 120.0,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": f"orch-review/{__version__}",
+        }
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        # The trailing slash makes relative paths extend the base (GHES: HOST/api/v3/).
+        self._http = httpx2.Client(
+            base_url=api_url.rstrip("/") + "/", headers=headers, timeout=timeout
+        )
+        self._repo = repository
+        self._clock = clock
+        self._retrying = Retrying(
+            retry=retry_if_exception_type((RateLimited, ServerError)),
+            wait=_Backoff(),
+            stop=stop_after_attempt(max_attempts) | _StopWhenWaitTooLong(max_wait),
+            sleep=sleep,
+            reraise=True,
+        )
+        # A POST that failed with 5xx or a lost connection may have been done all the same:
+        # retried, it could post a second review. A rate-limited one was not done.
+        self._retrying_posts = self._retrying.copy(retry=retry_if_exception_type(RateLimited))
+
+    def __enter__(self) -> GitHubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._http.close()
+
+    # -- the endpoints ---------------------------------------------------------------------
+
+    def pull(self, number: int) -> dict[str, Any]:
+        """``GET /repos/{repo}/pulls/{number}``."""
+        return self._json("GET", f"repos/{self._repo}/pulls/{number}")
+
+    def pull_files(self, number: int) -> list[dict[str, Any]]:
+        """Every file of the pull request with its ``patch`` (GitHub lists at most 3000)."""
+        # 30 a page (the default), not 100: GitHub drops the patches of files past a
+        # response's diff size limit, so smaller pages keep more of them.
+        return self._paginate(f"repos/{self._repo}/pulls/{number}/files", per_page=30)
+
+    def review_comments(self, number: int) -> list[dict[str, Any]]:
+        """Every review (inline) comment on the pull request."""
+        return self._paginate(f"repos/{self._repo}/pulls/{number}/comments", per_page=100)
+
+    def create_review(
+        self, number: int, commit_id: str, body: str, comments: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """One review with event ``COMMENT`` and inline ``comments`` (all or nothing)."""
+        payload = {"commit_id": commit_id, "body": body, "event": "COMMENT", "comments": comments}
+        return self._json("POST", f"repos/{self._repo}/pulls/{number}/reviews", payload)
+
+    def issue_comments(self, number: int) -> list[dict[str, Any]]:
+        """Every conversation comment on the pull request."""
+        return self._paginate(f"repos/{self._repo}/issues/{number}/comments", per_page=100)
+
+    def create_issue_comment(self, number: int, body: str) -> dict[str, Any]:
+        """A new conversation comment."""
+        return self._json("POST", f"repos/{self._repo}/issues/{number}/comments", {"body": body})
+
+    def update_issue_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        """Replace the body of a conversation comment."""
+        path = f"repos/{self._repo}/issues/comments/{comment_id}"
+        return self._json("PATCH", path, {"body": body})
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _json(self, method: str, url: str, payload: Any = None) -> Any:
+        return self._request(method, url, payload, None).json()
+
+    def _paginate(self, url: str, per_page: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for page in self._pages(url, per_page):
+            items.extend(page)
+        return items
+
+    def _pages(self, url: str, per_page: int) -> Iterator[list[dict[str, Any]]]:
+        params: dict[str, Any] | None = {"per_page": per_page}
+        next_url: str | None = url
+        while next_url is not None:
+            response = self._request("GET", next_url, None, params)
+            data = response.json()
+            if not isinstance(data, list):
+                raise GitHubApiError(f"GET {next_url} did not return a list", response.status_code)
+            yield data
+            # The `next` link carries the query (page, per_page) itself. The token goes to
+            # the API's host only, whatever a Link header says.
+            next_url = response.links.get("next", {}).get("url")
+            if next_url is not None and httpx2.URL(next_url).host != self._http.base_url.host:
+                raise GitHubApiError(f"GET {url}: a `next` link leads to another host: {next_url}")
+            params = None
+
+    def _request(
+        self, method: str, url: str, payload: Any, params: Mapping[str, Any] | None
+    ) -> httpx2.Response:
+        retrying = self._retrying_posts if method == "POST" else self._retrying
+        for attempt in retrying:
+            with attempt:
+                return self._send(method, url, payload, params)
+        raise AssertionError("unreachable: tenacity reraises the last error")
+
+    def _send(
+        self, method: str, url: str, payload: Any, params: Mapping[str, Any] | None
+    ) -> httpx2.Response:
+        shown = f"{method} {url.split('?')[0]}"
+        try:
+            response = self._http.request(method, url, json=payload, params=params)
+        except httpx2.TransportError as exc:
+            raise ServerError(f"{shown}: no answer from the GitHub API ({exc})") from exc
+        status = response.status_code
+        if status < 400:
+            return response
+        message = f"{shown} failed with {status}: {_message(response)}"
+        wait = rate_limit_wait(response, self._clock())
+        if wait is not None:
+            raise RateLimited(message, status, wait)
+        if status in (401, 403, 404):
+            raise PermissionDenied(message, status)
+        if status == 422:
+            raise Unprocessable(message, status)
+        if status >= 500:
+            raise ServerError(message, status)
+        raise GitHubApiError(message, status)

@@ -1,0 +1,172 @@
+"""``orch-review github``: review the pull request an Actions run is about and report on it.
+
+The review is the same core as ``orch-review --base BASE --head HEAD`` with the PR's base
+and head commits (configuration read from the base, so a PR cannot weaken its own review).
+Then: SARIF/JSON files if asked, comments per the comment mode, annotations and the job
+summary when comments cannot be posted, step outputs, and an exit code per ``fail_on``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orch_review.engine.agent import EventSink
+from orch_review.errors import CredentialsMissing, ExitCode
+from orch_review.github import outputs, summary
+from orch_review.github.api import GitHubClient
+from orch_review.github.event import (
+    GitHubContext,
+    PullRequest,
+    load_event,
+    pull_request_from_event,
+)
+from orch_review.github.fetch import auth_env, ensure_history
+from orch_review.github.publish import CommentMode, Outcome, publish
+from orch_review.report import Report
+from orch_review.reporters import github as workflow_commands
+
+if TYPE_CHECKING:
+    import git
+
+    from orch_review.triage import FilterMode
+
+Echo = Callable[[str], None]
+
+PR_TARGET_WARNING = (
+    "orch-review runs on `pull_request_target`: that job holds secrets and a write token, so "
+    "no step may check out, build or run the pull request's code (see the README); prefer "
+    "`pull_request`."
+)
+NO_KEY_ON_FORK = (
+    "review skipped: no Anthropic API key, because GitHub does not give secrets to workflows "
+    "started by pull requests from forks."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GitHubRun:
+    """What the `github` command was asked to do."""
+
+    comment_mode: CommentMode = "review"
+    fail_on: str = "never"
+    pathspecs: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    overrides: Mapping[str, object] = field(default_factory=dict)
+    filter_mode: FilterMode | None = None
+    sarif_file: Path | None = None
+    json_file: Path | None = None
+    event_path: Path | None = None
+    pr_number: int | None = None
+    repository: str | None = None
+    fetch: bool = True
+
+
+def find_pull_request(
+    run: GitHubRun, context: GitHubContext, env: Mapping[str, str], warn: Echo
+) -> PullRequest:
+    """The pull request: from ``--pr`` through the API, else from the event payload."""
+    if run.pr_number is not None:
+        with GitHubClient(context.api_url, context.repository, context.token) as client:
+            return PullRequest.from_payload(client.pull(run.pr_number), context.repository)
+    name, payload = load_event(env, run.event_path)
+    if name == "pull_request_target":
+        warn(workflow_commands.command("warning", PR_TARGET_WARNING, title="orch-review"))
+    return pull_request_from_event(name, payload, context.repository)
+
+
+def run_github(
+    repo: git.Repo,
+    run: GitHubRun,
+    env: Mapping[str, str],
+    *,
+    echo: Echo,
+    warn: Echo,
+    events: EventSink | None = None,
+) -> ExitCode:
+    """Review the pull request, post the results, write outputs; returns the exit code."""
+    from orch_review.hook import has_credentials
+    from orch_review.review import ReportOptions, review
+    from orch_review.scope import NothingToReview, ScopeRequest, resolve_scope
+    from orch_review.settings import load_settings
+
+    context = GitHubContext.from_env(env, run.repository)
+    pull = find_pull_request(run, context, env, warn)
+    if not has_credentials(env):
+        if not pull.from_fork:
+            raise CredentialsMissing(
+                "no Anthropic API key: set the `anthropic-api-key` input (or ANTHROPIC_API_KEY) "
+                "from a repository secret."
+            )
+        echo(workflow_commands.command("warning", NO_KEY_ON_FORK, title="orch-review"))
+        _finish(env, None, run, f"## orch-review\n\n{NO_KEY_ON_FORK}\n")
+        return ExitCode.CLEAN
+    if run.fetch:
+        for line in ensure_history(
+            repo,
+            pull.base_sha,
+            pull.head_sha,
+            env=auth_env(context.server_url, context.token, repo),
+        ):
+            warn(f"orch-review: {line}")
+    request = ScopeRequest("base", base=pull.base_sha, head=pull.head_sha, pathspecs=run.pathspecs)
+    config = load_settings(repo, request, env, run.overrides)
+    if run.exclude:
+        config = dataclasses.replace(config, exclude=(*config.exclude, *run.exclude))
+    try:
+        scope = resolve_scope(
+            repo,
+            request,
+            exclude=config.exclude,
+            env=env,
+            generated=config.generated,
+            max_file_size=config.max_file_size,
+        )
+    except NothingToReview as exc:
+        _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
+        return ExitCode.CLEAN
+    report = review(config, scope, env, events=events, options=ReportOptions(run.filter_mode))
+    _write_files(report, run)
+    outcome = _post(report, pull, context, run.comment_mode)
+    if outcome.fallback:
+        warn(f"orch-review: {outcome.fallback}; the findings are annotations instead.")
+    if outcome.annotate:
+        echo(workflow_commands.render(report).rstrip("\n"))
+    notes = [f"Not posted on the pull request: {outcome.fallback}"] if outcome.fallback else []
+    markdown = summary.render(
+        report,
+        outcome.placement,
+        head_sha=pull.head_sha,
+        marker=False,
+        notes=notes,
+        all_findings=True,
+    )
+    _finish(env, report, run, markdown)
+    return report.exit_code(run.fail_on)
+
+
+def _post(report: Report, pull: PullRequest, context: GitHubContext, mode: CommentMode) -> Outcome:
+    if mode in ("review", "summary") and not context.token:
+        placement = summary.Placement.none_inline(report, "not posted: no GitHub token")
+        return Outcome(mode, placement, fallback="no GitHub token (set GITHUB_TOKEN)")
+    with GitHubClient(context.api_url, context.repository, context.token) as client:
+        return publish(client, pull, report, mode)
+
+
+def _write_files(report: Report, run: GitHubRun) -> None:
+    from orch_review.reporters import registry
+
+    renderers = registry()
+    for path, name in ((run.json_file, "json"), (run.sarif_file, "sarif")):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(renderers[name](report), encoding="utf-8")
+
+
+def _finish(env: Mapping[str, str], report: Report | None, run: GitHubRun, markdown: str) -> None:
+    outputs.write_step_summary(env, markdown)
+    files = (run.sarif_file, run.json_file) if report is not None else (None, None)
+    outputs.write_outputs(env, outputs.output_values(report, *files))

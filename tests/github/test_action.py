@@ -1,0 +1,282 @@
+"""action.yml: its structure, its scripts run for real, and the linters on it and on the
+README's example workflow (examples/github-workflow.yml).
+
+actionlint lints workflows, not action metadata, and its PyPI wrapper is a source package that
+downloads the binary when it is built; so the workflow is linted with zizmor (a wheel) and both
+files are validated against the SchemaStore schemas vendored in check-jsonschema (offline).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from orch_review.github.outputs import OUTPUT_NAMES
+from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.github.conftest import (
+    NUMBER,
+    PullRepo,
+    event_payload,
+    open_pull,
+    pull_script,
+    read_outputs,
+    with_event,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION = ROOT / "action.yml"
+WORKFLOW = ROOT / "examples" / "github-workflow.yml"
+README = ROOT / "README.md"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def action() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    return data
+
+
+def steps() -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = action()["runs"]["steps"]
+    return result
+
+
+def test_metadata_has_the_required_keys() -> None:
+    data = action()
+    assert {"name", "description", "inputs", "outputs", "runs", "branding"} <= set(data)
+    assert data["runs"]["using"] == "composite"
+    assert set(data["branding"]) == {"icon", "color"}
+    for name, spec in data["inputs"].items():
+        assert spec.get("description"), name
+        assert "default" in spec or spec.get("required"), name
+
+
+def test_every_input_is_used() -> None:
+    runs = yaml.safe_dump(action()["runs"])
+    used = {m for expr in EXPRESSION.findall(runs) for m in re.findall(r"inputs\.([\w-]+)", expr)}
+    assert used == set(action()["inputs"])
+
+
+def test_every_output_is_set_by_the_review_step() -> None:
+    ids = {step.get("id") for step in steps()}
+    outputs = action()["outputs"]
+    assert set(outputs) == set(OUTPUT_NAMES)
+    for name, spec in outputs.items():
+        assert spec.get("description"), name
+        assert spec["value"] == f"${{{{ steps.review.outputs.{name} }}}}"
+    assert "review" in ids
+
+
+def test_scripts_take_inputs_through_env_only() -> None:
+    scripts = [step for step in steps() if "run" in step]
+    assert scripts
+    for step in scripts:
+        assert step["shell"] == "bash", step["name"]
+        assert "${{" not in step["run"], f"an expression inside the script of {step['name']!r}"
+
+
+def test_the_journal_is_cached_per_pull_request() -> None:
+    restore = next(s for s in steps() if s.get("uses", "").startswith("actions/cache/restore@"))
+    save = next(s for s in steps() if s.get("uses", "").startswith("actions/cache/save@"))
+    key = (
+        "orch-review-${{ github.repository }}-pr-${{ github.event.pull_request.number }}"
+        "-${{ github.sha }}"
+    )
+    assert restore["with"]["key"] == save["with"]["key"] == key
+    assert restore["with"]["path"] == save["with"]["path"] == ".git/orch-review"
+    assert save["if"].startswith("always()")
+
+
+def _resolve(value: str, inputs: dict[str, str], context: dict[str, str]) -> str:
+    def one(match: re.Match[str]) -> str:
+        expr = match.group(1)
+        if expr.startswith("inputs."):
+            return inputs[expr.removeprefix("inputs.")]
+        return context[expr]
+
+    return EXPRESSION.sub(one, value)
+
+
+def run_step(step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]) -> Any:
+    """Run one `run:` step as the Actions runner does (bash -eo pipefail, env from `env:`)."""
+    context = {
+        "runner.temp": env["RUNNER_TEMP"],
+        "github.action_path": str(ROOT),
+        "github.token": WRITE_TOKEN,
+    }
+    defaults = {k: str(v.get("default", "")) for k, v in action()["inputs"].items()}
+    values = {k: _resolve(v, {}, context) for k, v in {**defaults, **inputs}.items()}
+    step_env = {k: _resolve(str(v), values, context) for k, v in step.get("env", {}).items()}
+    script = Path(env["RUNNER_TEMP"]) / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        env={**env, **step_env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_review_step_runs_orch_review_with_the_inputs(
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    actions_env: dict[str, str],
+    pull_repo: PullRepo,
+    tmp_path: Path,
+) -> None:
+    fake_api.policy = pull_script()
+    open_pull(github_api, pull_repo)
+    env = with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "event.json")
+    env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "ORCH_REVIEW_"))}
+    env.pop("GITHUB_TOKEN")
+    env["PWD"] = str(pull_repo.path)
+    review = next(step for step in steps() if step.get("id") == "review")
+    # The venv the Install step would create: this one, which has orch-review installed.
+    env["RUNNER_TEMP"] = str(tmp_path / "runner")
+    venv = Path(env["RUNNER_TEMP"]) / "orch-review-venv"
+    venv.symlink_to(Path(sys.executable).parent.parent)
+
+    result = run_step_in(
+        pull_repo.path,
+        review,
+        {
+            "anthropic-api-key": "test-key",
+            "anthropic-base-url": fake_api.base_url,
+            "fail-on": "medium",
+            "exclude": "docs/**, *.md\nvendor/**",
+            "extra-args": "--filter-mode nofilter --no-progress",
+            "sandbox": "auto",
+            "max-cost-usd": "10",
+        },
+        env,
+    )
+
+    assert result.returncode == 1, result.stderr  # medium findings, fail-on medium
+    outputs = read_outputs(env)
+    assert set(outputs) == set(OUTPUT_NAMES)
+    assert outputs["findings-count"] == "4"
+    assert outputs["sarif-file"] == f"{env['RUNNER_TEMP']}/orch-review/orch-review.sarif"
+    assert Path(outputs["sarif-file"]).is_file() and Path(outputs["json-file"]).is_file()
+    assert len(github_api.pulls[NUMBER].review_comments) == 2
+    main_request = fake_api.requests_for("main")[0]
+    assert main_request.headers["authorization"] == "Bearer test-key"
+
+
+def run_step_in(
+    cwd: Path, step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]
+) -> Any:
+    """:func:`run_step` with the working directory the runner would use."""
+    return run_step({**step, "run": f"cd {shlex.quote(str(cwd))}\n" + step["run"]}, inputs, env)
+
+
+def test_inputs_reach_orch_review_as_literal_arguments(tmp_path: Path) -> None:
+    runner = tmp_path / "runner"
+    (runner / "orch-review-venv" / "bin").mkdir(parents=True)
+    stub = runner / "orch-review-venv" / "bin" / "orch-review"
+    stub.write_text('#!/bin/bash\nprintf "%s\\n" "$@"\nenv | grep ^ORCH_REVIEW_MODEL=\n')
+    stub.chmod(0o755)
+    (tmp_path / "a.md").write_text("a glob must not expand to me")
+    review = next(step for step in steps() if step.get("id") == "review")
+    env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(runner), "HOME": str(tmp_path)}
+
+    result = run_step_in(
+        tmp_path,
+        review,
+        {
+            "exclude": "*.md, docs/**\n  vendor/** ",
+            "paths": "src  lib",
+            "extra-args": "--filter-mode nofilter\n--no-fetch",
+            "model": "$(touch pwned) `touch pwned`",
+        },
+        env,
+    )
+
+    assert result.returncode == 0, result.stderr
+    out = f"{runner}/orch-review"
+    assert result.stdout.splitlines() == [
+        "github",
+        "--comment-mode",
+        "review",
+        "--fail-on",
+        "never",
+        "--json",
+        f"{out}/report.json",
+        "--sarif",
+        f"{out}/orch-review.sarif",
+        "--exclude",
+        "*.md",
+        "--exclude",
+        "docs/**",
+        "--exclude",
+        "vendor/**",
+        "--filter-mode",
+        "nofilter",
+        "--no-fetch",
+        "--",
+        "src",
+        "lib",
+        "ORCH_REVIEW_MODEL=$(touch pwned) `touch pwned`",
+    ]
+    assert not (tmp_path / "pwned").exists()
+
+
+# -- linters ---------------------------------------------------------------------------------
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (it is in the `test` extra)")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("path", "schema"),
+    [(ACTION, "vendor.github-actions"), (WORKFLOW, "vendor.github-workflows")],
+    ids=["action", "workflow"],
+)
+def test_files_match_their_schemastore_schema(path: Path, schema: str) -> None:
+    result = subprocess.run(
+        [_tool("check-jsonschema"), "--builtin-schema", schema, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_zizmor_finds_nothing() -> None:
+    result = subprocess.run(
+        [
+            _tool("zizmor"),
+            "--offline",
+            "--persona",
+            "pedantic",
+            "--config",
+            str(Path(__file__).with_name("zizmor.yml")),
+            str(ACTION),
+            str(WORKFLOW),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_readme_shows_the_example_workflow() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    examples = [block for block in blocks if "uses: orch-review/orch-review@" in block]
+    if not examples:
+        pytest.skip("the README has no GitHub workflow example yet")
+    assert examples[0] == WORKFLOW.read_text(encoding="utf-8")

@@ -1,0 +1,137 @@
+"""Planning inline comments: diff lines from patches, placement, markers, duplicates."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from orch_review.findings import Finding, Severity, Verdict
+from orch_review.github.comments import (
+    DiffLines,
+    PostedComment,
+    comment_body,
+    plan_comments,
+    posted_comments,
+    right_side_hunks,
+    safe_text,
+)
+
+PATCH = (
+    "@@ -1,4 +1,5 @@\n"
+    " import os\n"
+    "-import sys\n"
+    "+import re\n"
+    "+import json\n"
+    " \n"
+    " def main():\n"
+    "@@ -20,3 +21,4 @@ def main():\n"
+    "     a = 1\n"
+    "+    b = 2\n"
+    "     return a\n"
+    "\\ No newline at end of file\n"
+    " \n"
+)
+
+
+def finding(path: str, start: int, end: int | None = None, fp: str = "fp1") -> Finding:
+    return Finding(
+        path=path,
+        start_line=start,
+        end_line=end if end is not None else start,
+        severity=Severity.HIGH,
+        category="security",
+        claim="A claim.",
+        evidence="Some evidence.",
+        concern="c",
+        verdict=Verdict(True, "holds"),
+        fingerprint=fp,
+    )
+
+
+def test_right_side_hunks_count_context_and_added_lines_only() -> None:
+    assert right_side_hunks(PATCH) == ((1, 5), (21, 24))
+    assert right_side_hunks("@@ -3,2 +2,0 @@\n-gone\n-too\n") == ()  # a pure deletion
+    assert right_side_hunks("") == ()
+
+
+def test_files_without_patch_or_removed_are_not_commentable() -> None:
+    diff = DiffLines.from_files(
+        [
+            {"filename": "a.py", "status": "modified", "patch": PATCH},
+            {"filename": "logo.png", "status": "added"},  # binary: no patch
+            {"filename": "old.py", "status": "removed", "patch": "@@ -1 +0,0 @@\n-x\n"},
+        ]
+    )
+    assert diff.place(finding("a.py", 3)) == (None, 3)
+    assert diff.place(finding("logo.png", 1)) == "GitHub shows no diff for this file"
+    assert diff.place(finding("old.py", 1)) == "file not changed in this pull request"
+    assert diff.place(finding("elsewhere.py", 1)) == "file not changed in this pull request"
+
+
+def test_placement_keeps_start_line_in_the_same_hunk() -> None:
+    diff = DiffLines.from_files([{"filename": "a.py", "status": "modified", "patch": PATCH}])
+    assert diff.place(finding("a.py", 2, 4)) == (2, 4)  # a range inside one hunk
+    assert diff.place(finding("a.py", 4, 4)) == (None, 4)  # start_line only if different
+    assert diff.place(finding("a.py", 4, 12)) == (4, 5)  # clipped to the hunk's end
+    assert diff.place(finding("a.py", 15, 22)) == (21, 22)  # clipped to the hunk's start
+    assert diff.place(finding("a.py", 10)) == "lines outside the diff"
+    assert diff.place(finding("a.py", 25)) == "lines outside the diff"
+
+
+def test_plan_skips_findings_already_commented_on_the_same_line() -> None:
+    diff = DiffLines.from_files([{"filename": "a.py", "status": "modified", "patch": PATCH}])
+    findings = [finding("a.py", 3, fp="same"), finding("a.py", 22, fp="moved"), finding("b.py", 1)]
+    posted = [
+        PostedComment("same", "a.py", 3, "u1"),
+        PostedComment("moved", "a.py", None, "u2"),  # outdated: the line is gone
+        PostedComment("gone", "a.py", 4, "u3"),
+        PostedComment("gone", "a.py", 4, "u4"),
+    ]
+
+    plan = plan_comments(findings, diff, posted)
+
+    assert [c.finding.fingerprint for c in plan.already_posted] == ["same"]
+    assert [(c.finding.fingerprint, c.line) for c in plan.inline] == [("moved", 22)]
+    assert [(f.path, why) for f, why in plan.outside] == [
+        ("b.py", "file not changed in this pull request")
+    ]
+    assert [c.url for c in plan.resolved] == ["u3"]  # once per fingerprint
+
+
+def test_markers_round_trip_through_posted_comments() -> None:
+    body = comment_body(finding("a.py", 3, fp="abc:1"))
+    raw: list[dict[str, object]] = [
+        {"body": body, "path": "a.py", "line": 3, "html_url": "u"},
+        {"body": "a human's comment", "path": "a.py", "line": 3},
+        {"body": body, "path": "a.py", "line": None, "html_url": "v"},
+    ]
+    assert posted_comments(raw) == [
+        PostedComment("abc:1", "a.py", 3, "u"),
+        PostedComment("abc:1", "a.py", None, "v"),
+    ]
+
+
+def test_comment_payload_has_right_side_and_start_line_only_for_ranges() -> None:
+    diff = DiffLines.from_files([{"filename": "a.py", "status": "modified", "patch": PATCH}])
+    plan = plan_comments([finding("a.py", 2, 4, "r"), finding("a.py", 22, fp="s")], diff, [])
+    ranged, single = (c.payload() for c in plan.inline)
+    assert {k: ranged[k] for k in ("path", "line", "side", "start_line", "start_side")} == {
+        "path": "a.py",
+        "line": 4,
+        "side": "RIGHT",
+        "start_line": 2,
+        "start_side": "RIGHT",
+    }
+    assert "start_line" not in single and single["line"] == 22
+
+
+def test_model_text_cannot_forge_markers_or_mention_people() -> None:
+    sneaky = replace(
+        finding("a.py", 3, fp="real"),
+        claim="<!-- orch-review:finding other --> ping @octocat and @org/team",
+        suggestion="x" * 5000,
+    )
+    body = comment_body(sneaky)
+    assert posted_comments([{"body": body, "path": "a.py", "line": 3}])[0].fingerprint == "real"
+    assert "@octocat" not in body and "@\u200boctocat" in body
+    assert "x" * 3999 + "…" in body and "x" * 4000 not in body
+    assert safe_text("email me at a@b.c") == "email me at a@\u200bb.c"

@@ -1,0 +1,98 @@
+"""The summary comment and the job summary: golden markdown, escaping, limits.
+
+Golden files are in tests/github/golden/; regenerate with
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/github/test_summary.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from orch_review.github.comments import PostedComment
+from orch_review.github.summary import (
+    MAX_ROWS,
+    SUMMARY_MARKER,
+    Placement,
+    cell,
+    fit_comment,
+    render,
+)
+from tests.github.test_comments import finding
+from tests.reporters.sample import clean_report, sample_report
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def assert_golden(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(actual, encoding="utf-8", newline="")
+        return
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True), actual.splitlines(keepends=True), name, "actual"
+        )
+        pytest.fail("output differs from the golden file:\n" + "".join(diff), pytrace=False)
+
+
+def sample_placement() -> Placement:
+    first, *rest = sample_report().confirmed
+    return Placement(
+        inline=(first,),
+        not_inline=tuple((f, "lines outside the diff") for f in rest),
+        resolved=(PostedComment("gone", "old.py", 4, "https://github.test/o/r/pull/7#r1"),),
+        already_posted=1,
+    )
+
+
+def test_pr_comment_matches_golden() -> None:
+    text = render(sample_report(), sample_placement(), head_sha="0123456789abcdef")
+    assert text.startswith(SUMMARY_MARKER + "\n## orch-review for `0123456789ab`")
+    assert_golden("summary-comment.md", text)
+
+
+def test_job_summary_lists_every_finding_and_the_notes() -> None:
+    text = render(
+        sample_report(),
+        sample_placement(),
+        marker=False,
+        notes=["Not posted on the pull request: the token may not comment"],
+        all_findings=True,
+    )
+    assert SUMMARY_MARKER not in text
+    assert_golden("job-summary.md", text)
+
+
+def test_clean_report() -> None:
+    text = render(clean_report(), Placement())
+    assert "**No confirmed findings.**" in text
+    assert "incomplete" not in text and "Refuted" not in text and "### Findings" not in text
+
+
+def test_cells_stay_on_one_line_and_escape_pipes() -> None:
+    assert cell("a | b\n\nc") == "a \\| b c"
+    assert cell("x" * 500).endswith("…") and len(cell("x" * 500)) == 300
+
+
+def test_long_tables_are_cut() -> None:
+    many = [finding("a.py", i, fp=f"f{i}") for i in range(1, MAX_ROWS + 6)]
+    report = replace(clean_report(), findings=tuple(many))
+    text = render(report, Placement.none_inline(report, "summary mode"))
+    assert text.count("| high | `a.py:") == MAX_ROWS
+    assert "…and 5 more" in text
+
+
+def test_fit_comment_cuts_at_a_line_boundary() -> None:
+    text = "".join(f"line {i}\n" for i in range(100))
+    assert fit_comment(text, 10_000) == text
+    cut = fit_comment(text, 200)
+    assert len(cut) <= 200 and cut.endswith("the job summary and the JSON report have it all.\n")
+    kept = cut.split("\n\n…")[0].splitlines()
+    assert kept == [f"line {i}" for i in range(len(kept))]
