@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from orch_review import __version__
 from orch_review.errorhandler import handle_errors
 
+if TYPE_CHECKING:
+    import git
+
+    from orch_review.config import Config
+    from orch_review.scope import Scope, ScopeRequest
+    from orch_review.triage import FilterMode
+
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
+FILTER_MODES = ("added", "diff_context", "file", "nofilter")
 LEVELS = ("high", "medium", "low", "info", "never")
 
 EXIT_CODES_HELP = """\b
@@ -47,9 +57,11 @@ def main() -> None:
 
     \b
     Examples:
-      orch-review --all                 review every tracked file
-      orch-review --all src/            only files under src/
-      orch-review --all --json out.json also write a JSON report
+      orch-review                       review your branch's changes (committed or not)
+      orch-review --staged              review exactly what `git commit` would record
+      orch-review --base origin/main --head HEAD    review a pull request
+      orch-review --all src/            audit every file under src/
+      orch-review plan                  show what would be reviewed, without any API call
       orch-review journal stats         what the resume journal holds
 
     Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL pointing at a compatible server).
@@ -58,13 +70,116 @@ def main() -> None:
     """
 
 
+def scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The flags that choose what is reviewed, shared by `review` and `plan`."""
+    decorators = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option(
+            "--staged",
+            is_flag=True,
+            help="Review the index: exactly what `git commit` would record.",
+        ),
+        click.option(
+            "--base",
+            "base",
+            metavar="REF",
+            help="Compare with the merge-base of REF and HEAD (config is read from REF).",
+        ),
+        click.option(
+            "--head",
+            "head",
+            metavar="REF",
+            help="With --base: review the committed content of REF (a pull request).",
+        ),
+        click.option(
+            "--all", "review_all", is_flag=True, help="Review every tracked file (a full audit)."
+        ),
+        click.option(
+            "--exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Leave out paths matching GLOB (repeatable; adds to config).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        fn = decorator(fn)
+    return fn
+
+
+def _scope_request(
+    paths: tuple[str, ...],
+    staged: bool,
+    base: str | None,
+    head: str | None,
+    review_all: bool,
+    root: Path,
+) -> ScopeRequest:
+    from orch_review.scope import ScopeRequest
+
+    flags = (("--staged", staged), ("--base", base), ("--all", review_all))
+    chosen = [name for name, on in flags if on]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} cannot be combined: choose one scope.")
+    if head is not None and base is None:
+        raise click.UsageError("--head needs --base (the branch the change will merge into).")
+    pathspecs = _relative_to_top(paths, root)
+    if staged:
+        return ScopeRequest("staged", pathspecs=pathspecs)
+    if review_all:
+        return ScopeRequest("all", pathspecs=pathspecs)
+    if base is not None:
+        return ScopeRequest("base" if head else "change", base=base, head=head, pathspecs=pathspecs)
+    return ScopeRequest("change", pathspecs=pathspecs)
+
+
+def _prepare(
+    paths: tuple[str, ...],
+    staged: bool,
+    base: str | None,
+    head: str | None,
+    review_all: bool,
+    exclude: tuple[str, ...],
+    overrides: dict[str, object],
+) -> tuple[git.Repo, Config, Scope, dict[str, str]]:
+    from orch_review.git import open_repo, work_tree
+    from orch_review.scope import resolve_scope
+    from orch_review.settings import load_settings
+
+    env = _take_environment()
+    repo = open_repo(Path.cwd(), env)
+    request = _scope_request(paths, staged, base, head, review_all, work_tree(repo))
+    config = load_settings(repo, request, env, overrides)
+    if exclude:
+        config = dataclasses.replace(config, exclude=(*config.exclude, *exclude))
+    scope = resolve_scope(
+        repo,
+        request,
+        exclude=config.exclude,
+        env=env,
+        generated=config.generated,
+        max_file_size=config.max_file_size,
+    )
+    return repo, config, scope, env
+
+
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+
+
+def _take_environment() -> dict[str, str]:
+    """The environment, for the core to read; the secrets in it are then removed from this
+    process's own environment, so no child process (git, an agent's shell) inherits them."""
+    env = dict(os.environ)
+    for name in SECRET_VARIABLES:
+        os.environ.pop(name, None)
+    return env
+
+
 def _overrides(**flags: Any) -> dict[str, object]:
     return {name: value for name, value in flags.items() if value is not None}
 
 
 @main.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--all", "review_all", is_flag=True, help="Review every tracked file (a full audit).")
+@scope_options
 @click.option("--model", help="Model for the main agent [default: claude-opus-5-5].")
 @click.option("--subagent-model", help="Model for subagents and verifiers [default: --model].")
 @click.option("--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh].")
@@ -83,25 +198,60 @@ def _overrides(**flags: Any) -> dict[str, object]:
 )
 @click.option("--no-journal", is_flag=True, help="Neither reuse nor store agent results.")
 @click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "on", "off"]),
+    help="Run agents' commands under bubblewrap: auto falls back with a warning, on "
+    "refuses to run without it [auto].",
+)
+@click.option(
+    "--bwrap-path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The bwrap executable to use [found on PATH].",
+)
+@click.option(
     "--json",
     "json_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the JSON report to this file.",
 )
 @click.option(
+    "--sarif",
+    "sarif_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
+)
+@click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "sarif", "github"]),
     default="text",
     show_default=True,
-    help="What to print on stdout.",
+    help="What to print on stdout (github: workflow-command annotations).",
+)
+@click.option(
+    "--filter-mode",
+    type=click.Choice(FILTER_MODES),
+    help="Which findings to report: on added lines, in diff hunks, in changed files, "
+    "or all [added; nofilter for --all].",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A previous JSON report: findings already in it are suppressed.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
+)
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
 @handle_errors
 def review(
     paths: tuple[str, ...],
+    staged: bool,
+    base: str | None,
+    head: str | None,
     review_all: bool,
+    exclude: tuple[str, ...],
     model: str | None,
     subagent_model: str | None,
     effort: str | None,
@@ -112,74 +262,218 @@ def review(
     max_cost_usd: float | None,
     journal_path: Path | None,
     no_journal: bool,
+    sandbox: str | None,
+    bwrap_path: Path | None,
     json_file: Path | None,
+    sarif_file: Path | None,
     output_format: str,
+    filter_mode: FilterMode | None,
+    baseline: Path | None,
     quiet: bool,
+    verbose: bool,
     no_progress: bool,
 ) -> None:
     """Review code and print verified findings, most severe first.
 
-    PATHS narrow the review to these files or directories (git pathspecs).
+    By default the change on your branch is reviewed: committed and uncommitted changes
+    (and new untracked files) against the merge-base with the default branch. PATHS narrow
+    any scope to these files or directories (git pathspecs).
     """
     from rich.console import Console
 
-    from orch_review.config import load_config
-    from orch_review.git import open_repo, work_tree
     from orch_review.progress import Progress
-    from orch_review.reporters import json_report
+    from orch_review.reporters import registry
     from orch_review.reporters.terminal import print_report
+    from orch_review.review import ReportOptions
     from orch_review.review import review as run_review
-    from orch_review.scope import resolve_all
+    from orch_review.triage import load_baseline
 
-    if not review_all:
-        raise click.UsageError(
-            "this version reviews whole repositories only: add --all "
-            "(reviews of the current change, --staged and --base are coming)."
-        )
-    env = dict(os.environ)
-    repo = open_repo(Path.cwd(), env)
-    root = work_tree(repo)
-    config = load_config(
-        root,
-        env,
-        _overrides(
-            model=model,
-            subagent_model=subagent_model,
-            effort=effort,
-            fail_on=fail_on,
-            max_concurrent=max_concurrent,
-            max_agents=max_agents,
-            max_total_tokens=max_total_tokens,
-            max_cost_usd=max_cost_usd,
-            journal_path=journal_path.resolve() if journal_path else None,
-            journal=False if no_journal else None,
-        ),
+    overrides = _overrides(
+        model=model,
+        subagent_model=subagent_model,
+        effort=effort,
+        fail_on=fail_on,
+        max_concurrent=max_concurrent,
+        max_agents=max_agents,
+        max_total_tokens=max_total_tokens,
+        max_cost_usd=max_cost_usd,
+        journal_path=journal_path.resolve() if journal_path else None,
+        journal=False if no_journal else None,
+        sandbox=sandbox,
+        bwrap_path=bwrap_path.resolve() if bwrap_path else None,
+        filter_mode=filter_mode,
     )
-    scope = resolve_all(repo, config, _relative_to_top(paths, root))
+    _, config, scope, env = _prepare(paths, staged, base, head, review_all, exclude, overrides)
+    options = ReportOptions(
+        filter_mode=config.filter_mode,
+        baseline=load_baseline(baseline) if baseline is not None else frozenset(),
+    )
     stderr = Console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
-        report = run_review(config, scope, env, events=progress)
-    if json_file is not None:
-        json_file.write_text(json_report.render(report), encoding="utf-8")
-    if output_format == "json":
-        click.echo(json_report.render(report), nl=False)
+        report = run_review(
+            config,
+            scope,
+            env,
+            events=progress,
+            options=options,
+            notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
+        )
+    renderers = registry()
+    for path, name in ((json_file, "json"), (sarif_file, "sarif")):
+        if path is not None:
+            path.write_text(renderers[name](report), encoding="utf-8")
+    if output_format == "text":
+        print_report(report, Console(), quiet=quiet, verbose=verbose)
     else:
-        print_report(report, Console(), quiet=quiet)
+        click.echo(renderers[output_format](report), nl=False)
     sys.exit(int(report.exit_code(config.fail_on)))
+
+
+@main.command()
+@scope_options
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--count-tokens",
+    is_flag=True,
+    help="Count the prompt's tokens with the API (needs a key) instead of estimating.",
+)
+@handle_errors
+def plan(
+    paths: tuple[str, ...],
+    staged: bool,
+    base: str | None,
+    head: str | None,
+    review_all: bool,
+    exclude: tuple[str, ...],
+    as_json: bool,
+    count_tokens: bool,
+) -> None:
+    """Show what a review would cover, without calling the API.
+
+    Prints the scope, the files to review with their changed lines, the skipped files with
+    the reason for each, and an estimate of the first prompt's size. Takes the same scope
+    flags as the review.
+    """
+    import json
+
+    from rich.console import Console
+
+    from orch_review.plan import plan_data, print_plan
+
+    _, config, scope, env = _prepare(paths, staged, base, head, review_all, exclude, {})
+    counted = _count_tokens(config, scope, env) if count_tokens else None
+    data = plan_data(scope, counted)
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print_plan(data, Console())
+
+
+def _count_tokens(config: Config, scope: Scope, env: dict[str, str]) -> int:
+    from orch_review.engine.client import ModelClient
+    from orch_review.engine.prompts import MAIN_SYSTEM
+    from orch_review.prescout import task_text
+
+    client = ModelClient(
+        env,
+        max_retries=config.max_retries,
+        request_timeout=config.request_timeout,
+        max_output_tokens=config.max_output_tokens,
+        effort=config.effort,
+    )
+    try:
+        return client.count_tokens(
+            model=config.model,
+            system=MAIN_SYSTEM,
+            messages=[{"role": "user", "content": task_text(scope)}],
+        )
+    finally:
+        client.close()
 
 
 def _relative_to_top(paths: tuple[str, ...], root: Path) -> tuple[str, ...]:
     """Pathspecs given relative to the current directory, rewritten relative to the top."""
+    from orch_review.errors import GitError
+
     cwd = Path.cwd().resolve()
+    top = root.resolve()
     out = []
     for raw in paths:
-        full = (cwd / raw).resolve()
+        # Lexically, not with resolve(): a pathspec naming a symlink means the link itself.
+        full = Path(os.path.normpath(cwd / raw))
         try:
-            relative = full.relative_to(root.resolve())
+            relative = full.relative_to(top)
         except ValueError:
-            raise click.BadParameter(f"{raw} is outside the repository {root}") from None
-        out.append(str(relative) if str(relative) != "." else ".")
+            raise GitError(
+                f"`{raw}` is outside the repository {root}: name paths inside it."
+            ) from None
+        out.append(relative.as_posix())
     return tuple(out)
+
+
+@main.command(context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
+@click.argument("files", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--fail-on", type=click.Choice(LEVELS), help="Block at this severity or above [high]."
+)
+@click.option(
+    "--require-key", is_flag=True, help="Fail (exit 2) instead of skipping when no API key is set."
+)
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Print the full report, not one line per finding."
+)
+@click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
+@handle_errors
+def hook(
+    files: tuple[str, ...],
+    fail_on: str | None,
+    require_key: bool,
+    verbose: bool,
+    max_cost_usd: float | None,
+) -> None:
+    """Review what is about to be committed: the entry of the pre-commit hook.
+
+    FILES are the staged files pre-commit passes; the staged change is reviewed once,
+    narrowed to them. In the pre-push stage the pushed commits are reviewed instead.
+    """
+    from rich.console import Console
+
+    from orch_review.git import open_repo
+    from orch_review.hook import HookRequest, has_credentials, missing_key
+    from orch_review.progress import Progress
+    from orch_review.reporters.terminal import print_report, render_compact
+    from orch_review.review import review as run_review
+    from orch_review.scope import NothingToReview, resolve_scope
+    from orch_review.settings import load_settings
+
+    env = _take_environment()
+    repo = open_repo(Path.cwd(), env)
+    request = HookRequest.from_env(files, env).scope_request()
+    config = load_settings(
+        repo, request, env, _overrides(fail_on=fail_on, max_cost_usd=max_cost_usd)
+    )
+    try:
+        scope = resolve_scope(
+            repo,
+            request,
+            exclude=config.exclude,
+            env=env,
+            generated=config.generated,
+            max_file_size=config.max_file_size,
+        )
+    except NothingToReview:
+        sys.exit(0)  # nothing reviewable staged: no API call, no key needed
+    if not has_credentials(env):
+        line, code = missing_key(require_key or config.require_key)
+        click.echo(line, err=True)
+        sys.exit(int(code))
+    with Progress(Console(stderr=True), enabled=verbose) as progress:
+        report = run_review(config, scope, env, events=progress)
+    if verbose:
+        print_report(report, Console(), verbose=True)
+    else:
+        click.echo(render_compact(report), nl=False)
+    sys.exit(int(report.exit_code(config.fail_on)))
 
 
 @main.group()
@@ -192,7 +486,7 @@ def _journal_path() -> Path:
     from orch_review.engine.journal import default_journal_path
     from orch_review.git import git_dir, open_repo, work_tree
 
-    env = dict(os.environ)
+    env = _take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
     return config.journal_path or default_journal_path(git_dir(repo))
@@ -241,3 +535,127 @@ def clear() -> None:
         click.echo(f"removed the unreadable journal {path}")
         return
     click.echo(f"removed {removed} entries")
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--comment-mode",
+    type=click.Choice(["review", "summary", "annotations", "none"]),
+    default="review",
+    show_default=True,
+    help="review: inline comments and a summary comment; summary: the summary comment only; "
+    "annotations: workflow-command annotations, no comments; none: post nothing.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(LEVELS),
+    default="never",
+    show_default=True,
+    help="Exit 1 at this severity or above.",
+)
+@click.option("--model", help="Model for the main agent [default: claude-opus-5-5].")
+@click.option("--subagent-model", help="Model for subagents and verifiers [default: --model].")
+@click.option("--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh].")
+@click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
+@click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB (repeatable)."
+)
+@click.option(
+    "--filter-mode",
+    type=click.Choice(FILTER_MODES),
+    help="Which findings to report: on added lines (default), in diff hunks, in changed "
+    "files, or all.",
+)
+@click.option(
+    "--json",
+    "json_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the JSON report to this file.",
+)
+@click.option(
+    "--sarif",
+    "sarif_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
+)
+@click.option(
+    "--event",
+    "event_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The event payload [default: $GITHUB_EVENT_PATH].",
+)
+@click.option("--pr", "pr_number", type=int, help="Review this pull request (read from the API).")
+@click.option("--repo", "repository", metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
+@click.option("--no-fetch", is_flag=True, help="Do not fetch missing history of a shallow clone.")
+@click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@handle_errors
+def github(
+    paths: tuple[str, ...],
+    comment_mode: str,
+    fail_on: str,
+    model: str | None,
+    subagent_model: str | None,
+    effort: str | None,
+    max_agents: int | None,
+    max_cost_usd: float | None,
+    exclude: tuple[str, ...],
+    filter_mode: FilterMode | None,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    event_path: Path | None,
+    pr_number: int | None,
+    repository: str | None,
+    no_fetch: bool,
+    no_progress: bool,
+) -> None:
+    """Review a pull request in GitHub Actions and comment on it.
+
+    Reads the pull request from $GITHUB_EVENT_PATH (or --pr with --repo), reviews its head
+    against the merge-base with its base (the same review as --base BASE --head HEAD), then
+    posts inline comments on diff lines and one summary comment, edited in place on re-runs.
+    A token that may not comment (pull requests from forks) falls back to annotations and
+    the job summary. Needs GITHUB_TOKEN; writes $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.
+    """
+    from typing import cast
+
+    from rich.console import Console
+
+    from orch_review.git import open_repo, work_tree
+    from orch_review.github.publish import CommentMode
+    from orch_review.github.run import GitHubRun, run_github
+    from orch_review.progress import Progress
+
+    env = _take_environment()
+    repo = open_repo(Path.cwd(), env)
+    run = GitHubRun(
+        comment_mode=cast(CommentMode, comment_mode),
+        fail_on=fail_on,
+        pathspecs=_relative_to_top(paths, work_tree(repo)),
+        exclude=exclude,
+        overrides=_overrides(
+            model=model,
+            subagent_model=subagent_model,
+            effort=effort,
+            max_agents=max_agents,
+            max_cost_usd=max_cost_usd,
+        ),
+        filter_mode=filter_mode,
+        sarif_file=sarif_file,
+        json_file=json_file,
+        event_path=event_path,
+        pr_number=pr_number,
+        repository=repository,
+        fetch=not no_fetch,
+    )
+    with Progress(Console(stderr=True), enabled=not no_progress) as progress:
+        code = run_github(
+            repo,
+            run,
+            env,
+            echo=click.echo,
+            warn=lambda line: click.echo(line, err=True),
+            events=progress,
+        )
+    sys.exit(int(code))

@@ -5,11 +5,14 @@ This is what the CLI calls; it can be called from Python the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
 from orch_review.config import Config
 from orch_review.engine.agent import EventSink
@@ -17,18 +20,21 @@ from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
 from orch_review.engine.main_agent import run_main_agent
+from orch_review.engine.sandbox import agent_environment, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.git import open_repo
+from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
-from orch_review.scope import Scope, task_text
+from orch_review.scope import Scope
+from orch_review.snapshot import snapshot
+from orch_review.snippets import collect_snippets
+from orch_review.triage import FilterMode, triage
 from orch_review.workspace import Workspace
 
 log = logging.getLogger("orch_review.review")
-
-# The only variables an agent's shell inherits: nothing secret, nothing from a git hook.
-_PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
 def open_journal(config: Config, scope: Scope) -> JournalLike:
@@ -38,19 +44,34 @@ def open_journal(config: Config, scope: Scope) -> JournalLike:
     return Journal(config.journal_path or default_journal_path(scope.git_dir))
 
 
-def agent_env(env: Mapping[str, str], home: str) -> dict[str, str]:
-    """A minimal environment for agents' shells: no keys, tokens or hook variables."""
-    passed = {k: env[k] for k in _PASSED_ENV if k in env}
-    passed.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    passed.setdefault("LANG", "C.UTF-8")
-    return {
-        **passed,
-        "HOME": home,
-        "TERM": "dumb",
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """How findings are triaged into the report."""
+
+    filter_mode: FilterMode | None = None  # None: "added" for a change, "nofilter" for --all
+    baseline: frozenset[str] = frozenset()
+
+    def mode_for(self, scope: Scope) -> FilterMode:
+        """The filter mode in effect for ``scope``."""
+        if self.filter_mode is not None:
+            return self.filter_mode
+        return "nofilter" if scope.kind == "all" else "added"
+
+
+def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
+    cache: dict[str, list[str] | None] = {}
+
+    def read(path: str) -> list[str] | None:
+        if path not in cache:
+            try:
+                cache[path] = (
+                    (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+                )
+            except OSError:
+                cache[path] = None
+        return cache[path]
+
+    return read
 
 
 def review(
@@ -59,8 +80,15 @@ def review(
     env: Mapping[str, str],
     *,
     events: EventSink | None = None,
+    options: ReportOptions | None = None,
+    notices: Callable[[str], None] | None = None,
 ) -> Report:
-    """Review ``scope`` end to end and return the report (never raises for partial failure)."""
+    """Review ``scope`` end to end and return the report (never raises for partial failure).
+
+    ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
+    """
+    options = options or ReportOptions()
+    mode = options.mode_for(scope)
     started = time.monotonic()
     client = ModelClient(
         env,
@@ -76,18 +104,29 @@ def review(
     warnings: list[str] = []
     cancel = threading.Event()
     pool = PriorityPool(config.max_concurrent)
+    repo = open_repo(scope.root, env)
     with (
         open_journal(config, scope) as journal,
         tempfile.TemporaryDirectory(prefix="orch-review-home-") as home,
+        snapshot(repo, scope, env) as content,
     ):
+        skipped = {s.path: s.reason for s in scope.skipped}
+        sandbox = resolve_sandbox(
+            config.sandbox, content, search_path=env.get("PATH", ""), bwrap_path=config.bwrap_path
+        )
+        if sandbox.notice is not None:
+            warnings.append(sandbox.notice)
+            if notices is not None:
+                notices(sandbox.notice)
         session = Session(
             config=config,
             client=client,
             ledger=ledger,
             journal=journal,
-            workspace=Workspace(scope.root, scope.paths, scope.content_id),
+            workspace=Workspace(content, scope.paths, scope.content_id, skipped),
             pool=pool,
-            bash_env=agent_env(env, home),
+            bash_env=agent_environment(env, home),
+            sandbox=sandbox,
             cancel=cancel,
             events=events,
         )
@@ -109,6 +148,15 @@ def review(
         finally:
             pool.shutdown(wait=not cancel.is_set())
             client.close()
+        read = _line_reader(content)
+        findings = triage(
+            (f for outcome in workflow.outcomes for f in outcome.findings),
+            read=read,
+            changes=scope.changes if scope.kind != "all" else None,
+            mode=mode,
+            baseline=options.baseline,
+        )
+        snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     if not workflow.outcomes:
         warnings.append("No review workflow ran, so nothing was verified.")
     usage = ledger.report()
@@ -118,7 +166,7 @@ def review(
             + ", ".join(usage.unknown_price_models)
             + "; add their prices under [tool.orch-review.prices]."
         )
-    return build_report(
+    report = build_report(
         scope=scope.describe(),
         summary=summary,
         concerns=workflow.outcomes,
@@ -127,7 +175,11 @@ def review(
         model=config.model,
         agent_model=config.agent_model,
         warnings=warnings,
+        findings=findings,
+        scope_kind=scope.kind,
+        filter_mode=mode,
     )
+    return dataclasses.replace(report, snippets=snippets)
 
 
 def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:

@@ -198,3 +198,68 @@ def test_journal_clear_removes_an_unreadable_journal(
     cleared = run_cli(repo, api_env, "journal", "clear")
     assert cleared.returncode == 0, cleared.stderr
     assert not path.exists()
+
+
+def test_several_outputs_at_once_are_valid(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    import jsonschema
+
+    from orch_review.reporters.json_report import schema
+
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    sarif_path, json_path = tmp_path / "out.sarif", tmp_path / "out.json"
+
+    result = run_cli(
+        repo,
+        api_env,
+        "--all",
+        "--sarif",
+        str(sarif_path),
+        "--json",
+        str(json_path),
+        "--format",
+        "github",
+    )
+
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("::error file=app.py,line=6")
+    sarif = json.loads(sarif_path.read_text())
+    sarif_schema = json.loads(
+        (Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text()
+    )
+    jsonschema.validate(sarif, sarif_schema)
+    (result_entry,) = sarif["runs"][0]["results"]
+    assert result_entry["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "app.py"
+    assert result_entry["locations"][0]["physicalLocation"]["region"]["startLine"] == 6
+    report = json.loads(json_path.read_text())
+    jsonschema.validate(report, schema())
+    assert (
+        report["findings"][0]["fingerprint"]
+        == result_entry["partialFingerprints"]["primaryLocationLineHash"]
+    )
+
+
+def test_findings_outside_the_change_are_filtered_not_lost(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    from tests.conftest import git
+
+    repo = make_planted_repo(git_repo)  # both bugs committed on main
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "calc.py").write_text(
+        (repo / "calc.py").read_text() + "\n\ndef twice(x):\n    return 2 * x\n"
+    )
+    fake_api.policy = planted_script()
+    out = tmp_path / "report.json"
+
+    result = run_cli(repo, api_env, "--json", str(out))  # default scope: the branch's change
+
+    assert result.returncode == 0, result.stdout + result.stderr  # app.py:6 is not in the change
+    data = json.loads(out.read_text())
+    statuses = {f["path"]: f["status"] for f in data["findings"]}
+    assert statuses["app.py"] == "filtered"
+    assert data["counts"]["filtered"] == 1
+    loud = run_cli(repo, api_env, "--filter-mode", "nofilter")
+    assert loud.returncode == 1 and "app.py:6" in loud.stdout
