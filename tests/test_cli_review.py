@@ -263,3 +263,29 @@ def test_findings_outside_the_change_are_filtered_not_lost(
     assert data["counts"]["filtered"] == 1
     loud = run_cli(repo, api_env, "--filter-mode", "nofilter")
     assert loud.returncode == 1 and "app.py:6" in loud.stdout
+
+
+def test_subtasks_about_skipped_files_are_refused_back_to_the_model(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    from tests.scripted import PLANTED_FILES
+
+    repo = git_repo({**PLANTED_FILES, "poetry.lock": "[[package]]\n"})
+    script = planted_script()
+    script.subtasks = [
+        script.concerns[0].subtask,
+        "Check poetry.lock for pinned vulnerable versions.",
+    ]
+    fake_api.policy = script
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    subagent_tasks = {r.model_request().first_user_text for r in fake_api.requests_for("subagent")}
+    assert not any("poetry.lock" in task for task in subagent_tasks)
+    last_main = fake_api.requests_for("main")[-1].model_request()
+    (workflow_result,) = last_main.tool_results()
+    assert (
+        "refused: `poetry.lock` is out of scope (lock file or generated/vendored code)"
+        in (workflow_result[1])
+    )

@@ -33,6 +33,10 @@ class Workspace(Protocol):
         """Lines of a reviewable file, or None when ``path`` is not one."""
         ...
 
+    def refusal(self, text: str) -> str | None:
+        """Why a subtask may not run (it names files out of scope), or None."""
+        ...
+
     def content_key(self, text: str) -> str:
         """A hash of the content ``text`` is about (the files it names, else everything)."""
         ...

@@ -83,8 +83,20 @@ class Workflow:
             return f"Workflow was not run: {exc}.", True
         cap = self._session.config.max_subtasks
         dropped = subtasks[cap:]
-        outcomes = self.run(subtasks[:cap])
-        text = describe(outcomes)
+        accepted, refused = [], []
+        for subtask in subtasks[:cap]:
+            reason = self._session.workspace.refusal(subtask)
+            if reason is None:
+                accepted.append(subtask)
+            else:
+                refused.append(f"- {_short(subtask)}\n    refused: {reason}")
+        if not accepted:
+            return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
+                refused
+            ), True
+        text = describe(self.run(accepted))
+        if refused:
+            text += "\n\nThese subtasks were refused (not reviewed):\n" + "\n".join(refused)
         if dropped:
             text += (
                 f"\n\nNote: only the first {cap} subtasks were run; {len(dropped)} were dropped. "
