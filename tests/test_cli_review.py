@@ -289,3 +289,19 @@ def test_subtasks_about_skipped_files_are_refused_back_to_the_model(
         "refused: `poetry.lock` is out of scope (lock file or generated/vendored code)"
         in (workflow_result[1])
     )
+
+
+def test_subtasks_beyond_the_cap_are_dropped_with_a_note(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_MAX_SUBTASKS": "1"}, "--all")
+
+    assert result.returncode == 1, result.stderr
+    tasks = {r.model_request().first_user_text for r in fake_api.requests_for("subagent")}
+    assert len(tasks) == 1 and "injection" in next(iter(tasks))
+    (workflow_result,) = fake_api.requests_for("main")[-1].model_request().tool_results()
+    assert "only the first 1 subtasks were run; 1 were dropped" in workflow_result[1]
+    assert "Call Workflow again with the remaining ones" in workflow_result[1]
