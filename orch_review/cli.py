@@ -364,7 +364,8 @@ def plan(
     counted = _count_tokens(config, scope, env) if count_tokens else None
     data = plan_data(scope, counted)
     if as_json:
-        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+        # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
+        click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     else:
         print_plan(data, Console())
 

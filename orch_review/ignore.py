@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 IGNORE_FILE = ".gitignore"
-_DIR_MARK = "ps_d"  # pathspec's regex group for "a directory this pattern matched ends here"
+_DIR_MARK = "ps_d"
+_UNKNOWN = object()  # pathspec's regex group for "a directory this pattern matched ends here"
 
 
 def _mark_end(match: re.Match[str]) -> int | None:
@@ -44,6 +45,11 @@ def _matches(regex: re.Pattern[str], path: str, is_dir: bool) -> bool:
     return found is not None and _mark_end(found) is None and found.end() < len(path)
 
 
+def _unnamed(pattern: str) -> str:
+    """A regex with its named groups made anonymous, so several can be joined."""
+    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
+
+
 class PatternList:
     """The patterns of one ignore file (or list of globs), in order."""
 
@@ -68,13 +74,35 @@ class PatternList:
             for pattern in compiled:
                 if pattern.regex is not None and pattern.include is not None:
                     self._patterns.append((pattern.regex, bool(pattern.include), dir_only))
+        # One alternation of every pattern: a path it does not even *search*-match is matched
+        # by no pattern, which settles most paths with one regex call instead of one per rule.
+        self._any = (
+            re.compile("|".join(f"(?:{_unnamed(r.pattern)})" for r, _, _ in self._patterns))
+            if self._patterns
+            else None
+        )
+        self._dir_verdicts: dict[str, bool | None] = {}
 
     def __bool__(self) -> bool:
         return bool(self._patterns)
 
+    def _may_match(self, path: str, is_dir: bool) -> bool:
+        if self._any is None:
+            return False
+        return bool(self._any.search(path) or (is_dir and self._any.search(path + "/")))
+
     def verdict(self, path: str, is_dir: bool) -> bool | None:
         """The last matching pattern's verdict for ``path`` itself: True ignored, False
         re-included, None when no pattern matches."""
+        if is_dir:
+            if path not in self._dir_verdicts:  # many files share their directories
+                self._dir_verdicts[path] = (
+                    self._verdict(path, True) if self._may_match(path, True) else None
+                )
+            return self._dir_verdicts[path]
+        return self._verdict(path, False) if self._may_match(path, False) else None
+
+    def _verdict(self, path: str, is_dir: bool) -> bool | None:
         for regex, include, dir_only in reversed(self._patterns):
             if (is_dir or not dir_only) and _matches(regex, path, is_dir):
                 return include
@@ -82,9 +110,15 @@ class PatternList:
 
     def ignores(self, path: str) -> bool:
         """True if the patterns exclude ``path`` or one of its directories."""
+        if self._any is None:
+            return False
         parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            if self.verdict("/".join(parts[:depth]), is_dir=True):
+        directory = ""
+        for part in parts[:-1]:
+            directory = f"{directory}/{part}" if directory else part
+            cached = self._dir_verdicts.get(directory, _UNKNOWN)
+            verdict = self.verdict(directory, is_dir=True) if cached is _UNKNOWN else cached
+            if verdict:
                 return True
         return bool(self.verdict("/".join(parts), is_dir=False))
 

@@ -7,8 +7,8 @@ page through the rest with git.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from pathlib import PurePosixPath
 
 from orch_review.diff import quote_path
 from orch_review.scope import ReviewFile, Scope
@@ -51,7 +51,7 @@ LANGUAGES = {
 
 
 def _language(path: str) -> str:
-    return LANGUAGES.get(PurePosixPath(path).suffix.lower(), "other")
+    return LANGUAGES.get(os.path.splitext(path)[1].lower(), "other")
 
 
 def _hunks(file: ReviewFile) -> str:

@@ -28,7 +28,7 @@ from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.git import open_repo
 from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
-from orch_review.scope import Scope
+from orch_review.scope import Scope, content_id
 from orch_review.snapshot import snapshot
 from orch_review.snippets import collect_snippets
 from orch_review.triage import FilterMode, triage
@@ -123,7 +123,7 @@ def review(
             client=client,
             ledger=ledger,
             journal=journal,
-            workspace=Workspace(content, scope.paths, scope.content_id, skipped),
+            workspace=Workspace(content, scope.paths, content_id(repo, scope), skipped),
             pool=pool,
             bash_env=agent_environment(env, home),
             sandbox=sandbox,

@@ -33,6 +33,50 @@ DEFAULT_GENERATED = (
     "__snapshots__/",
 )
 
+# Source and text suffixes git is not asked about when listing every file (`--all`): reading
+# 100,000 blobs to find the rare NUL byte in a .py file costs more than the listing itself.
+TEXT_SUFFIXES = (
+    "py",
+    "pyi",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "ts",
+    "tsx",
+    "go",
+    "rs",
+    "java",
+    "kt",
+    "kts",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "rb",
+    "php",
+    "swift",
+    "scala",
+    "sh",
+    "bash",
+    "md",
+    "rst",
+    "txt",
+    "yml",
+    "yaml",
+    "toml",
+    "json",
+    "html",
+    "css",
+    "scss",
+    "sql",
+    "xml",
+    "cfg",
+    "ini",
+)
+
 SUBMODULE_MODE = "160000"
 SYMLINK_MODE = "120000"
 

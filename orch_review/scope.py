@@ -23,6 +23,7 @@ from orch_review.reviewable import (
     REVIEW_IGNORE_FILE,
     SUBMODULE_MODE,
     SYMLINK_MODE,
+    TEXT_SUFFIXES,
     ReviewRules,
     SkippedFile,
     SkipSettings,
@@ -77,7 +78,6 @@ class Scope:
     pathspecs: tuple[str, ...]
     untracked: tuple[str, ...] = ()  # untracked, not ignored files part of a worktree scope
     base_ref: str | None = None
-    content_id: str = ""
     excluded: frozenset[str] = field(default_factory=frozenset)
 
     def describe(self) -> str:
@@ -324,7 +324,6 @@ def _build(
         pathspecs=specs,
         untracked=tuple(p for p in untracked if p not in nested),
         base_ref=base_ref,
-        content_id=_content_id(repo, source, head_commit, files),
         excluded=frozenset(s.path for s in skipped),
     )
 
@@ -357,17 +356,18 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, None)
     modes = gitops.index_modes(repo, request.pathspecs)
-    binary = gitops.eol_binary(repo, request.pathspecs)
+    binary = gitops.eol_binary(repo, request.pathspecs, TEXT_SUFFIXES)
     files: list[ReviewFile] = []
     skipped: list[SkippedFile] = []
+    top = str(root)
     for path, mode in modes.items():
-        full = root / path
+        full = os.path.join(top, path)  # strings, not Paths: this loop runs once per file
         try:
-            stat = full.lstat()
+            stat = os.lstat(full)
         except OSError:
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
-        link_target = os.readlink(full) if mode == SYMLINK_MODE and full.is_symlink() else None
+        link_target = os.readlink(full) if mode == SYMLINK_MODE and os.path.islink(full) else None
         reason = rules.skip_reason(
             path,
             mode=mode,
@@ -395,18 +395,19 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
         files=tuple(files),
         skipped=tuple(skipped),
         pathspecs=request.pathspecs,
-        content_id=_content_id(repo, "worktree", None, files),
         excluded=frozenset(s.path for s in skipped),
     )
 
 
-def _content_id(
-    repo: git.Repo, source: Source, head_commit: str | None, files: list[ReviewFile]
-) -> str:
-    """A hash of everything under review, for journal keys of concerns naming no file."""
+def content_id(repo: git.Repo, scope: Scope) -> str:
+    """A hash of everything under review, for journal keys of concerns naming no file.
+
+    Computed when a review starts, not when the scope is resolved: ``plan`` never needs it.
+    """
+    source, files = scope.source, scope.files
     digest = hashlib.sha256(source.encode())
     if source == "commit":
-        digest.update((head_commit or "").encode())
+        digest.update((scope.head_commit or "").encode())
         return digest.hexdigest()
     digest.update(gitops.index_entries(repo).encode())
     if source == "worktree":

@@ -9,8 +9,9 @@ import pytest
 
 from orch_review import git as gitops
 from orch_review.errors import ExitCode, GitError
+from orch_review.git import open_repo
 from orch_review.reviewable import DEFAULT_MAX_FILE_SIZE
-from orch_review.scope import NothingToReview, Scope, ScopeRequest, resolve_scope
+from orch_review.scope import NothingToReview, Scope, ScopeRequest, content_id, resolve_scope
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import branch_repo, commit, head, run_git, write
 
@@ -461,11 +462,15 @@ def test_awkward_names_in_every_part_of_the_change(git_repo: GitRepoFactory) -> 
 def test_content_id_follows_the_content(git_repo: GitRepoFactory) -> None:
     repo = branch_repo(git_repo)
     write(repo, {"app.py": "v1\n", "new.py": "n1\n"})
-    first, same = resolve(repo).content_id, resolve(repo).content_id
+
+    def digest() -> str:
+        return content_id(open_repo(repo), resolve(repo))
+
+    first, same = digest(), digest()
     write(repo, {"new.py": "n2\n"})
-    second = resolve(repo).content_id
+    second = digest()
     write(repo, {"app.py": "v2\n"})
-    third = resolve(repo).content_id
+    third = digest()
 
     assert first == same
     assert len({first, second, third}) == 3
