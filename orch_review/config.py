@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_args
 
+from orch_review.engine.tools import CATEGORIES
 from orch_review.errors import ConfigError
 from orch_review.pricing import DEFAULT_PRICES, Price, lookup_price, parse_prices
 from orch_review.reviewable import DEFAULT_GENERATED, DEFAULT_MAX_FILE_SIZE
@@ -26,6 +27,17 @@ from orch_review.reviewable import DEFAULT_GENERATED, DEFAULT_MAX_FILE_SIZE
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 FailOn = Literal["high", "medium", "low", "info", "never"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+Strictness = Literal["info", "low", "medium", "high"]
+FOCUS_CATEGORIES = CATEGORIES
+
+
+class PathInstruction(NamedTuple):
+    """Review instructions for the files matching a gitignore-style glob."""
+
+    glob: str
+    text: str
+
+
 SandboxMode = Literal["auto", "on", "off"]
 
 FILE_NAME = ".orch-review.toml"
@@ -62,6 +74,12 @@ class Config:
     generated: tuple[str, ...] = DEFAULT_GENERATED
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     require_key: bool = False
+    guidance_files: tuple[str, ...] = ("REVIEW.md",)
+    guidance_max_bytes: int = 20_000
+    instructions: str | None = None
+    focus: tuple[str, ...] = ()
+    strictness: Strictness = "info"
+    path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
         default_factory=lambda: DEFAULT_PRICES, hash=False, repr=False
@@ -175,6 +193,20 @@ _GLOBS = _Kind("a list of non-empty glob patterns", _check_globs, _globs_from_te
 _SECONDS_TO_HOUR = _positive(3600, "a number of seconds")
 
 
+def _check_categories(value: object) -> object:
+    checked = _check_globs(value)
+    assert isinstance(checked, tuple)
+    if not all(item in FOCUS_CATEGORIES for item in checked):
+        raise ValueError
+    return checked
+
+
+_CATEGORIES = _Kind(
+    "a list of categories among " + ", ".join(FOCUS_CATEGORIES), _check_categories, _globs_from_text
+)
+_NAMES = _Kind("a list of file names", _check_globs, _globs_from_text)
+
+
 def _never(_: object) -> bool:
     return False
 
@@ -256,8 +288,25 @@ _KEYS: tuple[_Key, ...] = (
         _BOOL,
         "The pre-commit hook fails (exit 2) instead of skipping when no API key is set.",
     ),
+    _Key(
+        "guidance_files",
+        _NAMES,
+        "Names of review guidance files read at the root and in every directory "
+        "(e.g. `REVIEW.md`, `CLAUDE.md`).",
+    ),
+    _Key("guidance_max_bytes", _integer(100), "Guidance sent per agent at most; more is cut."),
+    _Key("instructions", _TEXT, "House rules for every agent of the review."),
+    _Key("focus", _CATEGORIES, "Categories to concentrate on (empty: all)."),
+    _Key(
+        "strictness",
+        _choice(get_args(Strictness)),
+        "The lowest severity reported: `info` (everything) to `high`.",
+    ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}
+_PATH_INSTRUCTIONS_DOC = (
+    "Instructions for files matching a glob: a list of tables with `glob` and `text`."
+)
 _PRICES_DOC = (
     "USD per million tokens per model (input, output, cache-write, cache-read),"
     " merged over built-in estimates."
@@ -280,6 +329,7 @@ class ConfigKey(NamedTuple):
 
 CONFIG_KEYS: tuple[ConfigKey, ...] = (
     *(ConfigKey(k.kebab, _DEFAULTS[k.name], k.doc) for k in _KEYS),
+    ConfigKey("path-instructions", (), _PATH_INSTRUCTIONS_DOC),
     ConfigKey("prices", DEFAULT_PRICES, _PRICES_DOC),
 )
 
@@ -296,6 +346,8 @@ def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, obje
     for name, value in _file_items(table, where):
         if name == "prices":
             changes["prices"] = parse_prices(value, where, DEFAULT_PRICES)
+        elif name == "path_instructions":
+            changes["path_instructions"] = _path_instructions(value, where)
         else:
             key = _BY_NAME[name]
             changes[name] = _validate(key, value, f"{where}: `{key.kebab}`")
@@ -323,6 +375,26 @@ def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, obje
     if isinstance(journal_path, Path):
         changes["journal_path"] = root / journal_path
     return replace(Config(), source=source, **changes)
+
+
+def _path_instructions(value: object, where: str) -> tuple[PathInstruction, ...]:
+    """``[{glob = "...", text = "..."}, ...]`` from the config file."""
+    expected = "a list of tables with a `glob` and a `text` string"
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: `path-instructions` must be {expected}, got {value!r}")
+    out = []
+    for number, item in enumerate(value, 1):
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"glob", "text"}
+            or not all(isinstance(item[k], str) and item[k].strip() for k in ("glob", "text"))
+        ):
+            raise ConfigError(
+                f"{where}: `path-instructions` entry {number} must be a table with exactly a "
+                f"non-empty `glob` and `text`, got {item!r}"
+            )
+        out.append(PathInstruction(item["glob"], item["text"]))
+    return tuple(out)
 
 
 def _validate(key: _Key, value: object, where: str, shown: object = None) -> object:
@@ -364,7 +436,7 @@ def _parse_toml(path: Path, root: Path) -> dict[str, object]:
 
 def _file_items(table: Mapping[str, object], where: str) -> list[tuple[str, object]]:
     """(field name, value) pairs of a config table, rejecting unknown or doubled keys."""
-    known = [key.kebab for key in _KEYS] + ["prices"]
+    known = [key.kebab for key in _KEYS] + ["path-instructions", "prices"]
     items: dict[str, object] = {}
     for raw, value in table.items():
         kebab = raw.replace("_", "-")

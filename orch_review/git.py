@@ -260,6 +260,11 @@ def blob_sizes(repo: git.Repo, rev: str | None, pathspecs: tuple[str, ...] = ())
     }
 
 
+def files_at(repo: git.Repo, rev: str) -> list[str]:
+    """Every file path in the tree of ``rev``."""
+    return _lines0(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))
+
+
 def show_file(repo: git.Repo, rev: str, path: str) -> bytes | None:
     """The content of ``path`` at ``rev``, or None when it does not exist there."""
     import git

@@ -11,6 +11,7 @@ import os
 from collections import Counter
 
 from orch_review.diff import quote_path
+from orch_review.engine.prompts import guidance_block
 from orch_review.scope import ReviewFile, Scope
 
 LISTED_FILES_CAP = 200
@@ -123,8 +124,9 @@ def summary(scope: Scope) -> str:
     return "\n".join(lines)
 
 
-def task_text(scope: Scope) -> str:
-    """The main agent's first user turn: instructions, then the scope summary as data."""
+def task_text(scope: Scope, guidance: str = "") -> str:
+    """The main agent's first user turn: instructions, the scope summary as data, then the
+    repository's review guidance."""
     intro = (
         "Review the change described below. Find real defects in the listed files and report "
         "them through the Workflow tool. Skipped files are out of scope: do not send subtasks "
@@ -136,5 +138,5 @@ def task_text(scope: Scope) -> str:
     return (
         f"{intro}\n\n{summary(scope)}\n\nYour working directory is a read-only copy of exactly "
         "the content under review. Scout with bash, then call Workflow with one subtask per "
-        "concern."
+        f"concern.{guidance_block(guidance)}"
     )

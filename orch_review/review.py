@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from orch_review import git as gitops
 from orch_review.config import Config
 from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
@@ -26,6 +29,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.git import open_repo
+from orch_review.guidance import Guidance, load_guidance
 from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
 from orch_review.scope import Scope, content_id
@@ -33,6 +37,9 @@ from orch_review.snapshot import snapshot
 from orch_review.snippets import collect_snippets
 from orch_review.triage import FilterMode, triage
 from orch_review.workspace import Workspace
+
+if TYPE_CHECKING:
+    import git
 
 log = logging.getLogger("orch_review.review")
 
@@ -56,6 +63,40 @@ class ReportOptions:
         if self.filter_mode is not None:
             return self.filter_mode
         return "nofilter" if scope.kind == "all" else "added"
+
+
+def _load_guidance(config: Config, repo: git.Repo, scope: Scope, content: Path) -> Guidance:
+    """Guidance files from the content under review, or with --base from the base revision
+    (a change cannot rewrite the rules it is reviewed by)."""
+    revision = scope.config_revision
+    if revision is not None:
+        names = gitops.files_at(repo, revision)
+
+        def read(name: str) -> str | None:
+            data = gitops.show_file(repo, revision, name)
+            return None if data is None else data.decode("utf-8", "replace")
+
+        return load_guidance(config, names, read)
+
+    def read_snapshot(name: str) -> str | None:
+        try:
+            return (content / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    return load_guidance(config, _files_named(content, set(config.guidance_files)), read_snapshot)
+
+
+def _files_named(root: Path, wanted: set[str]) -> list[str]:
+    """Paths (relative, ``/``-separated) of the files under ``root`` with one of these names."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        relative = os.path.relpath(folder, root).replace(os.sep, "/")
+        found += [
+            name if relative == "." else f"{relative}/{name}" for name in files if name in wanted
+        ]
+    return sorted(found)
 
 
 def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
@@ -111,6 +152,8 @@ def review(
         snapshot(repo, scope, env) as content,
     ):
         skipped = {s.path: s.reason for s in scope.skipped}
+        guidance = _load_guidance(config, repo, scope, content)
+        main_guidance, truncated = guidance.for_main()
         sandbox = resolve_sandbox(
             config.sandbox, content, search_path=env.get("PATH", ""), bwrap_path=config.bwrap_path
         )
@@ -127,13 +170,14 @@ def review(
             pool=pool,
             bash_env=agent_environment(env, home),
             sandbox=sandbox,
+            guidance=guidance,
             cancel=cancel,
             events=events,
         )
         workflow = Workflow(session)
         summary = ""
         try:
-            main = run_main_agent(session, workflow, task_text(scope))
+            main = run_main_agent(session, workflow, task_text(scope, main_guidance))
             summary = main.summary
             if main.note:
                 warnings.append(f"main agent: {main.note}")
@@ -155,8 +199,14 @@ def review(
             changes=scope.changes if scope.kind != "all" else None,
             mode=mode,
             baseline=options.baseline,
+            floor=config.strictness,
         )
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
+    if truncated or workflow.guidance_truncated:
+        warnings.append(
+            f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
+            "(guidance-max-bytes); the most specific guidance was kept."
+        )
     if not workflow.outcomes:
         warnings.append("No review workflow ran, so nothing was verified.")
     usage = ledger.report()

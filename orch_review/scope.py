@@ -79,6 +79,9 @@ class Scope:
     untracked: tuple[str, ...] = ()  # untracked, not ignored files part of a worktree scope
     base_ref: str | None = None
     excluded: frozenset[str] = field(default_factory=frozenset)
+    # The revision configuration, ignore and guidance files are read from (with --base), so
+    # a change cannot weaken its own review; None: the content under review itself.
+    config_revision: str | None = None
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
@@ -325,6 +328,7 @@ def _build(
         untracked=tuple(p for p in untracked if p not in nested),
         base_ref=base_ref,
         excluded=frozenset(s.path for s in skipped),
+        config_revision=config_rev,
     )
 
 

@@ -134,6 +134,7 @@ def triage(
     changes: Mapping[str, FileChange] | None,
     mode: FilterMode,
     baseline: frozenset[str] = frozenset(),
+    floor: str = "info",
 ) -> list[Finding]:
     """Fingerprint, deduplicate, filter and suppress; ranked. Nothing is dropped: filtered
     and suppressed findings keep a reason and are counted in the report."""
@@ -143,7 +144,12 @@ def triage(
         out.append(
             replace(
                 finding,
-                filtered=filter_reason(finding, mode, changes),
+                filtered=filter_reason(finding, mode, changes)
+                or (
+                    None
+                    if finding.severity.at_least(floor)
+                    else f"below the strictness floor ({floor})"
+                ),
                 suppressed=suppression(finding, lines, baseline),
             )
         )

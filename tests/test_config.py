@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,32 @@ def test_config_file_may_not_weaken_the_sandbox(tmp_path: Path) -> None:
     assert "`bwrap-path = 'tools/bwrap'` can only be set with ORCH_REVIEW_BWRAP_PATH" in error(
         tmp_path
     )
+
+
+def test_guidance_keys(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        ".orch-review.toml",
+        'guidance-files = ["REVIEW.md", "CLAUDE.md"]\nfocus = ["security"]\n'
+        'strictness = "medium"\ninstructions = "No nits."\n'
+        'path-instructions = [{glob = "src/**", text = "Check the locking."}]\n',
+    )
+    config = load_config(tmp_path, {}, {})
+    assert config.guidance_files == ("REVIEW.md", "CLAUDE.md")
+    assert config.focus == ("security",) and config.strictness == "medium"
+    assert config.path_instructions[0].glob == "src/**"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('focus = ["speed"]', "`focus` must be a list of categories among"),
+        ('strictness = "very"', "`strictness` must be one of"),
+        ("path-instructions = [{glob = 'x'}]", "`path-instructions` entry 1 must be a table"),
+        ("path-instructions = 'x'", "`path-instructions` must be a list of tables"),
+    ],
+)
+def test_bad_guidance_keys_name_the_key_and_file(tmp_path: Path, text: str, message: str) -> None:
+    write(tmp_path, ".orch-review.toml", text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(tmp_path, {}, {})

@@ -199,3 +199,18 @@ def test_triage_ranks_confirmed_first_then_severity_then_confidence() -> None:
     ]
     ranked = triage(findings, read=_reader(files), changes=None, mode="nofilter")
     assert [f.claim for f in ranked] == ["high-high", "high-low", "low", "refuted"]
+
+
+def test_strictness_floor_filters_lower_severities() -> None:
+    files = {"a.py": "x\ny\n"}
+    found = triage(
+        [_finding(start=1, severity=Severity.LOW, claim="low"), _finding(start=2, claim="high")],
+        read=_reader(files),
+        changes=None,
+        mode="nofilter",
+        floor="medium",
+    )
+    by_claim = {f.claim: f for f in found}
+    assert by_claim["high"].status is Status.CONFIRMED
+    assert by_claim["low"].status is Status.FILTERED
+    assert by_claim["low"].filtered == "below the strictness floor (medium)"

@@ -17,6 +17,7 @@ from orch_review.engine.client import ModelClient
 from orch_review.engine.journal import JournalLike
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
+from orch_review.guidance import Guidance
 
 log = logging.getLogger("orch_review.sandbox")
 
@@ -31,6 +32,10 @@ class Workspace(Protocol):
 
     def line_count(self, path: str) -> int | None:
         """Lines of a reviewable file, or None when ``path`` is not one."""
+        ...
+
+    def mentioned_files(self, text: str) -> list[str]:
+        """Paths under review that ``text`` names."""
         ...
 
     def refusal(self, text: str) -> str | None:
@@ -81,6 +86,7 @@ class Session:
     cancel: threading.Event
     events: EventSink | None = None
     sandbox: Sandbox | None = None
+    guidance: Guidance | None = None
     _resolved: _Once = field(default_factory=_Once, init=False, repr=False, compare=False)
 
     @property

@@ -36,7 +36,9 @@ class AgentFailed(OrchReviewError):
     """An agent ended without its structured report."""
 
 
-def run_subagent(session: Session, agent_id: str, concern: str) -> ReportedFindings:
+def run_subagent(
+    session: Session, agent_id: str, concern: str, guidance: str = ""
+) -> ReportedFindings:
     """Review one concern; raises :class:`OrchReviewError` when it produced no report."""
 
     def parse(tool_input: Mapping[str, Any]) -> ReportedFindings:
@@ -50,14 +52,18 @@ def run_subagent(session: Session, agent_id: str, concern: str) -> ReportedFindi
         concern,
         SUBAGENT_SYSTEM,
         SUBAGENT_TOOLS,
-        subagent_task(concern),
+        subagent_task(concern, guidance),
         terminal,
     )
     return result
 
 
 def run_verifier(
-    session: Session, agent_id: str, concern: str, findings: Sequence[Finding]
+    session: Session,
+    agent_id: str,
+    concern: str,
+    findings: Sequence[Finding],
+    guidance: str = "",
 ) -> dict[int, Verdict]:
     """Try to refute ``findings``; returns a verdict per 1-based finding number."""
 
@@ -72,7 +78,7 @@ def run_verifier(
         concern,
         VERIFIER_SYSTEM,
         VERIFIER_TOOLS,
-        verifier_task(concern, findings),
+        verifier_task(concern, findings, guidance),
         terminal,
     )
 

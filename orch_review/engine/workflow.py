@@ -74,6 +74,7 @@ class Workflow:
         self._session = session
         self._next_index = 0
         self.outcomes: list[ConcernOutcome] = []
+        self.guidance_truncated = False
 
     def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
         """The tool handler given to the main agent."""
@@ -132,7 +133,7 @@ class Workflow:
                     session.emit(f"s{index}", "subagent", concern, "skipped", reason)
                     done.set_result(ConcernOutcome(index, concern, "skipped", error=reason))
                     return
-                reported = run_subagent(session, f"s{index}", concern)
+                reported = run_subagent(session, f"s{index}", concern, self.guidance_for(concern))
                 stored = {
                     "summary": reported.summary,
                     "findings": [f.to_json() for f in reported.findings],
@@ -170,7 +171,13 @@ class Workflow:
                     session.emit(agent_id, "verifier", result.concern, "skipped", reason)
                     done.set_result(_unverified(result, f"verification skipped: {reason}"))
                     return
-                verdicts = run_verifier(session, agent_id, result.concern, result.findings)
+                verdicts = run_verifier(
+                    session,
+                    agent_id,
+                    result.concern,
+                    result.findings,
+                    self.guidance_for(result.concern),
+                )
                 stored = {
                     "verdicts": {
                         str(n): {
@@ -205,6 +212,16 @@ class Workflow:
         except BaseException as exc:
             done.set_exception(exc)
 
+    def guidance_for(self, concern: str) -> str:
+        """The review guidance for the files ``concern`` names (empty without guidance)."""
+        guidance = self._session.guidance
+        if guidance is None:
+            return ""
+        text, truncated = guidance.for_paths(self._session.workspace.mentioned_files(concern))
+        if truncated:
+            self.guidance_truncated = True
+        return text
+
     def _key(self, role: str, concern: str, *extra: object) -> str:
         session = self._session
         config = session.config
@@ -216,6 +233,7 @@ class Workflow:
             config.subagent_max_turns,
             concern,
             session.workspace.content_key(concern),
+            self.guidance_for(concern),
             *extra,
         )
 
