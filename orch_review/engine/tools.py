@@ -13,7 +13,7 @@ from typing import Any
 from orch_review.findings import Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-11-30.2"
+TOOLS_VERSION = "2026-11-30.3"
 
 CATEGORIES = (
     "correctness",
@@ -54,6 +54,13 @@ obvious gaps (a component nobody looked at, a class of bug nobody checked), run 
 workflow for just those gaps; phase work by calling the tool again with subtasks that build on \
 the previous results.
 
+Phases. Instead of `subtasks` you may send `phases`: named phases, each with its subtasks and \
+optionally `depends_on` (names of earlier phases). Phases run in order; every subtask of a \
+phase receives the verified results of the phases it depends on (all earlier ones when it \
+names none). A common shape is "understand" (map the components and their contracts) then \
+"review" (one subtask per concern, informed by the map); verification always follows \
+automatically. Plans are validated: unique names, known dependencies, no cycles.
+
 Limits: at most {max_subtasks} subtasks per call (extra ones are dropped with a note; queue them \
 in a follow-up call); at most {max_concurrent} agents run at once."""
 
@@ -72,9 +79,21 @@ def workflow_tool(max_subtasks: int, max_concurrent: int) -> dict[str, Any]:
                     "type": "array",
                     "items": {"type": "string"},
                     "description": "One self-contained instruction per concern.",
-                }
+                },
+                "phases": {
+                    "type": "array",
+                    "description": "Instead of subtasks: named phases run in order.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "subtasks": {"type": "array", "items": {"type": "string"}},
+                            "depends_on": {"type": "array", "items": {"type": "string"}},
+                        },
+                        "required": ["name", "subtasks"],
+                    },
+                },
             },
-            "required": ["subtasks"],
         },
     }
 

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from orch_review.engine.journal import journal_key
+from orch_review.engine.phases import Phase, parse_phases, with_context
 from orch_review.engine.scheduler import REVIEW, VERIFY
 from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
@@ -77,11 +78,29 @@ class Workflow:
         self.guidance_truncated = False
 
     def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
-        """The tool handler given to the main agent."""
+        """The tool handler given to the main agent: ``subtasks``, or a ``phases`` plan."""
+        cap = self._session.config.max_subtasks
         try:
+            if tool_input.get("phases"):
+                return self._run_phases(parse_phases(tool_input, cap)), False
             subtasks = parse_subtasks(tool_input)
         except ToolInputError as exc:
             return f"Workflow was not run: {exc}.", True
+        return self._run_subtasks(subtasks)
+
+    def _run_phases(self, phases: list[Phase]) -> str:
+        """Run phases in order; each sees the results of the phases it depends on (all
+        earlier phases when it names none)."""
+        results: dict[str, str] = {}
+        for phase in phases:
+            wanted = phase.depends_on or tuple(results)
+            earlier = {name: results[name] for name in wanted}
+            text, _ = self._run_subtasks([with_context(s, earlier) for s in phase.subtasks])
+            results[phase.name] = text
+        return "\n\n".join(f"## Phase {name}\n{text}" for name, text in results.items())
+
+    def _run_subtasks(self, subtasks: list[str]) -> tuple[str, bool]:
+        """Run one list of subtasks (capped, out-of-scope ones refused); the tool result."""
         cap = self._session.config.max_subtasks
         dropped = subtasks[cap:]
         accepted, refused = [], []
