@@ -229,6 +229,11 @@ def _overrides(**flags: Any) -> dict[str, object]:
     help="What to print on stdout (github: workflow-command annotations).",
 )
 @click.option(
+    "--critic/--no-critic",
+    default=None,
+    help="Run the completeness critic after the first wave [on for --all and large changes].",
+)
+@click.option(
     "--filter-mode",
     type=click.Choice(FILTER_MODES),
     help="Which findings to report: on added lines, in diff hunks, in changed files, "
@@ -267,6 +272,7 @@ def review(
     json_file: Path | None,
     sarif_file: Path | None,
     output_format: str,
+    critic: bool | None,
     filter_mode: FilterMode | None,
     baseline: Path | None,
     quiet: bool,
@@ -302,6 +308,7 @@ def review(
         sandbox=sandbox,
         bwrap_path=bwrap_path.resolve() if bwrap_path else None,
         filter_mode=filter_mode,
+        critic=critic,
     )
     _, config, scope, env = _prepare(paths, staged, base, head, review_all, exclude, overrides)
     options = ReportOptions(

@@ -79,6 +79,7 @@ class Config:
     instructions: str | None = None
     focus: tuple[str, ...] = ()
     strictness: Strictness = "info"
+    critic: bool | None = None
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -301,6 +302,12 @@ _KEYS: tuple[_Key, ...] = (
         "strictness",
         _choice(get_args(Strictness)),
         "The lowest severity reported: `info` (everything) to `high`.",
+    ),
+    _Key(
+        "critic",
+        _BOOL,
+        "Run the completeness critic after the first wave (default: for --all and for changes "
+        "of more than 20 files or 500 lines).",
     ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}

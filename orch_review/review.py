@@ -21,6 +21,7 @@ from orch_review.config import Config
 from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
+from orch_review.engine.critic import run_critic
 from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.sandbox import agent_environment, resolve_sandbox
@@ -30,6 +31,7 @@ from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.git import open_repo
 from orch_review.guidance import Guidance, load_guidance
+from orch_review.prescout import summary as prescout_summary
 from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
 from orch_review.scope import Scope, content_id
@@ -97,6 +99,20 @@ def _files_named(root: Path, wanted: set[str]) -> list[str]:
             name if relative == "." else f"{relative}/{name}" for name in files if name in wanted
         ]
     return sorted(found)
+
+
+CRITIC_FILES = 20
+CRITIC_LINES = 500
+
+
+def critic_wanted(config: Config, scope: Scope) -> bool:
+    """The critic setting, or by default: a full audit or a large change."""
+    if config.critic is not None:
+        return config.critic
+    if scope.kind == "all":
+        return True
+    changed = sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
+    return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
 
 
 def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
@@ -181,6 +197,13 @@ def review(
             summary = main.summary
             if main.note:
                 warnings.append(f"main agent: {main.note}")
+            if critic_wanted(config, scope):
+                added = run_critic(session, workflow, prescout_summary(scope))
+                if added:
+                    summary += (
+                        f"\n\nThe completeness critic added {len(added)} concern(s) the first "
+                        "wave had not covered."
+                    )
         except OrchReviewError as exc:
             if exc.exit_code != ExitCode.INCOMPLETE:
                 raise

@@ -60,9 +60,14 @@ class ReviewScript:
     scout: str = "git ls-files"
     summary: str = "Reviewed the repository; see the verified findings."
     subtasks: list[str] | None = None  # what the main agent sends (default: every subtask)
+    critic_concerns: list[str] = field(default_factory=list)  # what the critic proposes
     seen_mode_messages: list[list[str]] = field(default_factory=list)
 
     def __call__(self, request: ModelRequest) -> Reply:
+        if request.has_tool("report_concerns"):
+            if request.assistant_turns == 0:
+                return Reply.tool_use("bash", {"command": "git ls-files"})
+            return Reply.tool_use("report_concerns", {"concerns": self.critic_concerns})
         if request.role == "main":
             return self._main(request)
         if request.role == "subagent":

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-ROLES = ("main", "subagent", "verifier")
+ROLES = ("main", "subagent", "verifier", "critic")
 
 
 @dataclass(frozen=True, slots=True)

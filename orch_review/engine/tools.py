@@ -198,6 +198,24 @@ REPORT_VERDICTS_TOOL: dict[str, Any] = {
 }
 
 
+REPORT_CONCERNS_TOOL: dict[str, Any] = {
+    "name": "report_concerns",
+    "description": (
+        "Report the concerns nobody covered, exactly once, at the end: each a self-contained "
+        "instruction for a new reviewer (files, what to check, why). An empty list means "
+        "coverage is complete."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "concerns": {"type": "array", "items": {"type": "string"}},
+            "reason": {"type": "string", "description": "Why these were missed, briefly."},
+        },
+        "required": ["concerns"],
+    },
+}
+
+
 class ToolInputError(ValueError):
     """The model sent a tool input we cannot use; the message goes back to it."""
 

@@ -203,6 +203,8 @@ def _usage_table(report: Report, boxed: bool) -> Table:
     usage = report.usage
     for role, used in usage.by_role.items():
         reused = usage.agents_from_journal.get(role, 0)
+        if role == "critic" and not (used.requests or reused):
+            continue  # the critic is optional: no row when it did not run
         agents = str(usage.agents_started.get(role, 0)) + (
             f" (+{reused} journal)" if reused else ""
         )
