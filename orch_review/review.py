@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,15 +16,10 @@ from typing import TYPE_CHECKING
 
 from orch_review import git as gitops
 from orch_review.config import Config
+from orch_review.conversation import save_conversation
 from orch_review.engine.agent import EventSink
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.client import ModelClient
 from orch_review.engine.critic import run_critic
-from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
 from orch_review.engine.main_agent import run_main_agent
-from orch_review.engine.sandbox import agent_environment, resolve_sandbox
-from orch_review.engine.scheduler import PriorityPool
-from orch_review.engine.session import Session
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.git import open_repo
@@ -34,6 +27,7 @@ from orch_review.guidance import Guidance, load_guidance
 from orch_review.prescout import summary as prescout_summary
 from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
+from orch_review.runtime import open_session
 from orch_review.scope import Scope, content_id
 from orch_review.snapshot import snapshot
 from orch_review.snippets import collect_snippets
@@ -44,13 +38,6 @@ if TYPE_CHECKING:
     import git
 
 log = logging.getLogger("orch_review.review")
-
-
-def open_journal(config: Config, scope: Scope) -> JournalLike:
-    """The journal the config asks for (under the git directory by default)."""
-    if not config.journal:
-        return NullJournal()
-    return Journal(config.journal_path or default_journal_path(scope.git_dir))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,74 +134,43 @@ def review(
     options = options or ReportOptions()
     mode = options.mode_for(scope)
     started = time.monotonic()
-    client = ModelClient(
-        env,
-        max_retries=config.max_retries,
-        request_timeout=config.request_timeout,
-        max_output_tokens=config.max_output_tokens,
-        effort=config.effort,
-    )
-    ledger = Ledger(
-        Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
-        cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
-    )
     warnings: list[str] = []
-    cancel = threading.Event()
-    pool = PriorityPool(config.max_concurrent)
     repo = open_repo(scope.root, env)
-    with (
-        open_journal(config, scope) as journal,
-        tempfile.TemporaryDirectory(prefix="orch-review-home-") as home,
-        snapshot(repo, scope, env) as content,
-    ):
+    with snapshot(repo, scope, env) as content:
         skipped = {s.path: s.reason for s in scope.skipped}
         guidance = _load_guidance(config, repo, scope, content)
         main_guidance, truncated = guidance.for_main()
-        sandbox = resolve_sandbox(
-            config.sandbox, content, search_path=env.get("PATH", ""), bwrap_path=config.bwrap_path
-        )
-        if sandbox.notice is not None:
-            warnings.append(sandbox.notice)
-            if notices is not None:
-                notices(sandbox.notice)
-        session = Session(
-            config=config,
-            client=client,
-            ledger=ledger,
-            journal=journal,
-            workspace=Workspace(content, scope.paths, content_id(repo, scope), skipped),
-            pool=pool,
-            bash_env=agent_environment(env, home),
-            sandbox=sandbox,
-            guidance=guidance,
-            cancel=cancel,
-            events=events,
-        )
-        workflow = Workflow(session)
+        workspace = Workspace(content, scope.paths, content_id(repo, scope), skipped)
         summary = ""
-        try:
-            main = run_main_agent(session, workflow, task_text(scope, main_guidance))
-            summary = main.summary
-            if main.note:
-                warnings.append(f"main agent: {main.note}")
-            if critic_wanted(config, scope):
-                added = run_critic(session, workflow, prescout_summary(scope))
-                if added:
-                    summary += (
-                        f"\n\nThe completeness critic added {len(added)} concern(s) the first "
-                        "wave had not covered."
-                    )
-        except OrchReviewError as exc:
-            if exc.exit_code != ExitCode.INCOMPLETE:
-                raise
-            warnings.append(str(exc))
-        except BaseException:
-            cancel.set()
-            pool.cancel_pending()
-            raise
-        finally:
-            pool.shutdown(wait=not cancel.is_set())
-            client.close()
+        with open_session(
+            config,
+            env,
+            git_dir=scope.git_dir,
+            workspace=workspace,
+            guidance=guidance,
+            events=events,
+            notices=notices,
+            warnings=warnings,
+        ) as session:
+            workflow = Workflow(session)
+            try:
+                main = run_main_agent(session, workflow, task_text(scope, main_guidance))
+                summary = main.summary
+                if main.note:
+                    warnings.append(f"main agent: {main.note}")
+                save_conversation(session.journal, main, content, scope.describe())
+                if critic_wanted(config, scope):
+                    added = run_critic(session, workflow, prescout_summary(scope))
+                    if added:
+                        summary += (
+                            f"\n\nThe completeness critic added {len(added)} concern(s) the "
+                            "first wave had not covered."
+                        )
+            except OrchReviewError as exc:
+                if exc.exit_code != ExitCode.INCOMPLETE:
+                    raise
+                warnings.append(str(exc))
+            ledger = session.ledger
         read = _line_reader(content)
         findings = triage(
             (f for outcome in workflow.outcomes for f in outcome.findings),
@@ -253,8 +209,3 @@ def review(
         filter_mode=mode,
     )
     return dataclasses.replace(report, snippets=snippets)
-
-
-def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:
-    price, known = config.price_for(model)
-    return price.cost(i, o, cw, cr), known

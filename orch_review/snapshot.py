@@ -58,15 +58,23 @@ def _chmod_tree(root: Path, writable: bool) -> None:
 def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Path]:
     """Materialize the scope's content in a read-only temporary directory, removed
     afterwards (also on errors and Ctrl-C)."""
+    with checkout(repo, snapshot_commit(repo, scope, env), scope.root) as root:
+        yield root
+
+
+@contextmanager
+def checkout(repo: git.Repo, commit: str, work_tree: Path) -> Iterator[Path]:
+    """A read-only temporary checkout of ``commit`` (a review's content, again, for a
+    follow-up question), readable by others exactly when ``work_tree`` is."""
     root = Path(tempfile.mkdtemp(prefix="orch-review-snapshot-"))
     try:
         # mkdtemp makes the directory private; let others read it exactly when they may read
         # the work tree itself (a sandbox may run agents as another user).
-        shared = stat.S_IMODE(scope.root.stat().st_mode) & (
+        shared = stat.S_IMODE(work_tree.stat().st_mode) & (
             stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
         )
         root.chmod(0o700 | shared)
-        gitops.materialize(repo, snapshot_commit(repo, scope, env), root)
+        gitops.materialize(repo, commit, root)
         _chmod_tree(root, writable=False)
         yield root
     finally:

@@ -6,6 +6,7 @@ replays the main conversation from the journal instead of paying for it again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +23,41 @@ from orch_review.engine.workflow import Workflow
 from orch_review.errors import BudgetExceeded
 
 
+class ConversationHash:
+    """A hash chain over a growing conversation: each message is serialized once.
+
+    Link ``i`` is SHA-256 of link ``i - 1`` and the canonical JSON of message ``i``, so the
+    last link stands for the whole list. Messages are matched by identity with the ones
+    already hashed: the agent loop appends messages and may replace the last one, but never
+    changes a message in place.
+    """
+
+    def __init__(self) -> None:
+        self._messages: list[Mapping[str, Any]] = []  # kept alive, so identities stay unique
+        self._links: list[str] = []
+
+    def digest(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """Hex digest standing for ``messages``."""
+        same = 0
+        for mine, theirs in zip(self._messages, messages, strict=False):
+            if mine is not theirs:
+                break
+            same += 1
+        del self._messages[same:], self._links[same:]
+        link = self._links[-1] if self._links else ""
+        for message in messages[same:]:
+            link = hashlib.sha256((link + journal_key(message)).encode()).hexdigest()
+            self._messages.append(message)
+            self._links.append(link)
+        return link
+
+
 class JournaledClient:
     """Wraps the session's client: replays a stored reply for an identical request."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
+        self._conversation = ConversationHash()
 
     def complete(
         self,
@@ -46,7 +77,7 @@ class JournaledClient:
             session.config.effort,
             system,
             list(tools),
-            list(messages),
+            self._conversation.digest(messages),
             tool_choice,
             session.workspace.content_key(""),
         )
@@ -64,18 +95,35 @@ class JournaledClient:
 
 @dataclass(frozen=True, slots=True)
 class MainResult:
-    """The main agent's summary and what stopped it, if anything."""
+    """The main agent's answer, what stopped it if anything, and the conversation so far."""
 
     summary: str
     note: str
     messages: list[dict[str, Any]]
+    mode: ModeState
 
 
 def run_main_agent(session: Session, workflow: Workflow, task: str) -> MainResult:
     """Run the review conversation: one user turn with orchestration mode switched on."""
+    return run_turn(session, workflow, [], ModeState().switch(True), task)
+
+
+def run_turn(
+    session: Session,
+    workflow: Workflow,
+    messages: list[dict[str, Any]],
+    mode: ModeState,
+    user_text: str,
+) -> MainResult:
+    """One user turn of the main conversation, in ``mode``.
+
+    Mode changes reach the model as a system message right after the user turn (the full
+    text when the mode turns on, a refresher every few turns, an exit notice once when it
+    turns off); the top-level system prompt and the tools never change, so the conversation
+    so far stays a cached prefix.
+    """
     config = session.config
-    mode = ModeState().switch(True)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    messages = [*messages, {"role": "user", "content": user_text}]
     mode, notice = mode.on_user_turn(config.refresh_interval)
     if notice is not None:
         messages.append(system_message(notice))
@@ -107,6 +155,6 @@ def run_main_agent(session: Session, workflow: Workflow, task: str) -> MainResul
             run = loop.run(messages, before_request=check_budget)
         except BudgetExceeded as exc:
             session.emit("main", "main", "main agent", "failed", str(exc))
-            return MainResult("", str(exc), messages)
+            return MainResult("", str(exc), messages, mode)
     session.emit("main", "main", "main agent", "done", f"{run.turns} turns")
-    return MainResult(run.text, run.note, messages)
+    return MainResult(run.text, run.note, messages, mode)
