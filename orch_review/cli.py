@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -143,23 +142,12 @@ def _prepare(
     overrides: dict[str, object],
 ) -> tuple[git.Repo, Config, Scope, dict[str, str]]:
     from orch_review.git import open_repo, work_tree
-    from orch_review.scope import resolve_scope
-    from orch_review.settings import load_settings
+    from orch_review.settings import settings_and_scope
 
     env = _take_environment()
     repo = open_repo(Path.cwd(), env)
     request = _scope_request(paths, staged, base, head, review_all, work_tree(repo))
-    config = load_settings(repo, request, env, overrides)
-    if exclude:
-        config = dataclasses.replace(config, exclude=(*config.exclude, *exclude))
-    scope = resolve_scope(
-        repo,
-        request,
-        exclude=config.exclude,
-        env=env,
-        generated=config.generated,
-        max_file_size=config.max_file_size,
-    )
+    config, scope = settings_and_scope(repo, request, env, overrides, exclude)
     return repo, config, scope, env
 
 
@@ -175,15 +163,29 @@ def _take_environment() -> dict[str, str]:
     return env
 
 
+def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--model, --subagent-model and --effort, shared by the commands that review."""
+    decorators = [
+        click.option("--model", help="Model for the main agent [default: claude-opus-5-5]."),
+        click.option(
+            "--subagent-model", help="Model for subagents and verifiers [default: --model]."
+        ),
+        click.option(
+            "--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh]."
+        ),
+    ]
+    for decorator in reversed(decorators):
+        fn = decorator(fn)
+    return fn
+
+
 def _overrides(**flags: Any) -> dict[str, object]:
     return {name: value for name, value in flags.items() if value is not None}
 
 
 @main.command(epilog=EXIT_CODES_HELP)
 @scope_options
-@click.option("--model", help="Model for the main agent [default: claude-opus-5-5].")
-@click.option("--subagent-model", help="Model for subagents and verifiers [default: --model].")
-@click.option("--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh].")
+@model_options
 @click.option(
     "--fail-on", type=click.Choice(LEVELS), help="Exit 1 at this severity or above [high]."
 )
@@ -452,23 +454,15 @@ def hook(
     from orch_review.progress import Progress
     from orch_review.reporters.terminal import print_report, render_compact
     from orch_review.review import review as run_review
-    from orch_review.scope import NothingToReview, resolve_scope
-    from orch_review.settings import load_settings
+    from orch_review.scope import NothingToReview
+    from orch_review.settings import settings_and_scope
 
     env = _take_environment()
     repo = open_repo(Path.cwd(), env)
     request = HookRequest.from_env(files, env).scope_request()
-    config = load_settings(
-        repo, request, env, _overrides(fail_on=fail_on, max_cost_usd=max_cost_usd)
-    )
     try:
-        scope = resolve_scope(
-            repo,
-            request,
-            exclude=config.exclude,
-            env=env,
-            generated=config.generated,
-            max_file_size=config.max_file_size,
+        config, scope = settings_and_scope(
+            repo, request, env, _overrides(fail_on=fail_on, max_cost_usd=max_cost_usd)
         )
     except NothingToReview:
         sys.exit(0)  # nothing reviewable staged: no API call, no key needed
@@ -634,9 +628,7 @@ def clear() -> None:
     show_default=True,
     help="Exit 1 at this severity or above.",
 )
-@click.option("--model", help="Model for the main agent [default: claude-opus-5-5].")
-@click.option("--subagent-model", help="Model for subagents and verifiers [default: --model].")
-@click.option("--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh].")
+@model_options
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
 @click.option(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import git as gitops
 from orch_review.config import FILE_NAME, Config, load_config
-from orch_review.scope import ScopeRequest
+from orch_review.scope import Scope, ScopeRequest, resolve_scope
 
 if TYPE_CHECKING:
     import git
@@ -40,3 +40,26 @@ def load_settings(
         if source is not None and source.is_relative_to(tmp):
             source = root / source.relative_to(tmp)
     return dataclasses.replace(config, journal_path=journal_path, source=source)
+
+
+def settings_and_scope(
+    repo: git.Repo,
+    request: ScopeRequest,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object],
+    extra_exclude: tuple[str, ...] = (),
+) -> tuple[Config, Scope]:
+    """The configuration (``extra_exclude`` added to its globs) and the resolved scope;
+    raises NothingToReview when the scope is empty."""
+    config = load_settings(repo, request, env, overrides)
+    if extra_exclude:
+        config = dataclasses.replace(config, exclude=(*config.exclude, *extra_exclude))
+    scope = resolve_scope(
+        repo,
+        request,
+        exclude=config.exclude,
+        env=env,
+        generated=config.generated,
+        max_file_size=config.max_file_size,
+    )
+    return config, scope

@@ -8,7 +8,6 @@ summary when comments cannot be posted, step outputs, and an exit code per ``fai
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,8 +89,8 @@ def run_github(
     """Review the pull request, post the results, write outputs; returns the exit code."""
     from orch_review.hook import has_credentials
     from orch_review.review import ReportOptions, review
-    from orch_review.scope import NothingToReview, ScopeRequest, resolve_scope
-    from orch_review.settings import load_settings
+    from orch_review.scope import NothingToReview, ScopeRequest
+    from orch_review.settings import settings_and_scope
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
@@ -113,18 +112,8 @@ def run_github(
         ):
             warn(f"orch-review: {line}")
     request = ScopeRequest("base", base=pull.base_sha, head=pull.head_sha, pathspecs=run.pathspecs)
-    config = load_settings(repo, request, env, run.overrides)
-    if run.exclude:
-        config = dataclasses.replace(config, exclude=(*config.exclude, *run.exclude))
     try:
-        scope = resolve_scope(
-            repo,
-            request,
-            exclude=config.exclude,
-            env=env,
-            generated=config.generated,
-            max_file_size=config.max_file_size,
-        )
+        config, scope = settings_and_scope(repo, request, env, run.overrides, run.exclude)
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
