@@ -5,11 +5,14 @@ requests, and one retry policy: the SDK's own retries are off and every transien
 retried here, bounded, with backoff that honours ``retry-after``. That includes two faults the
 SDK does not retry by itself: a stream cut off mid-response (the HTTP layer's protocol error,
 not an ``anthropic.APIError``) and an ``error`` event inside a 200 stream.
+
+The SDK sends each request and raises its typed errors for HTTP statuses; the event stream of
+a successful response is folded into the final message by :mod:`orch_review.engine.stream`,
+with plain dicts instead of one pydantic object per event.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_message
 from orch_review.errors import (
     ApiUnavailable,
     AuthenticationFailed,
@@ -65,25 +69,35 @@ class Reply:
         return "\n".join(b["text"] for b in self.content if b.get("type") == "text").strip()
 
 
-def _block_to_param(block: Any) -> dict[str, Any]:
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
-    return dumped
+def _block_to_param(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A response content block as it is sent back in the next request."""
+    if block.get("type") == "text":
+        return {"type": "text", "text": block.get("text", "")}
+    if block.get("type") == "tool_use":
+        return {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": block.get("input") or {},
+        }
+    return {k: v for k, v in block.items() if v is not None}
 
 
-def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A copy of ``messages`` whose last block carries the moving cache breakpoint."""
-    out = [dict(m) for m in messages]
+def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` with the moving cache breakpoint on the last block.
+
+    Only the last message is copied (the others are shared, never mutated), so preparing a
+    request costs the same on turn 30 as on turn 1.
+    """
+    out = list(messages)
     if not out:
         return out
-    last = out[-1]
+    last = dict(out[-1])
     content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else copy.copy(content)
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
     blocks[-1] = {**blocks[-1], "cache_control": CACHE_MARKER}
     last["content"] = blocks
+    out[-1] = last
     return out
 
 
@@ -196,6 +210,7 @@ class ModelClient:
             "tools": list(tools),
             "messages": _with_cache_marker(messages),
             "output_config": {"effort": self._effort},
+            "stream": True,
         }
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
@@ -213,8 +228,8 @@ class ModelClient:
         )
         try:
             for attempt in retrying:
-                with attempt, self._sdk.messages.stream(**kwargs) as stream:
-                    message = stream.get_final_message()
+                with attempt:
+                    message = self._stream(kwargs)
         except anthropic.AuthenticationError as exc:
             raise AuthenticationFailed(
                 "The API rejected the credentials (401): check ANTHROPIC_API_KEY."
@@ -237,15 +252,31 @@ class ModelClient:
                     f"The API kept failing after {self._attempts} attempts: {exc}"
                 ) from exc
             raise
-        usage = message.usage
+        usage = message.get("usage") or {}
         return Reply(
-            content=[_block_to_param(b) for b in message.content],
-            stop_reason=message.stop_reason,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_write_tokens=usage.cache_creation_input_tokens or 0,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            content=[_block_to_param(b) for b in message.get("content") or ()],
+            stop_reason=message.get("stop_reason"),
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
         )
+
+    def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """One streamed request, read to its final message; raises on any fault."""
+        import anthropic
+        import httpx2
+
+        with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
+            try:
+                return read_message(response.iter_lines())
+            except StreamErrorEvent as exc:
+                # What the SDK raises for an `error` event: a status error with status 200.
+                raise anthropic.APIStatusError(
+                    exc.message, response=response.http_response, body=exc.body
+                ) from None
+            except IncompleteStream as exc:
+                raise httpx2.RemoteProtocolError(str(exc)) from None
 
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]

@@ -22,18 +22,25 @@ _STOP = (1 << 30, 0, None, None)  # after all queued work
 
 
 class PriorityPool:
-    """``workers`` daemon threads taking (priority, fifo order) work items."""
+    """At most ``workers`` daemon threads taking (priority, fifo order) work items.
+
+    Threads start on demand, one per submission that finds no idle worker, as in
+    :class:`concurrent.futures.ThreadPoolExecutor`: starting a thread takes milliseconds,
+    and a review whose main agent never fans out should not pay for ten of them up front.
+    """
 
     def __init__(self, workers: int, name: str = "orch-review") -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
         self._queue: queue.PriorityQueue[tuple[int, int, Any, Any]] = queue.PriorityQueue()
         self._order = itertools.count()
         self._cancelled = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-            for i in range(workers)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._workers = workers
+        self._name = name
+        self._lock = threading.Lock()
+        self._idle = threading.Semaphore(0)
+        self._threads: list[threading.Thread] = []
+        self._closed = False
 
     def submit(self, priority: int, fn: Callable[[], T]) -> Future[T]:
         """Queue ``fn``; lower ``priority`` runs first, ties in submission order."""
@@ -42,7 +49,20 @@ class PriorityPool:
             future.cancel()
             return future
         self._queue.put((priority, next(self._order), fn, future))
+        self._add_worker_if_needed()
         return future
+
+    def _add_worker_if_needed(self) -> None:
+        if self._idle.acquire(blocking=False):
+            return  # an idle worker will take the item
+        with self._lock:
+            if self._closed or len(self._threads) >= self._workers:
+                return
+            thread = threading.Thread(
+                target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
+        thread.start()
 
     def _work(self) -> None:
         while True:
@@ -52,11 +72,12 @@ class PriorityPool:
             if self._cancelled.is_set() or not future.set_running_or_notify_cancel():
                 if not future.cancelled():
                     future.cancel()
-                continue
-            try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
+            else:
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:
+                    future.set_exception(exc)
+            self._idle.release()
 
     def cancel_pending(self) -> None:
         """Cancel everything not yet started (running work finishes)."""
@@ -64,8 +85,11 @@ class PriorityPool:
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop the workers once the queued work is done (skipped if cancelled)."""
-        for _ in self._threads:
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads)
+        for _ in threads:
             self._queue.put(_STOP)
         if wait:
-            for thread in self._threads:
+            for thread in threads:
                 thread.join()

@@ -1,0 +1,135 @@
+"""Folding a streamed Messages response into the final message, with plain dicts.
+
+The SDK's stream helper builds a pydantic object for every server-sent event and again for
+the accumulated message. With ten agents streaming at once that work holds the GIL for most
+of each response's processing time; here an event costs one ``json.loads`` and a dict update,
+so other agents' threads keep running.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+
+class StreamErrorEvent(Exception):
+    """The server sent an ``error`` event inside a 200 response."""
+
+    def __init__(self, message: str, body: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.body = body
+
+
+class IncompleteStream(Exception):
+    """The response ended before ``message_stop``, or an event could not be read."""
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(event, data) pairs of a server-sent event stream given line by line."""
+    event = ""
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    if data:
+        yield event or "message", "\n".join(data)
+
+
+def read_message(lines: Iterable[str]) -> dict[str, Any]:
+    """The final ``Message`` of a streamed response, as the API's JSON would have it.
+
+    Raises :class:`StreamErrorEvent` for an ``error`` event and :class:`IncompleteStream`
+    for a stream that is cut short or garbled (both worth retrying).
+    """
+    builder = _MessageBuilder()
+    # Read on past message_stop: only a body read to its end frees the connection for reuse.
+    for event, data in sse_events(lines):
+        if event == "ping":
+            continue
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            payload = None
+        if event == "error":
+            raise StreamErrorEvent(str(payload if payload is not None else data), payload or data)
+        if not isinstance(payload, dict):
+            raise IncompleteStream(f"the response stream has a malformed {event} event")
+        if payload.get("type") == "error":
+            raise StreamErrorEvent(str(payload), payload)
+        try:
+            builder.add(payload)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise IncompleteStream(f"the response stream has a malformed {event} event") from None
+    return builder.final()
+
+
+class _MessageBuilder:
+    """Applies stream events to a message snapshot, as the SDK's accumulator does."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.stopped = False
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, list[str]] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.message = dict(event["message"])
+            self.message["usage"] = dict(self.message.get("usage") or {})
+        elif kind == "content_block_start":
+            self._blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            self._delta(event["index"], event["delta"])
+        elif kind == "content_block_stop":
+            parts = self._json.pop(event["index"], None)
+            if parts is not None:
+                text = "".join(parts)
+                self._blocks[event["index"]]["input"] = json.loads(text) if text else {}
+        elif kind == "message_delta":
+            message = self._started()
+            message.update(event.get("delta") or {})
+            usage = event.get("usage") or {}
+            message["usage"].update({k: v for k, v in usage.items() if v is not None})
+        elif kind == "message_stop":
+            self.stopped = True
+        # Other event types (new ones included) carry nothing the final message needs.
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> None:
+        block = self._blocks[index]
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+        elif kind == "input_json_delta":
+            self._json.setdefault(index, []).append(delta["partial_json"])
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta["citation"])
+
+    def _started(self) -> dict[str, Any]:
+        if self.message is None:
+            raise IncompleteStream("the response stream has no message_start event")
+        return self.message
+
+    def final(self) -> dict[str, Any]:
+        message = self._started()
+        if not self.stopped:
+            raise IncompleteStream("the response stream ended before message_stop")
+        message["content"] = [self._blocks[i] for i in sorted(self._blocks)]
+        return message

@@ -1,0 +1,160 @@
+"""Folding a streamed response into its final message, as the fake (and the API) stream it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_message, sse_events
+from tests.fakes.wire import message_json, sse_event, stream_events
+
+
+def _lines(*events: bytes) -> list[str]:
+    return b"".join(events).decode().splitlines()
+
+
+def _event(name: str, data: dict[str, Any]) -> bytes:
+    return sse_event(name, data)
+
+
+def test_sse_events_join_data_lines_and_skip_comments() -> None:
+    lines = [": keep-alive", "event: a", "data: 1", "data: 2", "", "data: 3", ""]
+    assert list(sse_events(lines)) == [("a", "1\n2"), ("message", "3")]
+
+
+def test_text_and_tool_use_round_trip_through_the_wire_format() -> None:
+    content = [
+        {"type": "text", "text": "Looking at the code first."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls -la"}},
+    ]
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": 42,
+        "cache_creation_input_tokens": 5,
+        "cache_read_input_tokens": 100,
+    }
+    message = message_json("msg_1", "m", content, "tool_use", usage)
+
+    final = read_message(_lines(*stream_events(message)))
+
+    assert final["content"] == content
+    assert final["stop_reason"] == "tool_use"
+    assert final["usage"] == usage
+
+
+def test_thinking_signature_and_empty_tool_input() -> None:
+    events = [
+        _event("message_start", {"type": "message_start", "message": {"usage": {}}}),
+        _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}},
+        ),
+        _event(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "hm"},
+            },
+        ),
+        _event(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "sig"},
+            },
+        ),
+        _event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "t", "name": "x", "input": {}},
+            },
+        ),
+        _event(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": ""},
+            },
+        ),
+        _event("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 7},
+            },
+        ),
+        _event("message_stop", {"type": "message_stop"}),
+    ]
+
+    final = read_message(_lines(*events))
+
+    assert final["content"] == [
+        {"type": "thinking", "thinking": "hm", "signature": "sig"},
+        {"type": "tool_use", "id": "t", "name": "x", "input": {}},
+    ]
+    assert final["usage"] == {"output_tokens": 7}
+
+
+def test_error_event_raises_with_the_body() -> None:
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    start = _event("message_start", {"type": "message_start", "message": {"usage": {}}})
+
+    with pytest.raises(StreamErrorEvent) as caught:
+        read_message(_lines(start, _event("error", body)))
+
+    assert caught.value.body == body
+
+
+@pytest.mark.parametrize("cut", [0, 1, 3])
+def test_stream_without_message_stop_is_incomplete(cut: int) -> None:
+    message = message_json(
+        "msg_1", "m", [{"type": "text", "text": "hi"}], "end_turn", {"output_tokens": 1}
+    )
+    events = list(stream_events(message))[:cut]
+
+    with pytest.raises(IncompleteStream):
+        read_message(_lines(*events))
+
+
+def test_unknown_events_and_deltas_are_ignored() -> None:
+    message = message_json(
+        "msg_1", "m", [{"type": "text", "text": "hi"}], "end_turn", {"output_tokens": 1}
+    )
+    events = list(stream_events(message))
+    extra = _event(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "new_delta"}},
+    )
+    events.insert(-3, extra)
+    events.insert(1, _event("brand_new", {"type": "brand_new", "x": json.dumps([1])}))
+
+    assert read_message(_lines(*events))["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_garbled_event_is_an_incomplete_stream() -> None:
+    start = _event("message_start", {"type": "message_start", "message": {"usage": {}}})
+    garbled = b"event: content_block_delta\ndata: {not json\n\n"
+
+    with pytest.raises(IncompleteStream, match="malformed"):
+        read_message(_lines(start, garbled))
+
+
+def test_delta_for_a_block_never_started_is_an_incomplete_stream() -> None:
+    start = _event("message_start", {"type": "message_start", "message": {"usage": {}}})
+    delta = _event(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "x"}},
+    )
+
+    with pytest.raises(IncompleteStream, match="malformed"):
+        read_message(_lines(start, delta))
