@@ -110,6 +110,8 @@ class AgentLoop(Generic[T]):
         """Loop until the terminal tool is called, the model ends, or the turn limit."""
         run: AgentRun[T] = AgentRun(messages=messages)
         started = time.monotonic()
+        if self._bash is not None:
+            self._bash.start()  # ready by the time the model asks for its first command
         while run.turns < self._max_turns:
             last_turn = run.turns == self._max_turns - 1
             tool_choice = None

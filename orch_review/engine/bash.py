@@ -182,6 +182,12 @@ class BashSession:
     ) -> None:
         self.close()
 
+    def start(self) -> None:
+        """Start the shell now rather than at the first command, so that its start-up
+        (a sandbox takes tens of milliseconds) overlaps whatever the caller does next."""
+        if self._proc is None:
+            self._start()
+
     def run(self, command: str) -> BashResult:
         """Run ``command`` in the shell (starting one if needed) and collect its output."""
         proc = self._proc if self._proc is not None else self._start()

@@ -17,6 +17,7 @@ enforced for uid 0, and that includes a user namespace that maps to uid 0:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -172,12 +173,18 @@ class BubblewrapLauncher:
             uid = unused_uid()
             args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
             args += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-        args += [*limit_stage(self.limits, uid), *shell]
+        fresh = self.setpriv is not None  # a new random uid runs nothing yet
+        args += [*limit_stage(self.limits, uid, running=0 if fresh else None), *shell]
         return tuple(args)
 
 
 def _created_parents(mounts: Sequence[Path]) -> list[Path]:
     """Directories bwrap creates on its own root or ``/tmp`` to reach read-only mounts."""
+    return list(_created_parents_of(tuple(mounts)))
+
+
+@functools.lru_cache(maxsize=16)  # the same mounts for every shell of a review
+def _created_parents_of(mounts: tuple[Path, ...]) -> tuple[Path, ...]:
     readonly = [Path(p) for p in ("/usr", "/proc", "/dev", *_ETC)] + list(mounts)
     parents: set[Path] = set()
     for mount in readonly:
@@ -186,7 +193,7 @@ def _created_parents(mounts: Sequence[Path]) -> list[Path]:
                 continue
             if not any(parent.is_relative_to(m) for m in readonly):
                 parents.add(parent)
-    return sorted(parents, key=lambda p: (len(p.parts), str(p)))
+    return tuple(sorted(parents, key=lambda p: (len(p.parts), str(p))))
 
 
 def git_paths(root: Path) -> tuple[list[Path], list[Path]]:

@@ -237,19 +237,21 @@ def _protect_this_process() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def limit_stage(limits: Limits, uid: int) -> tuple[str, ...]:
+def limit_stage(limits: Limits, uid: int, running: int | None = None) -> tuple[str, ...]:
     """argv that sets ``limits`` as hard rlimits, then execs the rest of the command line.
 
     RLIMIT_NPROC counts every process of a uid (per user namespace on Linux 5.14+, globally
     before), so the cap is what ``uid`` runs already plus ``limits.processes``. It is not
     enforced for uid 0 at all: that is why root's shells run under another uid.
     """
+    if running is None:  # a fresh uid runs nothing: no need to scan /proc
+        running = tasks_of(uid)
     import resource
 
     wanted = {
         "-t": (resource.RLIMIT_CPU, limits.cpu_seconds, 1),
         "-v": (resource.RLIMIT_AS, limits.address_space_mb * 1024, 1024),
-        "-u": (resource.RLIMIT_NPROC, tasks_of(uid) + limits.processes, 1),
+        "-u": (resource.RLIMIT_NPROC, running + limits.processes, 1),
         "-f": (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024, 1024),  # bash: 1 KiB blocks
         "-c": (resource.RLIMIT_CORE, 0, 1024),
     }
@@ -322,7 +324,9 @@ class RestrictedLauncher:
         """The shell under rlimits, in a private home; as root, as an unused uid."""
         user = unused_uid() if os.geteuid() == 0 else None
         home = private_home(user)
-        stage = limit_stage(self.limits, os.geteuid() if user is None else user)
+        stage = limit_stage(
+            self.limits, os.geteuid() if user is None else user, None if user is None else 0
+        )
 
         def cleanup() -> None:
             if user is not None:

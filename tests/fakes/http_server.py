@@ -85,6 +85,7 @@ class Exchange(BaseHTTPRequestHandler):
     """One connection's request handler, with helpers to answer in the ways a fake needs."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each SSE event is its own write: send it at once
 
     @property
     def owner(self) -> LocalHTTPServer:
