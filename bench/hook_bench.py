@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             (repo / f"src{n}.py").write_text(f"x = {n}\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "base")
-        cases = [("nothing staged", [])]
+        cases: list[tuple[str, list[str]]] = [("nothing staged", [])]
         (repo / "poetry.lock").write_text("[[package]]\n")
         (repo / "logo.png").write_bytes(b"\x89PNG\0\0" * 100)
         cases.append(("lock file and binary staged", ["poetry.lock", "logo.png"]))

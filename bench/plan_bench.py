@@ -24,8 +24,10 @@ from bench.startup_bench import command
 OUT = Path(__file__).resolve().parent / "out"
 TARGET_RATIO = 2.0
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
 }
 
 
@@ -81,8 +83,10 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     repo = build_repo(args.files)
-    print(f"repository: {repo} ({args.files:,} tracked files; ready in "
-          f"{time.perf_counter() - started:.1f}s)")
+    print(
+        f"repository: {repo} ({args.files:,} tracked files; ready in "
+        f"{time.perf_counter() - started:.1f}s)"
+    )
     git_s = median_seconds(["git", "ls-files"], repo, args.runs)
     plan_s = median_seconds([*command(), "plan", "--all", "--json"], repo, args.runs)
     ratio = plan_s / git_s
@@ -92,8 +96,13 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     figures = [
         Figure("plan", f"git ls-files, {args.files:,} files", f"{git_s:.3f}s"),
         Figure("plan", f"plan --all --json, {args.files:,} files", f"{plan_s:.3f}s"),
-        Figure("plan", "plan / git ls-files", f"{ratio:.1f}x", f"<= {TARGET_RATIO:.0f}x",
-               ratio <= TARGET_RATIO),
+        Figure(
+            "plan",
+            "plan / git ls-files",
+            f"{ratio:.1f}x",
+            f"<= {TARGET_RATIO:.0f}x",
+            ratio <= TARGET_RATIO,
+        ),
     ]
     write_figures(args.json, figures)
     return figures

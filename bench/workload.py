@@ -1,0 +1,247 @@
+"""The benchmark workload: a repository, a scripted review of it, and deterministic latencies.
+
+"The same work", for our engine and for the reference schedule alike, means:
+
+* the same concerns: one per file ``modNNN.py`` of a fresh git repository, each file holding
+  exactly one line that the concern's subagent reports as a finding;
+* the same turns per agent: the main agent makes 3 requests (scout with bash, call Workflow,
+  summarise); every subagent makes 2 (bash, then ``report_findings`` with one finding); every
+  verifier makes 2 (bash, then ``report_verdicts``). So both runs make ``3 + 4 * concerns``
+  requests, and the bench checks that they did. The completeness critic, a serial phase after
+  the fan-out that the reference does not have, is switched off;
+* the same latency per *logical* request. A logical request is named by (role, concern, turn),
+  read off the request itself (the tools offered, the ``modNNN`` in the task, the number of
+  assistant turns so far), so it does not depend on when or in which order it was sent. The
+  fake Messages API waits that long before it answers.
+
+Latency distributions:
+
+* ``fixed``: every request 200 ms.
+* ``heavy``: 200 ms times a multiplier. Over the ``4 * concerns`` fan-out requests the
+  multipliers come in exact proportions, 80 % x1, 15 % x3, 5 % x10, dealt to the logical
+  requests by a shuffle seeded with ``seed`` (so a seed is one fixed, reproducible workload).
+  The main agent's requests are x1 in both distributions.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.fakes.messages_api import ModelRequest
+from tests.scripted import Concern, ReviewScript, confirm
+
+BASE_LATENCY = 0.2
+HEAVY_MIX = ((1, 0.80), (3, 0.15), (10, 0.05))
+SUBAGENT_TURNS = 2
+VERIFIER_TURNS = 2
+MAIN_TURNS_BEFORE_WORKFLOW = 2  # scout, then the Workflow call
+MAIN_TURNS = 3
+
+_KEY = re.compile(r"mod(\d{3})")
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+# (role, concern index or -1 for the main agent, turn starting at 0)
+RequestId = tuple[str, int, int]
+
+
+def concern_key(index: int) -> str:
+    """The word that names concern ``index`` in its subtask and nowhere else."""
+    return f"mod{index:03d}"
+
+
+def make_repo(root: Path, concerns: int, env: Mapping[str, str]) -> Path:
+    """A committed repository with one small module per concern, each with one risky line."""
+    root.mkdir(parents=True)
+    for i in range(concerns):
+        body = "".join(f"def helper_{j}(x):\n    return x + {j}\n\n\n" for j in range(3))
+        body += f"def entry(values):\n    return risky(values, {i})  # unchecked\n"
+        (root / f"{concern_key(i)}.py").write_text(body, encoding="utf-8")
+    git_env = {**env, **_GIT_ENV}
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "bench workload"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=git_env, check=True, capture_output=True)
+    return root
+
+
+def make_script(concerns: int) -> ReviewScript:
+    """The scripted review: one Workflow call with every concern, one finding each, confirmed."""
+    return ReviewScript(
+        [
+            Concern(
+                concern_key(i),
+                f"Check {concern_key(i)}.py: does entry() validate what it passes to risky()?",
+                f"grep -n 'risky(' {concern_key(i)}.py",
+                path=f"{concern_key(i)}.py",
+                severity="medium",
+                category="correctness",
+                claim="entry() passes unvalidated input to risky().",
+                verdict=confirm,
+            )
+            for i in range(concerns)
+        ],
+    )
+
+
+def request_id(request: ModelRequest) -> RequestId:
+    """The logical request a recorded or incoming request is."""
+    role = request.role
+    turn = request.assistant_turns
+    if role == "main":
+        return ("main", -1, turn)
+    match = _KEY.search(request.first_user_text)
+    if match is None:
+        raise ValueError(f"a {role} request names no concern")
+    return (role, int(match.group(1)), turn)
+
+
+def fan_out_ids(concerns: int) -> list[RequestId]:
+    """Every logical subagent and verifier request of the workload, in a fixed order."""
+    ids: list[RequestId] = []
+    for i in range(concerns):
+        ids += [("subagent", i, t) for t in range(SUBAGENT_TURNS)]
+        ids += [("verifier", i, t) for t in range(VERIFIER_TURNS)]
+    return ids
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """Seconds the fake API waits before answering each logical request."""
+
+    name: str
+    multipliers: Mapping[RequestId, int]  # fan-out requests; anything else is x1
+    base: float = BASE_LATENCY
+
+    def seconds(self, rid: RequestId) -> float:
+        """Latency of one logical request."""
+        return self.base * self.multipliers.get(rid, 1)
+
+    def __call__(self, request: ModelRequest) -> float:
+        return self.seconds(request_id(request))
+
+    def describe(self) -> str:
+        """One line: the distribution and its realised mix."""
+        counts: dict[int, int] = {}
+        for m in self.multipliers.values():
+            counts[m] = counts.get(m, 0) + 1
+        mix = ", ".join(f"{n} x{m}" for m, n in sorted(counts.items()))
+        return f"{self.name} ({self.base * 1000:.0f} ms base; fan-out requests: {mix})"
+
+
+def fixed_latency(concerns: int, base: float = BASE_LATENCY) -> LatencyModel:
+    """Every request ``base`` seconds."""
+    return LatencyModel("fixed", dict.fromkeys(fan_out_ids(concerns), 1), base)
+
+
+def heavy_latency(concerns: int, seed: int, base: float = BASE_LATENCY) -> LatencyModel:
+    """Exact 80/15/5 % of x1/x3/x10, dealt to the fan-out requests by a seeded shuffle."""
+    ids = fan_out_ids(concerns)
+    multipliers: list[int] = []
+    for multiplier, share in HEAVY_MIX[1:]:
+        multipliers += [multiplier] * round(len(ids) * share)
+    multipliers += [HEAVY_MIX[0][0]] * (len(ids) - len(multipliers))
+    random.Random(seed).shuffle(multipliers)
+    return LatencyModel(
+        f"heavy-tailed, seed {seed}", dict(zip(ids, multipliers, strict=True)), base
+    )
+
+
+@dataclass(frozen=True)
+class Chains:
+    """Per-concern agent durations (sum of their request latencies) and the main agent's."""
+
+    subagents: tuple[float, ...]
+    verifiers: tuple[float, ...]
+    main_before: float  # main-agent requests before the fan-out starts
+    main_after: float  # and after it ends
+
+    @classmethod
+    def from_requests(cls, rids: Iterable[RequestId], latency: LatencyModel) -> Chains:
+        """Durations of the requests actually made, with the latency each was given."""
+        sub: dict[int, float] = {}
+        ver: dict[int, float] = {}
+        before = after = 0.0
+        for rid in rids:
+            role, index, turn = rid
+            seconds = latency.seconds(rid)
+            if role == "main":
+                if turn < MAIN_TURNS_BEFORE_WORKFLOW:
+                    before += seconds
+                else:
+                    after += seconds
+            else:
+                into = sub if role == "subagent" else ver
+                into[index] = into.get(index, 0.0) + seconds
+        order = sorted(sub)
+        return cls(
+            tuple(sub[i] for i in order), tuple(ver.get(i, 0.0) for i in order), before, after
+        )
+
+    def lower_bound(self, workers: int) -> float:
+        """Main agent + max(longest subagent->verifier chain, all fan-out work / workers).
+
+        A true lower bound for any schedule, even one that knew every latency in advance.
+        """
+        longest = max(
+            (s + v for s, v in zip(self.subagents, self.verifiers, strict=True)), default=0
+        )
+        work = (sum(self.subagents) + sum(self.verifiers)) / workers
+        return self.main_before + max(longest, work) + self.main_after
+
+    def pipelined_schedule(self, workers: int) -> float:
+        """Zero-overhead makespan of our policy: FIFO subagents, each verifier queued ahead."""
+        return (
+            self.main_before + _pipelined(self.subagents, self.verifiers, workers) + self.main_after
+        )
+
+    def barrier_schedule(self, workers: int) -> float:
+        """Zero-overhead makespan of the reference: all subagents, then all verifiers."""
+        return (
+            self.main_before
+            + _list_schedule(self.subagents, workers)
+            + _list_schedule(self.verifiers, workers)
+            + self.main_after
+        )
+
+
+def _list_schedule(durations: Sequence[float], workers: int) -> float:
+    free = [0.0] * workers
+    for d in durations:
+        slot = free.index(min(free))
+        free[slot] += d
+    return max(free, default=0.0)
+
+
+def _pipelined(sub: Sequence[float], ver: Sequence[float], workers: int) -> float:
+    """Event simulation of the engine's PriorityPool as Workflow uses it."""
+    running: list[tuple[float, str, int]] = []  # (finish time, role, concern)
+    ready_verifiers: list[int] = []
+    next_sub = 0
+    now = 0.0
+    while True:
+        while len(running) < workers and (ready_verifiers or next_sub < len(sub)):
+            if ready_verifiers:
+                i = ready_verifiers.pop(0)
+                running.append((now + ver[i], "v", i))
+            else:
+                running.append((now + sub[next_sub], "s", next_sub))
+                next_sub += 1
+        if not running:
+            return now
+        running.sort()
+        now, role, i = running.pop(0)
+        if role == "s":
+            ready_verifiers.append(i)
