@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -54,22 +56,35 @@ def write_crash_log(exc: BaseException) -> Path:
     return path
 
 
+RESUME_HINT = "finished agents are in the journal, run the same command again to resume."
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a CI job cancelled, a container stopped): unwind like Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Map :class:`OrchReviewError` to its exit code, Ctrl-C to 130, crashes to a log."""
+    """Map :class:`OrchReviewError` to its exit code, Ctrl-C to 130, SIGTERM to 143 (both
+    after cleaning up: snapshots removed, finished agents journaled), crashes to a log."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
         try:
             return fn(*args, **kwargs)
+        except Terminated:
+            click.echo(f"orch-review: terminated; {RESUME_HINT}", err=True)
+            sys.exit(int(ExitCode.TERMINATED))
         except OrchReviewError as exc:
             click.echo(f"orch-review: {exc}", err=True)
             sys.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo(
-                "orch-review: interrupted; finished agents are in the journal, "
-                "run the same command again to resume.",
-                err=True,
-            )
+            click.echo(f"orch-review: interrupted; {RESUME_HINT}", err=True)
             sys.exit(int(ExitCode.INTERRUPTED))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -84,5 +99,8 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 err=True,
             )
             sys.exit(int(ExitCode.CRASH))
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper

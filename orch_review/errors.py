@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     INCOMPLETE = 3
     CRASH = 4
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 class OrchReviewError(Exception):

@@ -101,3 +101,29 @@ def test_ctrl_c_exits_130_and_keeps_finished_work(
     assert proc.returncode == 130
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert _journal_kinds(repo)["verifier"] == 1
+
+
+def test_sigterm_exits_143_and_removes_the_snapshot(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
+        cwd=repo,
+        env={**api_env, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: hang.hits == 1, "the division verifier to hang")
+    assert any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+
+    assert proc.returncode == 143
+    assert "terminated" in stderr and "Traceback" not in stderr
+    assert not any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
