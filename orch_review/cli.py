@@ -11,18 +11,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from orch_review import __version__
+from orch_review.choices import EFFORTS, FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES
 from orch_review.errorhandler import handle_errors
 
 if TYPE_CHECKING:
     import git
 
+    from orch_review.choices import FilterMode
     from orch_review.config import Config
     from orch_review.scope import Scope, ScopeRequest
-    from orch_review.triage import FilterMode
 
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
-FILTER_MODES = ("added", "diff_context", "file", "nofilter")
-LEVELS = ("high", "medium", "low", "info", "never")
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -70,40 +68,50 @@ def main() -> None:
     """
 
 
-def scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The flags that choose what is reviewed, shared by `review` and `plan`."""
-    decorators = [
-        click.argument("paths", nargs=-1, type=click.Path()),
-        click.option(
-            "--staged",
-            is_flag=True,
-            help="Review the index: exactly what `git commit` would record.",
-        ),
-        click.option(
-            "--base",
-            "base",
-            metavar="REF",
-            help="Compare with the merge-base of REF and HEAD (config is read from REF).",
-        ),
-        click.option(
-            "--head",
-            "head",
-            metavar="REF",
-            help="With --base: review the committed content of REF (a pull request).",
-        ),
-        click.option(
-            "--all", "review_all", is_flag=True, help="Review every tracked file (a full audit)."
-        ),
-        click.option(
-            "--exclude",
-            multiple=True,
-            metavar="GLOB",
-            help="Leave out paths matching GLOB (repeatable; adds to config).",
-        ),
-    ]
-    for decorator in reversed(decorators):
-        fn = decorator(fn)
-    return fn
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def option_group(*decorators: Decorator) -> Decorator:
+    """Several click options applied as one decorator, in the order listed (for --help)."""
+
+    def apply(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            fn = decorator(fn)
+        return fn
+
+    return apply
+
+
+# The flags that choose what is reviewed, shared by `review` and `plan`.
+scope_options = option_group(
+    click.argument("paths", nargs=-1, type=click.Path()),
+    click.option(
+        "--staged",
+        is_flag=True,
+        help="Review the index: exactly what `git commit` would record.",
+    ),
+    click.option(
+        "--base",
+        "base",
+        metavar="REF",
+        help="Compare with the merge-base of REF and HEAD (config is read from REF).",
+    ),
+    click.option(
+        "--head",
+        "head",
+        metavar="REF",
+        help="With --base: review the committed content of REF (a pull request).",
+    ),
+    click.option(
+        "--all", "review_all", is_flag=True, help="Review every tracked file (a full audit)."
+    ),
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="GLOB",
+        help="Leave out paths matching GLOB (repeatable; adds to config).",
+    ),
+)
 
 
 def _scope_request(
@@ -163,20 +171,30 @@ def _take_environment() -> dict[str, str]:
     return env
 
 
-def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--model, --subagent-model and --effort, shared by the commands that review."""
-    decorators = [
-        click.option("--model", help="Model for the main agent [default: claude-opus-5-5]."),
-        click.option(
-            "--subagent-model", help="Model for subagents and verifiers [default: --model]."
-        ),
-        click.option(
-            "--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh]."
-        ),
-    ]
-    for decorator in reversed(decorators):
-        fn = decorator(fn)
-    return fn
+# --model, --subagent-model and --effort, shared by the commands that review.
+model_options = option_group(
+    click.option("--model", help="Model for the main agent [default: claude-opus-5-5]."),
+    click.option("--subagent-model", help="Model for subagents and verifiers [default: --model]."),
+    click.option(
+        "--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh]."
+    ),
+)
+
+# --json FILE and --sarif FILE, the report files `review` and `github` can write.
+report_file_options = option_group(
+    click.option(
+        "--json",
+        "json_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write the JSON report to this file.",
+    ),
+    click.option(
+        "--sarif",
+        "sarif_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
+    ),
+)
 
 
 def _overrides(**flags: Any) -> dict[str, object]:
@@ -187,7 +205,7 @@ def _overrides(**flags: Any) -> dict[str, object]:
 @scope_options
 @model_options
 @click.option(
-    "--fail-on", type=click.Choice(LEVELS), help="Exit 1 at this severity or above [high]."
+    "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Exit 1 at this severity or above [high]."
 )
 @click.option("--max-concurrent", type=int, help="Agents running at once [10].")
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
@@ -202,7 +220,7 @@ def _overrides(**flags: Any) -> dict[str, object]:
 @click.option("--no-journal", is_flag=True, help="Neither reuse nor store agent results.")
 @click.option(
     "--sandbox",
-    type=click.Choice(["auto", "on", "off"]),
+    type=click.Choice(SANDBOX_MODES),
     help="Run agents' commands under bubblewrap: auto falls back with a warning, on "
     "refuses to run without it [auto].",
 )
@@ -211,18 +229,7 @@ def _overrides(**flags: Any) -> dict[str, object]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The bwrap executable to use [found on PATH].",
 )
-@click.option(
-    "--json",
-    "json_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the JSON report to this file.",
-)
-@click.option(
-    "--sarif",
-    "sarif_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
-)
+@report_file_options
 @click.option(
     "--format",
     "output_format",
@@ -425,7 +432,7 @@ def _relative_to_top(paths: tuple[str, ...], root: Path) -> tuple[str, ...]:
 @main.command(context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
 @click.argument("files", nargs=-1, type=click.UNPROCESSED)
 @click.option(
-    "--fail-on", type=click.Choice(LEVELS), help="Block at this severity or above [high]."
+    "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Block at this severity or above [high]."
 )
 @click.option(
     "--require-key", is_flag=True, help="Fail (exit 2) instead of skipping when no API key is set."
@@ -623,7 +630,7 @@ def clear() -> None:
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(LEVELS),
+    type=click.Choice(FAIL_ON_LEVELS),
     default="never",
     show_default=True,
     help="Exit 1 at this severity or above.",
@@ -640,18 +647,7 @@ def clear() -> None:
     help="Which findings to report: on added lines (default), in diff hunks, in changed "
     "files, or all.",
 )
-@click.option(
-    "--json",
-    "json_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the JSON report to this file.",
-)
-@click.option(
-    "--sarif",
-    "sarif_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
-)
+@report_file_options
 @click.option(
     "--event",
     "event_path",

@@ -17,17 +17,14 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, NamedTuple, get_args
 
+from orch_review.choices import Effort, FailOn, FilterMode, SandboxMode, Strictness
 from orch_review.engine.tools import CATEGORIES
 from orch_review.errors import ConfigError
 from orch_review.pricing import DEFAULT_PRICES, Price, lookup_price, parse_prices
 from orch_review.reviewable import DEFAULT_GENERATED, DEFAULT_MAX_FILE_SIZE
 
-Effort = Literal["low", "medium", "high", "xhigh", "max"]
-FailOn = Literal["high", "medium", "low", "info", "never"]
-FilterMode = Literal["added", "diff_context", "file", "nofilter"]
-Strictness = Literal["info", "low", "medium", "high"]
 FOCUS_CATEGORIES = CATEGORIES
 
 
@@ -37,8 +34,6 @@ class PathInstruction(NamedTuple):
     glob: str
     text: str
 
-
-SandboxMode = Literal["auto", "on", "off"]
 
 FILE_NAME = ".orch-review.toml"
 ENV_PREFIX = "ORCH_REVIEW_"
@@ -470,13 +465,4 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-__all__ = [
-    "CONFIG_KEYS",
-    "Config",
-    "ConfigKey",
-    "Effort",
-    "FailOn",
-    "Price",
-    "SandboxMode",
-    "load_config",
-]
+__all__ = ["CONFIG_KEYS", "Config", "ConfigKey", "Price", "load_config"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import git as gitops
+from orch_review.choices import FilterMode
 from orch_review.config import Config
 from orch_review.conversation import save_conversation
 from orch_review.engine.agent import EventSink
@@ -31,7 +32,7 @@ from orch_review.runtime import open_session
 from orch_review.scope import Scope, content_id
 from orch_review.snapshot import snapshot
 from orch_review.snippets import collect_snippets
-from orch_review.triage import FilterMode, triage
+from orch_review.triage import triage
 from orch_review.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -9,14 +9,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
+from orch_review.choices import FilterMode
 from orch_review.diff import FileChange
 from orch_review.errors import ConfigError
 from orch_review.findings import Finding, Status, ranked
-
-FilterMode = Literal["added", "diff_context", "file", "nofilter"]
-FILTER_MODES: tuple[FilterMode, ...] = ("added", "diff_context", "file", "nofilter")
 
 # `orch-review: ignore` or `orch-review: ignore[security, performance]`, in any comment style.
 SUPPRESS = re.compile(r"orch-review:\s*ignore(?:\[(?P<categories>[^\]]*)\])?", re.IGNORECASE)

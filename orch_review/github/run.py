@@ -31,7 +31,7 @@ from orch_review.reporters import github as workflow_commands
 if TYPE_CHECKING:
     import git
 
-    from orch_review.triage import FilterMode
+    from orch_review.choices import FilterMode
 
 Echo = Callable[[str], None]
 

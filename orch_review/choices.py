@@ -1,0 +1,20 @@
+"""The value sets of settings that have a fixed list of choices.
+
+One place for config validation, the CLI's ``click.Choice`` lists and the type hints, kept
+free of imports so the command line can use it without slowing ``--version``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+FailOn = Literal["high", "medium", "low", "info", "never"]
+FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+Strictness = Literal["info", "low", "medium", "high"]
+SandboxMode = Literal["auto", "on", "off"]
+
+EFFORTS: tuple[str, ...] = get_args(Effort)
+FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)
+FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
+SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
