@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import GitRepoFactory
-from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.fakes.messages_api import FakeMessagesAPI, Fault, ModelRequest
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import planted_script
 
@@ -39,19 +39,28 @@ def _division_verifier(request: ModelRequest) -> bool:
     return request.role == "verifier" and "division" in request.first_user_text
 
 
-def test_sigkill_mid_fan_out_then_rerun_pays_only_for_unfinished_agents(
-    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
-) -> None:
-    repo = make_planted_repo(git_repo)
+def _start_review_that_hangs(
+    fake_api: FakeMessagesAPI, repo: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen[str], Fault]:
+    """`orch-review --all` in the background, its division verifier hanging on the API."""
     fake_api.policy = planted_script()
     hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
     proc = subprocess.Popen(
         [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
         cwd=repo,
-        env=api_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    return proc, hang
+
+
+def test_sigkill_mid_fan_out_then_rerun_pays_only_for_unfinished_agents(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    proc, hang = _start_review_that_hangs(fake_api, repo, api_env)
     try:
         _wait_for(
             lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
@@ -81,16 +90,7 @@ def test_ctrl_c_exits_130_and_keeps_finished_work(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
     repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()
-    hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
-        cwd=repo,
-        env=api_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc, hang = _start_review_that_hangs(fake_api, repo, api_env)
     _wait_for(
         lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
         "the division verifier to hang",
@@ -107,18 +107,9 @@ def test_sigterm_exits_143_and_removes_the_snapshot(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
 ) -> None:
     repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()
-    hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
-        cwd=repo,
-        env={**api_env, "TMPDIR": str(scratch)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc, hang = _start_review_that_hangs(fake_api, repo, {**api_env, "TMPDIR": str(scratch)})
     _wait_for(lambda: hang.hits == 1, "the division verifier to hang")
     assert any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
     proc.send_signal(signal.SIGTERM)
