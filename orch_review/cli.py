@@ -456,8 +456,9 @@ def hook(
     """
     from rich.console import Console
 
+    from orch_review.engine.client import has_credentials
     from orch_review.git import open_repo
-    from orch_review.hook import HookRequest, has_credentials, missing_key
+    from orch_review.hook import HookRequest, missing_key
     from orch_review.progress import Progress
     from orch_review.reporters.terminal import print_report, render_compact
     from orch_review.review import review as run_review

@@ -41,14 +41,6 @@ class HookRequest:
         return ScopeRequest("staged", pathspecs=pathspecs)
 
 
-def has_credentials(env: Mapping[str, str]) -> bool:
-    """True when a request could be authenticated (or a custom server is configured)."""
-    return any(
-        env.get(name)
-        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
-    )
-
-
 def missing_key(require_key: bool) -> tuple[str, ExitCode]:
     """The one line printed without credentials, and the exit code it goes with."""
     if require_key:

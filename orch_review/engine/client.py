@@ -138,6 +138,14 @@ class _Backoff:
         return float(self._exponential(state))
 
 
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """True when a request could be authenticated (or a custom server is configured)."""
+    return any(
+        env.get(name)
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+    )
+
+
 class Completer(Protocol):
     """Anything that answers a Messages request like :meth:`ModelClient.complete`."""
 
@@ -167,15 +175,15 @@ class ModelClient:
         effort: str,
         backoff: tuple[float, float] = (1.0, 30.0),
     ) -> None:
+        if not has_credentials(env):
+            raise CredentialsMissing(
+                "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
+                "ANTHROPIC_BASE_URL at an Anthropic-compatible server."
+            )
         api_key = env.get("ANTHROPIC_API_KEY") or None
         auth_token = env.get("ANTHROPIC_AUTH_TOKEN") or None
         base_url = env.get("ANTHROPIC_BASE_URL") or None
         if api_key is None and auth_token is None:
-            if base_url is None:
-                raise CredentialsMissing(
-                    "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
-                    "ANTHROPIC_BASE_URL at an Anthropic-compatible server."
-                )
             api_key = NO_KEY_PLACEHOLDER
         import anthropic
 

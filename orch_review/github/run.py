@@ -87,7 +87,7 @@ def run_github(
     events: EventSink | None = None,
 ) -> ExitCode:
     """Review the pull request, post the results, write outputs; returns the exit code."""
-    from orch_review.hook import has_credentials
+    from orch_review.engine.client import has_credentials
     from orch_review.review import ReportOptions, review
     from orch_review.scope import NothingToReview, ScopeRequest
     from orch_review.settings import settings_and_scope
