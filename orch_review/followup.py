@@ -22,7 +22,7 @@ from orch_review.engine.main_agent import run_turn
 from orch_review.engine.session import Session
 from orch_review.engine.workflow import ConcernOutcome, Workflow
 from orch_review.errors import GitError
-from orch_review.runtime import open_journal, open_session
+from orch_review.runtime import new_client, open_journal, open_session
 from orch_review.snapshot import checkout
 from orch_review.workspace import Workspace
 
@@ -76,6 +76,9 @@ class FollowUp:
                 "run the review again, then ask."
             ) from None
         with self._stack:
+            client = self._stack.enter_context(
+                contextlib.closing(new_client(self._config, self._env))
+            )
             content = self._stack.enter_context(
                 checkout(self._repo, commit, gitops.work_tree(self._repo))
             )
@@ -84,6 +87,7 @@ class FollowUp:
                 open_session(
                     self._config,
                     self._env,
+                    client=client,
                     git_dir=git_dir,
                     workspace=workspace,
                     events=self._events,

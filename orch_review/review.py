@@ -10,6 +10,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from orch_review.guidance import Guidance, load_guidance
 from orch_review.prescout import summary as prescout_summary
 from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
-from orch_review.runtime import open_session
+from orch_review.runtime import new_client, open_session
 from orch_review.scope import Scope, content_id
 from orch_review.snapshot import snapshot
 from orch_review.snippets import collect_snippets
@@ -137,7 +138,7 @@ def review(
     started = time.monotonic()
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
-    with snapshot(repo, scope, env) as content:
+    with closing(new_client(config, env)) as client, snapshot(repo, scope, env) as content:
         skipped = {s.path: s.reason for s in scope.skipped}
         guidance = _load_guidance(config, repo, scope, content)
         main_guidance, truncated = guidance.for_main()
@@ -146,6 +147,7 @@ def review(
         with open_session(
             config,
             env,
+            client=client,
             git_dir=scope.git_dir,
             workspace=workspace,
             guidance=guidance,

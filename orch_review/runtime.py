@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,6 +29,18 @@ def open_journal(config: Config, git_dir: Path) -> JournalLike:
     return Journal(config.journal_path or default_journal_path(git_dir))
 
 
+def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
+    """The session's one API client, as the config sets it up. It gets ready in the
+    background, so build it before preparing the content to review, and close it after."""
+    return ModelClient(
+        env,
+        max_retries=config.max_retries,
+        request_timeout=config.request_timeout,
+        max_output_tokens=config.max_output_tokens,
+        effort=config.effort,
+    )
+
+
 def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:
     price, known = config.price_for(model)
     return price.cost(i, o, cw, cr), known
@@ -38,6 +51,7 @@ def open_session(
     config: Config,
     env: Mapping[str, str],
     *,
+    client: ModelClient,
     git_dir: Path,
     workspace: Workspace,
     guidance: Guidance | None = None,
@@ -45,21 +59,17 @@ def open_session(
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
 ) -> Iterator[Session]:
-    """A session whose agents work in ``workspace``; on an error or Ctrl-C, queued agents are
-    cancelled and running ones are not waited for."""
-    client = ModelClient(
-        env,
-        max_retries=config.max_retries,
-        request_timeout=config.request_timeout,
-        max_output_tokens=config.max_output_tokens,
-        effort=config.effort,
-    )
+    """A session whose agents work in ``workspace`` and talk to the API through ``client``
+    (the caller's to close); on an error or Ctrl-C, queued agents are cancelled and running
+    ones are not waited for."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
     )
     cancel = threading.Event()
     pool = PriorityPool(config.max_concurrent)
+    # Two threads launch agents' shells, and live until every agent is done with its shell.
+    starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
     try:
         with (
             open_journal(config, git_dir) as journal,
@@ -88,6 +98,7 @@ def open_session(
                 guidance=guidance,
                 cancel=cancel,
                 events=events,
+                shell_starter=starter,
             )
     except BaseException:
         cancel.set()
@@ -95,4 +106,4 @@ def open_session(
         raise
     finally:
         pool.shutdown(wait=not cancel.is_set())
-        client.close()
+        starter.shutdown(wait=not cancel.is_set())

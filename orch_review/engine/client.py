@@ -14,7 +14,9 @@ with plain dicts instead of one pydantic object per event.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -182,22 +184,39 @@ class ModelClient:
             )
         api_key = env.get("ANTHROPIC_API_KEY") or None
         auth_token = env.get("ANTHROPIC_AUTH_TOKEN") or None
-        base_url = env.get("ANTHROPIC_BASE_URL") or None
         if api_key is None and auth_token is None:
             api_key = NO_KEY_PLACEHOLDER
-        import anthropic
-
-        self._sdk = anthropic.Anthropic(
-            api_key=api_key,
-            auth_token=None if api_key else auth_token,
-            base_url=base_url,
-            max_retries=0,
-            timeout=request_timeout,
-        )
+        # Importing the SDK and building its HTTP client (TLS context and all) takes tens of
+        # milliseconds even when imported, seconds when not: it happens on a thread of its
+        # own, while the caller prepares the review; the first request waits for it.
+        self._sdk_ready: Future[anthropic.Anthropic] = Future()
+        threading.Thread(
+            target=self._build_sdk,
+            kwargs={
+                "api_key": api_key,
+                "auth_token": None if api_key else auth_token,
+                "base_url": env.get("ANTHROPIC_BASE_URL") or None,
+                "timeout": request_timeout,
+            },
+            name="orch-review-sdk",
+            daemon=True,
+        ).start()
         self._attempts = max_retries + 1
         self._backoff = _Backoff(*backoff)
         self._max_output_tokens = max_output_tokens
         self._effort = effort
+
+    def _build_sdk(self, **options: Any) -> None:
+        try:
+            import anthropic
+
+            self._sdk_ready.set_result(anthropic.Anthropic(max_retries=0, **options))
+        except BaseException as exc:  # raised again by the first request
+            self._sdk_ready.set_exception(exc)
+
+    @property
+    def _sdk(self) -> anthropic.Anthropic:
+        return self._sdk_ready.result()
 
     def complete(
         self,
@@ -299,4 +318,5 @@ class ModelClient:
 
     def close(self) -> None:
         """Close the HTTP connections."""
-        self._sdk.close()
+        if self._sdk_ready.exception() is None:
+            self._sdk.close()
