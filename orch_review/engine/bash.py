@@ -22,6 +22,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import CancelledError, Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -150,6 +151,7 @@ class BashSession:
         output_cap: int = 8000,
         launcher: Sequence[str] = (),
         sandbox: ShellLauncher | None = None,
+        starter: Executor | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -168,6 +170,8 @@ class BashSession:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None
         self._cleanup: Callable[[], None] | None = None
+        self._starter = starter
+        self._starting: Future[subprocess.Popen[bytes]] | None = None
         # Bytes that arrived after the last sentinel (a background job still writing).
         self._pending = bytearray()
 
@@ -184,13 +188,30 @@ class BashSession:
 
     def start(self) -> None:
         """Start the shell now rather than at the first command, so that its start-up
-        (a sandbox takes tens of milliseconds) overlaps whatever the caller does next."""
-        if self._proc is None:
+        overlaps whatever the caller does next.
+
+        With a ``starter``, the shell is launched on its thread, which takes the launch's
+        milliseconds of fork and exec off the caller's too. The starter's threads must
+        outlive the shells they start: bubblewrap's ``--die-with-parent`` kills the sandbox
+        when the *thread* that started it exits. A thread pool's workers do.
+        """
+        if self._proc is not None or self._starting is not None:
+            return
+        if self._starter is None:
             self._start()
+        else:
+            self._starting = self._starter.submit(self._start)
+
+    def _shell(self) -> subprocess.Popen[bytes]:
+        """The running shell: the one :meth:`start` launched, or a new one."""
+        if self._starting is not None:
+            starting, self._starting = self._starting, None
+            return starting.result()
+        return self._proc if self._proc is not None else self._start()
 
     def run(self, command: str) -> BashResult:
         """Run ``command`` in the shell (starting one if needed) and collect its output."""
-        proc = self._proc if self._proc is not None else self._start()
+        proc = self._shell()
         nonce = secrets.token_hex(16)
         token = _SENTINEL_PREFIX + nonce
         # The sentinel is printed from two separate words, so `set -x` tracing the printf
@@ -221,6 +242,10 @@ class BashSession:
     def close(self) -> None:
         """Kill the shell's process group (background jobs included) and reap it."""
         self._pending = bytearray()
+        if self._starting is not None:
+            starting, self._starting = self._starting, None
+            with contextlib.suppress(CancelledError):  # wait: no shell may outlive its session
+                starting.exception()
         if self._proc is not None:
             self._stop(self._proc, sink=None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -74,6 +75,8 @@ class Session:
 
     ``sandbox`` is the policy for agents' shells; left out, it is resolved from the config on
     first use (raising SandboxUnavailable for ``--sandbox on`` without bubblewrap).
+    ``shell_starter`` launches agents' shells off the agents' threads (see
+    :meth:`BashSession.start`); left out, each agent starts its own.
     """
 
     config: Config
@@ -87,6 +90,7 @@ class Session:
     events: EventSink | None = None
     sandbox: Sandbox | None = None
     guidance: Guidance | None = None
+    shell_starter: Executor | None = None
     _resolved: _Once = field(default_factory=_Once, init=False, repr=False, compare=False)
 
     @property
@@ -107,4 +111,5 @@ class Session:
             timeout=self.config.bash_timeout,
             output_cap=self.config.tool_output_cap,
             sandbox=self.shell_sandbox,
+            starter=self.shell_starter,
         )

@@ -7,6 +7,7 @@ import socket
 import stat
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -305,6 +306,29 @@ def test_timeout_and_close_kill_every_process_in_the_sandbox(repo: Path) -> None
         bash.run(f"{escape} &")
         assert _wait_for(marker, 1) == 1
     assert _wait_for(marker, 0) == 0
+
+
+def test_shells_launched_off_the_agents_threads_keep_running(
+    repo: Path, host_env: dict[str, str]
+) -> None:
+    # bwrap's --die-with-parent follows the *thread* that started it: a shell launched by a
+    # thread that then ends is killed under the agent. The session's starter threads live on.
+    sandbox = _bwrap(repo)
+
+    def agent(starter: ThreadPoolExecutor) -> list[str]:
+        outputs = []
+        for n in range(3):
+            with BashSession(
+                repo, env=host_env, timeout=20, sandbox=sandbox, starter=starter
+            ) as bash:
+                bash.start()
+                outputs += [bash.run(f"echo {n}-first").output, bash.run("cat app.py").output]
+        return outputs
+
+    with ThreadPoolExecutor(2) as starter, ThreadPoolExecutor(8) as agents:
+        results = list(agents.map(lambda _: agent(starter), range(8)))
+    expected = [line for n in range(3) for line in (f"{n}-first\n", "print('hi')\n")]
+    assert results == [expected] * 8
 
 
 # The restricted fallback
