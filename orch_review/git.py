@@ -216,22 +216,6 @@ def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
     return Path(env["HOME"], ".config", "git", "ignore") if env.get("HOME") else None
 
 
-def eol_binary(
-    repo: git.Repo, pathspecs: tuple[str, ...] = (), assume_text: tuple[str, ...] = ()
-) -> set[str]:
-    """Tracked paths git itself sees as binary (in the index or the working copy); files
-    ending in one of the ``assume_text`` suffixes are not examined."""
-    skip = [f":(exclude,glob)**/*.{suffix}" for suffix in assume_text]
-    selected = [*(pathspecs or (":/",)), *skip] if skip else list(pathspecs)
-    binary = set()
-    for entry in _lines0(repo.git.ls_files("-z", "--eol", "--", *selected)):
-        info, _, path = entry.partition("\t")
-        fields = info.split()
-        if "i/-text" in fields or "w/-text" in fields:
-            binary.add(path)
-    return binary
-
-
 def blob_sizes(repo: git.Repo, rev: str | None, pathspecs: tuple[str, ...] = ()) -> dict[str, int]:
     """Path -> size of each file in the tree of ``rev``, or in the index when ``rev`` is None."""
     if rev is not None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from orch_review.ignore import PatternList
@@ -33,48 +34,50 @@ DEFAULT_GENERATED = (
     "__snapshots__/",
 )
 
-# Source and text suffixes git is not asked about when listing every file (`--all`): reading
-# 100,000 blobs to find the rare NUL byte in a .py file costs more than the listing itself.
-TEXT_SUFFIXES = (
-    "py",
-    "pyi",
-    "js",
-    "jsx",
-    "mjs",
-    "cjs",
-    "ts",
-    "tsx",
-    "go",
-    "rs",
-    "java",
-    "kt",
-    "kts",
-    "c",
-    "h",
-    "cc",
-    "cpp",
-    "hpp",
-    "cs",
-    "rb",
-    "php",
-    "swift",
-    "scala",
-    "sh",
-    "bash",
-    "md",
-    "rst",
-    "txt",
-    "yml",
-    "yaml",
-    "toml",
-    "json",
-    "html",
-    "css",
-    "scss",
-    "sql",
-    "xml",
-    "cfg",
-    "ini",
+# Source and text suffixes whose files are not read for a NUL byte when listing every file
+# (`--all`): reading 100,000 files to find the rare binary .py costs more than the listing.
+TEXT_SUFFIXES = frozenset(
+    (
+        "py",
+        "pyi",
+        "js",
+        "jsx",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "kts",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cs",
+        "rb",
+        "php",
+        "swift",
+        "scala",
+        "sh",
+        "bash",
+        "md",
+        "rst",
+        "txt",
+        "yml",
+        "yaml",
+        "toml",
+        "json",
+        "html",
+        "css",
+        "scss",
+        "sql",
+        "xml",
+        "cfg",
+        "ini",
+    )
 )
 
 SUBMODULE_MODE = "160000"
@@ -123,14 +126,21 @@ class ReviewRules:
             max_file_size,
         )
 
+    @cached_property
+    def _by_name(self) -> tuple[tuple[PatternList, str], ...]:
+        """The lists that have patterns, in order, each with the reason it gives."""
+        lists = (
+            (self.review_ignore, f"excluded by {REVIEW_IGNORE_FILE}"),
+            (self.config_exclude, "excluded by the `exclude` setting"),
+            (self.generated, "lock file or generated/vendored code"),
+        )
+        return tuple((patterns, reason) for patterns, reason in lists if patterns)
+
     def excluded(self, path: str) -> str | None:
         """Why a path is excluded by name alone, or None."""
-        if self.review_ignore.ignores(path):
-            return f"excluded by {REVIEW_IGNORE_FILE}"
-        if self.config_exclude.ignores(path):
-            return "excluded by the `exclude` setting"
-        if self.generated.ignores(path):
-            return "lock file or generated/vendored code"
+        for patterns, reason in self._by_name:
+            if patterns.ignores(path):
+                return reason
         return None
 
     def skip_reason(
@@ -139,11 +149,14 @@ class ReviewRules:
         *,
         mode: str | None,
         size: int | None,
-        binary: bool,
+        binary: bool | Callable[[], bool],
         link_target: str | None = None,
         root: Path | None = None,
     ) -> str | None:
-        """Why ``path`` is not reviewed, or None when it is reviewable."""
+        """Why ``path`` is not reviewed, or None when it is reviewable.
+
+        ``binary`` may be a function, called only when the name alone does not settle it.
+        """
         if mode == SUBMODULE_MODE:
             return "submodule"
         if (
@@ -156,7 +169,7 @@ class ReviewRules:
         reason = self.excluded(path)
         if reason is not None:
             return reason
-        if binary:
+        if binary if isinstance(binary, bool) else binary():
             return "binary"
         if size is not None and size > self.max_file_size:
             return f"larger than {self.max_file_size:,} bytes ({size:,})"
@@ -174,6 +187,23 @@ def _inside(root: Path, path: str, target: str) -> bool:
     return not (resolved == ".." or resolved.startswith("../"))
 
 
+BINARY_PROBE_BYTES = 8000
+
+
 def looks_binary(data: bytes) -> bool:
     """Git's heuristic: a NUL byte in the first 8,000 bytes."""
-    return b"\0" in data[:8000]
+    return b"\0" in data[:BINARY_PROBE_BYTES]
+
+
+def file_looks_binary(path: str) -> bool:
+    """:func:`looks_binary` for the file at ``path`` (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as stream:
+            return looks_binary(stream.read(BINARY_PROBE_BYTES))
+    except OSError:
+        return False
+
+
+def has_text_suffix(path: str) -> bool:
+    """True for a name ending in one of :data:`TEXT_SUFFIXES` (not read for NUL bytes)."""
+    return path.rpartition(".")[2] in TEXT_SUFFIXES

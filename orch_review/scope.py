@@ -10,7 +10,9 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal
 
 from orch_review import git as gitops
@@ -23,10 +25,11 @@ from orch_review.reviewable import (
     REVIEW_IGNORE_FILE,
     SUBMODULE_MODE,
     SYMLINK_MODE,
-    TEXT_SUFFIXES,
     ReviewRules,
     SkippedFile,
     SkipSettings,
+    file_looks_binary,
+    has_text_suffix,
     looks_binary,
 )
 
@@ -359,24 +362,27 @@ def _nothing_message(
 def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> Scope:
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, None)
-    modes = gitops.index_modes(repo, request.pathspecs)
-    binary = gitops.eol_binary(repo, request.pathspecs, TEXT_SUFFIXES)
     files: list[ReviewFile] = []
     skipped: list[SkippedFile] = []
-    top = str(root)
-    for path, mode in modes.items():
-        full = os.path.join(top, path)  # strings, not Paths: this loop runs once per file
+    top = f"{root}/"
+    # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
+    # once per tracked file, 100,000 times in a big repository.
+    for path, mode in gitops.index_modes(repo, request.pathspecs).items():
+        full = top + path
         try:
             stat = os.lstat(full)
         except OSError:
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
-        link_target = os.readlink(full) if mode == SYMLINK_MODE and os.path.islink(full) else None
+        regular = S_ISREG(stat.st_mode)
+        link_target = os.readlink(full) if mode == SYMLINK_MODE and S_ISLNK(stat.st_mode) else None
         reason = rules.skip_reason(
             path,
             mode=mode,
             size=stat.st_size,
-            binary=path in binary,
+            binary=partial(file_looks_binary, full)
+            if regular and not has_text_suffix(path)
+            else False,
             link_target=link_target,
             root=root,
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orch_review import git as gitops
-from orch_review.ignore import IgnoreRules
+from orch_review.ignore import IgnoreRules, PatternList
 from orch_review.scope import untracked_files
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import run_git, write
@@ -309,3 +309,39 @@ def test_generated_patterns_agree_with_git_check_ignore(
         ours |= {d for d in dirs if rules.is_ignored(d, is_dir=True)}
 
         assert ours == git_says, case.ignore_files
+
+
+ROOT_ONLY = sorted(
+    name
+    for name, case in CASES.items()
+    if set(case.ignore_files) == {".gitignore"} and not case.info_exclude
+    if not case.global_excludes
+)
+
+
+def _pattern_list_agrees(tmp_path: Path, git_repo: GitRepoFactory, case: Case) -> None:
+    repo, env = _build(tmp_path, git_repo, case)
+    git_says = _git_ignored(repo, list(case.paths), env)
+    patterns = PatternList(case.ignore_files[".gitignore"].splitlines())
+
+    assert {p for p in case.paths if patterns.ignores(p)} == git_says, case.ignore_files
+
+
+@pytest.mark.parametrize("name", ROOT_ONLY)
+def test_one_pattern_list_agrees_with_git_check_ignore(
+    name: str, tmp_path: Path, git_repo: GitRepoFactory
+) -> None:
+    """One list of patterns, as .orch-reviewignore, `exclude` and the generated-file list
+    use it: a file is excluded by its own name or by one of its directories."""
+    _pattern_list_agrees(tmp_path, git_repo, CASES[name])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_pattern_list_agrees_with_git_on_generated_patterns(
+    seed: int, tmp_path: Path, git_repo: GitRepoFactory
+) -> None:
+    rng = random.Random(1000 + seed)
+    for _ in range(5):
+        case = _random_case(rng)
+        root_only = Case({".gitignore": case.ignore_files[".gitignore"]}, case.paths)
+        _pattern_list_agrees(tmp_path, git_repo, root_only)
