@@ -22,6 +22,19 @@ from bench.figures import Figure, write_figures
 from bench.startup_bench import command
 
 OUT = Path(__file__).resolve().parent / "out"
+# What any Python program producing the plan must at least do, for context: start, list the
+# files with git, and write one JSON record per file; then the same with one lstat per file
+# for its size. No ignore rules, no skip reasons, no pre-scout.
+_LIST = (
+    "import json, subprocess, sys\n"
+    "out = subprocess.run(['git', 'ls-files', '-z'], capture_output=True, check=True).stdout\n"
+    "paths = out.decode('utf-8', 'surrogateescape').split('\\0')[:-1]\n"
+)
+FLOOR_LIST_JSON = _LIST + "sys.stdout.write(json.dumps([{'path': p} for p in paths]))\n"
+FLOOR_STAT_JSON = (
+    _LIST + "import os\n"
+    "sys.stdout.write(json.dumps([{'path': p, 'size': os.lstat(p).st_size} for p in paths]))\n"
+)
 TARGET_RATIO = 2.0
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -89,10 +102,14 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     )
     git_s = median_seconds(["git", "ls-files"], repo, args.runs)
     plan_s = median_seconds([*command(), "plan", "--all", "--json"], repo, args.runs)
+    list_s = median_seconds([sys.executable, "-c", FLOOR_LIST_JSON], repo, args.runs)
+    stat_s = median_seconds([sys.executable, "-c", FLOOR_STAT_JSON], repo, args.runs)
     ratio = plan_s / git_s
     print(f"git ls-files:              {git_s:.3f}s")
     print(f"orch-review plan --all --json: {plan_s:.3f}s")
     print(f"ratio: {ratio:.1f}x (target <= {TARGET_RATIO:.0f}x)")
+    print(f"python, git ls-files + JSON:         {list_s:.3f}s ({list_s / git_s:.1f}x)")
+    print(f"python, git ls-files + lstat + JSON: {stat_s:.3f}s ({stat_s / git_s:.1f}x)")
     figures = [
         Figure("plan", f"git ls-files, {args.files:,} files", f"{git_s:.3f}s"),
         Figure("plan", f"plan --all --json, {args.files:,} files", f"{plan_s:.3f}s"),
@@ -102,6 +119,12 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             f"{ratio:.1f}x",
             f"<= {TARGET_RATIO:.0f}x",
             ratio <= TARGET_RATIO,
+        ),
+        Figure(
+            "plan",
+            "for context: a Python script that only lists the files with git and writes them "
+            "as JSON; the same with an lstat per file",
+            f"{list_s:.3f}s ({list_s / git_s:.1f}x); {stat_s:.3f}s ({stat_s / git_s:.1f}x)",
         ),
     ]
     write_figures(args.json, figures)

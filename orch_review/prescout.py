@@ -7,8 +7,9 @@ page through the rest with git.
 
 from __future__ import annotations
 
-import os
+import heapq
 from collections import Counter
+from collections.abc import Iterable
 
 from orch_review.diff import quote_path
 from orch_review.engine.prompts import guidance_block
@@ -51,8 +52,20 @@ LANGUAGES = {
 }
 
 
-def _language(path: str) -> str:
-    return LANGUAGES.get(os.path.splitext(path)[1].lower(), "other")
+def _extension(path: str) -> str:
+    """``os.path.splitext(path)[1]``, lower-cased, without its per-call overhead: it runs
+    once per reviewable file, 100,000 times for ``--all`` in a big repository."""
+    name = path[path.rfind("/") + 1 :].lstrip(".")  # a leading dot starts no extension
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot != -1 else ""
+
+
+def languages(paths: Iterable[str]) -> Counter[str]:
+    """How many of ``paths`` are in each language (by extension; "other" for the rest)."""
+    counts: Counter[str] = Counter()
+    for extension, n in Counter(map(_extension, paths)).items():
+        counts[LANGUAGES.get(extension, "other")] += n
+    return counts
 
 
 def _hunks(file: ReviewFile) -> str:
@@ -77,11 +90,13 @@ def _file_line(file: ReviewFile) -> str:
 
 def summary(scope: Scope) -> str:
     """The scope summary, as tagged data for the main agent."""
-    files = sorted(
-        scope.files, key=lambda f: (-(f.change.additions if f.change else f.size), f.path)
+    files = scope.files
+    shown = heapq.nsmallest(
+        LISTED_FILES_CAP,
+        files,
+        key=lambda f: (-(f.change.additions if f.change else f.size), f.path),
     )
-    shown = files[:LISTED_FILES_CAP]
-    languages = Counter(_language(f.path) for f in scope.files)
+    counts = languages(f.path for f in files)
     lines = ["<scope>", f"kind: {scope.kind}", f"what: {scope.describe()}"]
     if scope.base_commit:
         against = scope.base_ref or "HEAD"
@@ -101,7 +116,7 @@ def summary(scope: Scope) -> str:
             else f" ({sum(f.size for f in files):,} bytes)"
         )
     )
-    lines.append("languages: " + ", ".join(f"{lang} {n}" for lang, n in languages.most_common(8)))
+    lines.append("languages: " + ", ".join(f"{lang} {n}" for lang, n in counts.most_common(8)))
     lines.append("</scope>")
     lines += ["", "<files>", *(_file_line(f) for f in shown), "</files>"]
     if len(files) > len(shown):

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 from orch_review import git as gitops
-from orch_review.prescout import LISTED_FILES_CAP, LISTED_SKIPPED_CAP, summary, task_text
+from orch_review.prescout import (
+    LANGUAGES,
+    LISTED_FILES_CAP,
+    LISTED_SKIPPED_CAP,
+    languages,
+    summary,
+    task_text,
+)
 from orch_review.scope import Scope, ScopeRequest, resolve_scope
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import branch_repo, commit, head, write
@@ -86,3 +94,24 @@ def test_all_scope_summary_pages_with_ls_files(git_repo: GitRepoFactory) -> None
     assert "(3 smaller files not listed; run `git ls-files`" in text
     biggest = LISTED_FILES_CAP + 2
     assert _section(text, "files")[0] == f"m{biggest}.py\t{2 * (biggest + 1)} bytes"
+
+
+def test_languages_are_counted_by_extension_as_splitext_reads_it() -> None:
+    paths = [
+        "a.py",
+        "pkg/B.PY",
+        ".hidden.py",
+        "dir/.bashrc",
+        "..py",
+        "dir.go/Makefile",
+        "x.tar.JSON",
+        "trailing.",
+        "notes",
+        "web/app.tsx",
+    ]
+
+    counts = languages(paths)
+
+    assert counts == {"Python": 3, "other": 5, "JSON": 1, "TypeScript": 1}
+    by_splitext = Counter(LANGUAGES.get(os.path.splitext(p)[1].lower(), "other") for p in paths)
+    assert counts == by_splitext
