@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,15 +70,6 @@ def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, st
     """Path -> index mode ("100644", "120000" for a symlink, "160000" for a submodule)."""
     modes = {}
     for entry in _lines0(repo.git.ls_files("-z", "-s", "--full-name", "--", *pathspecs)):
-        meta, _, path = entry.partition("\t")
-        modes[path] = meta.split(" ", 1)[0]
-    return modes
-
-
-def tree_modes(repo: git.Repo, rev: str, pathspecs: tuple[str, ...] = ()) -> dict[str, str]:
-    """Path -> mode of every file in the tree of ``rev``."""
-    modes = {}
-    for entry in _lines0(repo.git.ls_tree("-r", "-z", "--full-tree", rev, "--", *pathspecs)):
         meta, _, path = entry.partition("\t")
         modes[path] = meta.split(" ", 1)[0]
     return modes
@@ -216,16 +207,30 @@ def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
     return Path(env["HOME"], ".config", "git", "ignore") if env.get("HOME") else None
 
 
-def blob_sizes(repo: git.Repo, rev: str | None, pathspecs: tuple[str, ...] = ()) -> dict[str, int]:
-    """Path -> size of each file in the tree of ``rev``, or in the index when ``rev`` is None."""
-    if rev is not None:
-        sizes = {}
-        listing = repo.git.ls_tree("-r", "-l", "-z", "--full-tree", rev, "--", *pathspecs)
-        for entry in _lines0(listing):
-            meta, _, path = entry.partition("\t")
-            size = meta.split()[-1]
-            sizes[path] = int(size) if size.isdigit() else 0
-        return sizes
+# Bytes of path arguments for one command; past this, the whole tree is listed instead.
+_ARGV_BUDGET = 100_000
+
+
+def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, tuple[str, int]]:
+    """Path -> (mode, size) of each of ``paths`` in the tree of ``rev`` (size 0 for a
+    submodule). ``paths`` are file names, not patterns: ls-tree supports neither globs nor
+    exclusions, so the user's pathspecs cannot be passed to it."""
+    if not paths:
+        return {}
+    wanted = set(paths)
+    named = list(wanted) if sum(len(p) + 1 for p in wanted) <= _ARGV_BUDGET else []
+    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", rev]
+    entries = {}
+    for entry in _lines0(str(repo.git.execute([*command, "--", *named]))):
+        meta, _, path = entry.partition("\t")
+        if path in wanted:
+            mode, _, _, size = meta.split()
+            entries[path] = (mode, int(size) if size.isdigit() else 0)
+    return entries
+
+
+def index_sizes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, int]:
+    """Path -> size of each file's staged content."""
     blobs = {}
     for entry in _lines0(repo.git.ls_files("-z", "-s", "--full-name", "--", *pathspecs)):
         meta, _, path = entry.partition("\t")

@@ -269,11 +269,13 @@ def _build(
     specs = request.pathspecs
     if source == "commit":
         assert head_commit is not None
-        modes = gitops.tree_modes(repo, head_commit, specs)
-        sizes = gitops.blob_sizes(repo, head_commit, specs)
+        present = [c.path for c in changes if c.status != "deleted"]
+        entries = gitops.tree_entries(repo, head_commit, present)
+        modes = {path: mode for path, (mode, _) in entries.items()}
+        sizes = {path: size for path, (_, size) in entries.items()}
     elif source == "index":
         modes = gitops.index_modes(repo, specs)
-        sizes = gitops.blob_sizes(repo, None, specs)
+        sizes = gitops.index_sizes(repo, specs)
     else:
         modes = gitops.index_modes(repo, specs)
         sizes = {}
