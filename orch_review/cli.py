@@ -13,6 +13,7 @@ import click
 from orch_review import __version__
 from orch_review.choices import EFFORTS, FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES
 from orch_review.errorhandler import handle_errors
+from orch_review.pathspecs import from_cwd
 
 if TYPE_CHECKING:
     import git
@@ -130,7 +131,7 @@ def _scope_request(
         raise click.UsageError(f"{' and '.join(chosen)} cannot be combined: choose one scope.")
     if head is not None and base is None:
         raise click.UsageError("--head needs --base (the branch the change will merge into).")
-    pathspecs = _relative_to_top(paths, root)
+    pathspecs = from_cwd(paths, Path.cwd(), root)
     if staged:
         return ScopeRequest("staged", pathspecs=pathspecs)
     if review_all:
@@ -409,26 +410,6 @@ def _count_tokens(config: Config, scope: Scope, env: dict[str, str]) -> int:
         client.close()
 
 
-def _relative_to_top(paths: tuple[str, ...], root: Path) -> tuple[str, ...]:
-    """Pathspecs given relative to the current directory, rewritten relative to the top."""
-    from orch_review.errors import GitError
-
-    cwd = Path.cwd().resolve()
-    top = root.resolve()
-    out = []
-    for raw in paths:
-        # Lexically, not with resolve(): a pathspec naming a symlink means the link itself.
-        full = Path(os.path.normpath(cwd / raw))
-        try:
-            relative = full.relative_to(top)
-        except ValueError:
-            raise GitError(
-                f"`{raw}` is outside the repository {root}: name paths inside it."
-            ) from None
-        out.append(relative.as_posix())
-    return tuple(out)
-
-
 @main.command(context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
 @click.argument("files", nargs=-1, type=click.UNPROCESSED)
 @click.option(
@@ -701,7 +682,7 @@ def github(
     run = GitHubRun(
         comment_mode=cast(CommentMode, comment_mode),
         fail_on=fail_on,
-        pathspecs=_relative_to_top(paths, work_tree(repo)),
+        pathspecs=from_cwd(paths, Path.cwd(), work_tree(repo)),
         exclude=exclude,
         overrides=_overrides(
             model=model,

@@ -186,6 +186,55 @@ def test_pathspecs_are_relative_to_the_current_directory(feature_repo: Path) -> 
     assert plan_json(lib, "new.py")["scope"]["pathspecs"] == ["lib/new.py"]
 
 
+# Where typed, and what: every case selects some files and leaves others out.
+TYPED_PATHSPECS = [
+    ("lib", ("*.py",)),
+    ("lib", (":!tests",)),
+    ("lib", (":(exclude)tests", ".")),
+    ("lib", (":/a.py", "x.py")),
+    ("lib", (":(glob)*.py",)),
+    ("lib", (":(icase)upper.py",)),
+    ("lib", ("../:colon.py",)),
+    (".", ("./:colon.py",)),
+    (".", (":!lib",)),
+    ("lib/tests", (":^../x.py", "..")),
+]
+
+
+@pytest.mark.parametrize(("where", "specs"), TYPED_PATHSPECS)
+def test_pathspecs_mean_what_git_makes_of_them_where_they_are_typed(
+    git_repo: GitRepoFactory, where: str, specs: tuple[str, ...]
+) -> None:
+    files = ["a.py", ":colon.py", "lib/x.py", "lib/Upper.PY", "lib/tests/t.py", "docs/d.md"]
+    repo = git_repo({name: f"{n}\n" for n, name in enumerate(files)})
+    # As `git diff` reads them (exclusions alone leave the whole tree, not the current
+    # directory, as `git ls-files` would): every tracked file, against the empty tree.
+    empty = git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
+    listed = git(repo / where, "diff", "--cached", "--name-only", "-z", empty, "--", *specs)
+    expected = {p for p in listed.split("\0") if p}
+
+    data = plan_json(repo / where, "--all", *specs)
+
+    assert set(paths(data)) | set(reasons(data)) == expected
+    assert 0 < len(expected) < len(files)
+
+
+def test_a_pull_request_scope_takes_globs_and_exclusions(git_repo: GitRepoFactory) -> None:
+    repo = branch_repo(git_repo)
+    commit(repo, {"lib/tests/t.py": "t\n", "lib/new.py": "n\n", "huge.py": "x" * 1_100_000})
+
+    data = plan_json(repo, "--base", "main", "--head", "HEAD", "*.py", ":!lib/tests")
+
+    assert [(f["path"], f["size"]) for f in data["files"]] == [("lib/new.py", 2)]
+    assert reasons(data) == {"huge.py": "larger than 1,000,000 bytes (1,100,000)"}
+
+
+def test_unclosed_pathspec_magic_is_a_usage_error(feature_repo: Path) -> None:
+    message = fails_with(feature_repo, ":(exclude", code=2)
+
+    assert "`:(exclude` has no `)`" in message
+
+
 def test_running_from_a_subdirectory_reviews_the_whole_change(feature_repo: Path) -> None:
     assert paths(plan_json(feature_repo / "lib")) == paths(plan_json(feature_repo))
 
