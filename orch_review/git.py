@@ -249,6 +249,14 @@ def index_sizes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, in
     }
 
 
+def files_named(repo: git.Repo, rev: str | None, name: str) -> list[str]:
+    """Paths of the files called ``name`` in any directory: in the tree of ``rev``, or (None)
+    in the index."""
+    if rev is not None:
+        return [p for p in files_at(repo, rev) if p.rpartition("/")[2] == name]
+    return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
+
+
 def files_at(repo: git.Repo, rev: str) -> list[str]:
     """Every file path in the tree of ``rev``."""
     return _lines0(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 IGNORE_FILE = ".gitignore"
@@ -157,13 +157,18 @@ class IgnoreRules:
         *,
         root_lines: Iterable[str] = (),
         per_directory_file: str | None = IGNORE_FILE,
+        directory_lines: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         """``root_lines`` are root-relative patterns (global excludes, info/exclude), oldest
-        first; ``per_directory_file`` names the file read in each directory (None: none)."""
+        first; ``per_directory_file`` names the file read in each directory (None: none);
+        ``directory_lines`` gives the files' lines instead (directory, "" for the top)."""
         self._root = root
         self._base = PatternList(root_lines)
         self._file = per_directory_file
-        self._dirs: dict[str, PatternList | None] = {}
+        self._dirs: dict[str, PatternList | None] = {
+            directory: PatternList(lines) or None
+            for directory, lines in (directory_lines or {}).items()
+        }
 
     @classmethod
     def for_repository(cls, root: Path, git_dir: Path, global_excludes: Path | None) -> IgnoreRules:
@@ -226,6 +231,25 @@ class IgnoreRules:
             for name in sorted([*links, *files]):
                 if not self._decide(prefix + name, False):
                     yield prefix + name
+
+
+class NestedPatterns:
+    """Patterns from files of one name in any directories, read as git reads ``.gitignore``
+    files: each file's patterns are relative to its directory, a deeper file's verdict wins,
+    and nothing inside an excluded directory is included again."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        """``files``: directory ("" for the top) -> the text of its file."""
+        lines = {directory: text.splitlines() for directory, text in files.items()}
+        self._rules = IgnoreRules(Path(), per_directory_file=None, directory_lines=lines)
+        self._any = any(PatternList(patterns) for patterns in lines.values())
+
+    def __bool__(self) -> bool:
+        return self._any
+
+    def ignores(self, path: str) -> bool:
+        """True if the files exclude ``path`` or one of its directories."""
+        return self._any and self._rules.is_ignored(path)
 
 
 def is_repository(directory: Path) -> bool:

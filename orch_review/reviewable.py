@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from orch_review.ignore import PatternList
+from orch_review.ignore import NestedPatterns, PatternList
 
 REVIEW_IGNORE_FILE = ".orch-reviewignore"
 DEFAULT_MAX_FILE_SIZE = 1_000_000
@@ -105,7 +105,7 @@ class SkippedFile:
 class ReviewRules:
     """Exclusions beyond git's ignore rules: ``.orch-reviewignore``, config and defaults."""
 
-    review_ignore: PatternList
+    review_ignore: NestedPatterns
     config_exclude: PatternList
     generated: PatternList
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
@@ -113,23 +113,24 @@ class ReviewRules:
     @classmethod
     def build(
         cls,
-        review_ignore_text: str | None,
+        review_ignore: Mapping[str, str],
         exclude: Iterable[str],
         generated: Iterable[str] = DEFAULT_GENERATED,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     ) -> ReviewRules:
-        """Rules from the ``.orch-reviewignore`` text (None: no file) and config globs."""
+        """Rules from the ``.orch-reviewignore`` files (directory, "" for the top -> text)
+        and config globs."""
         return cls(
-            PatternList((review_ignore_text or "").splitlines()),
+            NestedPatterns(review_ignore),
             PatternList(exclude),
             PatternList(generated),
             max_file_size,
         )
 
     @cached_property
-    def _by_name(self) -> tuple[tuple[PatternList, str], ...]:
+    def _by_name(self) -> tuple[tuple[PatternList | NestedPatterns, str], ...]:
         """The lists that have patterns, in order, each with the reason it gives."""
-        lists = (
+        lists: tuple[tuple[PatternList | NestedPatterns, str], ...] = (
             (self.review_ignore, f"excluded by {REVIEW_IGNORE_FILE}"),
             (self.config_exclude, "excluded by the `exclude` setting"),
             (self.generated, "lock file or generated/vendored code"),

@@ -111,16 +111,34 @@ class Scope:
         return {f.path: f.change for f in self.files if f.change is not None}
 
 
-def _review_rules(repo: git.Repo, skip: SkipSettings, rev: str | None) -> ReviewRules:
-    """Rules from ``.orch-reviewignore`` (read at ``rev`` when given: a change cannot
-    weaken its own review) and the config's ``exclude``."""
+def _review_rules(
+    repo: git.Repo, skip: SkipSettings, rev: str | None, untracked: tuple[str, ...] = ()
+) -> ReviewRules:
+    """Rules from ``.orch-reviewignore`` files and the config's ``exclude``.
+
+    The files are read at ``rev`` when given (a change cannot weaken its own review), else
+    from the working tree: the tracked ones, those among ``untracked`` (files that are part of
+    the change) and the one at the top in any case.
+    """
+    files: dict[str, str] = {}
     if rev is not None:
-        raw = gitops.show_file(repo, rev, REVIEW_IGNORE_FILE)
-        text = raw.decode("utf-8", "replace") if raw is not None else None
+        for path in gitops.files_named(repo, rev, REVIEW_IGNORE_FILE):
+            raw = gitops.show_file(repo, rev, path)
+            if raw is not None:
+                files[_directory_of(path)] = raw.decode("utf-8", "replace")
     else:
-        path = gitops.work_tree(repo) / REVIEW_IGNORE_FILE
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-    return ReviewRules.build(text, skip.exclude, skip.generated, skip.max_file_size)
+        root = gitops.work_tree(repo)
+        named = gitops.files_named(repo, None, REVIEW_IGNORE_FILE)
+        named += [p for p in untracked if p.rpartition("/")[2] == REVIEW_IGNORE_FILE]
+        for path in {REVIEW_IGNORE_FILE, *named}:
+            full = root / path
+            if full.is_file():
+                files[_directory_of(path)] = full.read_text(encoding="utf-8", errors="replace")
+    return ReviewRules.build(files, skip.exclude, skip.generated, skip.max_file_size)
+
+
+def _directory_of(path: str) -> str:
+    return path.rpartition("/")[0]
 
 
 def untracked_files(
@@ -265,7 +283,7 @@ def _build(
     config_rev: str | None,
 ) -> Scope:
     root = gitops.work_tree(repo)
-    rules = _review_rules(repo, skip, config_rev)
+    rules = _review_rules(repo, skip, config_rev, untracked)
     specs = request.pathspecs
     if source == "commit":
         assert head_commit is not None

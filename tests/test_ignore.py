@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orch_review import git as gitops
-from orch_review.ignore import IgnoreRules, PatternList
+from orch_review.ignore import IgnoreRules, NestedPatterns, PatternList
 from orch_review.scope import untracked_files
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import run_git, write
@@ -345,3 +345,36 @@ def test_one_pattern_list_agrees_with_git_on_generated_patterns(
         case = _random_case(rng)
         root_only = Case({".gitignore": case.ignore_files[".gitignore"]}, case.paths)
         _pattern_list_agrees(tmp_path, git_repo, root_only)
+
+
+GIT_FILES_ONLY = sorted(
+    name for name, case in CASES.items() if not case.info_exclude and not case.global_excludes
+)
+
+
+def _nested_patterns_agree(tmp_path: Path, git_repo: GitRepoFactory, case: Case) -> None:
+    repo, env = _build(tmp_path, git_repo, case)
+    git_says = _git_ignored(repo, list(case.paths), env)
+    # The same texts, as .orch-reviewignore files in the same directories.
+    patterns = NestedPatterns(
+        {path.rpartition("/")[0]: text for path, text in case.ignore_files.items()}
+    )
+
+    assert {p for p in case.paths if patterns.ignores(p)} == git_says, case.ignore_files
+
+
+@pytest.mark.parametrize("name", GIT_FILES_ONLY)
+def test_pattern_files_in_any_directory_agree_with_git_check_ignore(
+    name: str, tmp_path: Path, git_repo: GitRepoFactory
+) -> None:
+    """.orch-reviewignore files, read as git reads .gitignore files."""
+    _nested_patterns_agree(tmp_path, git_repo, CASES[name])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pattern_files_in_any_directory_agree_with_git_on_generated_patterns(
+    seed: int, tmp_path: Path, git_repo: GitRepoFactory
+) -> None:
+    rng = random.Random(2000 + seed)
+    for _ in range(5):
+        _nested_patterns_agree(tmp_path, git_repo, _random_case(rng))

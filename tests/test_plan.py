@@ -289,6 +289,64 @@ def test_with_base_the_configuration_is_read_from_the_base(git_repo: GitRepoFact
     assert reasons(data) == {"generated/out.py": "excluded by the `exclude` setting"}
 
 
+def test_orch_reviewignore_files_work_in_any_directory(git_repo: GitRepoFactory) -> None:
+    repo = git_repo(
+        {
+            ".orch-reviewignore": "*.gen.py\n",
+            "lib/.orch-reviewignore": "fixtures/\n!keep.gen.py\n",
+            "lib/a.py": "a\n",
+            "lib/keep.gen.py": "k\n",
+            "lib/fixtures/f.py": "f\n",
+            "top.gen.py": "t\n",
+            "fixtures/f.py": "f\n",  # only lib/'s fixtures are excluded
+        }
+    )
+    # Untracked files are the change; an untracked .orch-reviewignore counts too.
+    write(repo, {"docs/.orch-reviewignore": "*\n", "docs/guide.py": "g\n", "new.py": "n\n"})
+
+    everything = plan_json(repo, "--all")
+    change = plan_json(repo)
+
+    assert paths(everything) == [
+        ".orch-reviewignore",
+        "fixtures/f.py",
+        "lib/.orch-reviewignore",
+        "lib/a.py",
+        "lib/keep.gen.py",
+    ]
+    assert reasons(everything) == {
+        "lib/fixtures/f.py": "excluded by .orch-reviewignore",
+        "top.gen.py": "excluded by .orch-reviewignore",
+    }
+    assert paths(change) == ["new.py"]
+    assert reasons(change) == {
+        "docs/.orch-reviewignore": "excluded by .orch-reviewignore",
+        "docs/guide.py": "excluded by .orch-reviewignore",
+    }
+
+
+def test_with_base_orch_reviewignore_files_are_read_from_the_base(
+    git_repo: GitRepoFactory,
+) -> None:
+    repo = git_repo({"a.py": "a\n", "gen/.orch-reviewignore": "*.out.py\n"})
+    git(repo, "checkout", "-q", "-b", "pr")
+    # The change tries to exclude its own risky file, and to lift the base's exclusion.
+    commit(
+        repo,
+        {
+            "lib/.orch-reviewignore": "risky.py\n",
+            "lib/risky.py": "r\n",
+            "gen/.orch-reviewignore": "",
+            "gen/x.out.py": "x\n",
+        },
+    )
+
+    data = plan_json(repo, "--base", "main", "--head", "HEAD")
+
+    assert "lib/risky.py" in paths(data)
+    assert reasons(data) == {"gen/x.out.py": "excluded by .orch-reviewignore"}
+
+
 def test_invalid_configuration_at_the_base_is_a_configuration_error(
     git_repo: GitRepoFactory,
 ) -> None:

@@ -13,7 +13,7 @@ from orch_review.reviewable import (
     ReviewRules,
 )
 
-RULES = ReviewRules.build("docs/\n!docs/keep.md\n*.sql\n!keep.sql\n", ["tmp/", "*.snap"])
+RULES = ReviewRules.build({"": "docs/\n!docs/keep.md\n*.sql\n!keep.sql\n"}, ["tmp/", "*.snap"])
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_exclusions_by_name(path: str, reason: str | None) -> None:
 
 
 def test_submodule_binary_and_size_reasons() -> None:
-    rules = ReviewRules.build(None, [])
+    rules = ReviewRules.build({}, [])
 
     assert rules.skip_reason("sub", mode=SUBMODULE_MODE, size=None, binary=False) == "submodule"
     assert rules.skip_reason("a.png", mode="100644", size=9, binary=True) == "binary"
@@ -66,7 +66,7 @@ def test_submodule_binary_and_size_reasons() -> None:
 def test_symlinks_pointing_outside_the_repository(
     tmp_path: Path, path: str, target: str, outside: bool
 ) -> None:
-    rules = ReviewRules.build(None, [])
+    rules = ReviewRules.build({}, [])
 
     reason = rules.skip_reason(
         path, mode=SYMLINK_MODE, size=5, binary=False, link_target=target, root=tmp_path
@@ -77,7 +77,7 @@ def test_symlinks_pointing_outside_the_repository(
 
 
 def test_absolute_symlink_into_the_repository_is_inside(tmp_path: Path) -> None:
-    rules = ReviewRules.build(None, [])
+    rules = ReviewRules.build({}, [])
     target = str(tmp_path / "src" / "app.py")
 
     reason = rules.skip_reason(
