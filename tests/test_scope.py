@@ -307,6 +307,27 @@ def test_all_scope_is_every_tracked_file_as_on_disk(git_repo: GitRepoFactory) ->
     assert scope.base_commit is None and scope.changes == {}
 
 
+def test_all_scope_skips_binary_files_as_they_are_on_disk(git_repo: GitRepoFactory) -> None:
+    repo = git_repo(
+        {
+            "image.png": b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+            "data.bin": b"plain text after all\n",
+            "big.dat": b"\0" + b"x" * 2_000_000,
+            "settings.conf": "a = 1\n",
+        }
+    )
+    (repo / "settings.conf").write_bytes(b"\0binary now")  # the working copy is reviewed
+
+    scope = resolve(repo, "all")
+
+    assert scope.paths == ("data.bin",)
+    assert skipped(scope) == {
+        "big.dat": "binary",
+        "image.png": "binary",
+        "settings.conf": "binary",
+    }
+
+
 # --- pathspecs narrow every scope -------------------------------------------------------------
 
 
