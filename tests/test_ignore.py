@@ -311,70 +311,54 @@ def test_generated_patterns_agree_with_git_check_ignore(
         assert ours == git_says, case.ignore_files
 
 
-ROOT_ONLY = sorted(
-    name
-    for name, case in CASES.items()
-    if set(case.ignore_files) == {".gitignore"} and not case.info_exclude
-    if not case.global_excludes
-)
+# The matchers behind orch-review's own exclusions, each on the cases it can express: one list
+# of patterns (`exclude`, the generated-file list), and .orch-reviewignore files in any
+# directory, read as git reads .gitignore files.
+ONE_LIST, FILES = "one list", "files in any directory"
+CASES_FOR = {
+    ONE_LIST: sorted(
+        name
+        for name, case in CASES.items()
+        if set(case.ignore_files) == {".gitignore"}
+        if not case.info_exclude and not case.global_excludes
+    ),
+    FILES: sorted(
+        name for name, case in CASES.items() if not case.info_exclude and not case.global_excludes
+    ),
+}
 
 
-def _pattern_list_agrees(tmp_path: Path, git_repo: GitRepoFactory, case: Case) -> None:
+def _exclusions_agree(tmp_path: Path, git_repo: GitRepoFactory, case: Case, kind: str) -> None:
     repo, env = _build(tmp_path, git_repo, case)
     git_says = _git_ignored(repo, list(case.paths), env)
-    patterns = PatternList(case.ignore_files[".gitignore"].splitlines())
+    patterns: PatternList | NestedPatterns
+    if kind == ONE_LIST:
+        patterns = PatternList(case.ignore_files[".gitignore"].splitlines())
+    else:  # the same texts, as .orch-reviewignore files in the same directories
+        patterns = NestedPatterns(
+            {path.rpartition("/")[0]: text for path, text in case.ignore_files.items()}
+        )
 
     assert {p for p in case.paths if patterns.ignores(p)} == git_says, case.ignore_files
 
 
-@pytest.mark.parametrize("name", ROOT_ONLY)
-def test_one_pattern_list_agrees_with_git_check_ignore(
-    name: str, tmp_path: Path, git_repo: GitRepoFactory
+@pytest.mark.parametrize(
+    ("kind", "name"), [(kind, name) for kind, names in CASES_FOR.items() for name in names]
+)
+def test_review_exclusions_agree_with_git_check_ignore(
+    kind: str, name: str, tmp_path: Path, git_repo: GitRepoFactory
 ) -> None:
-    """One list of patterns, as .orch-reviewignore, `exclude` and the generated-file list
-    use it: a file is excluded by its own name or by one of its directories."""
-    _pattern_list_agrees(tmp_path, git_repo, CASES[name])
+    _exclusions_agree(tmp_path, git_repo, CASES[name], kind)
 
 
+@pytest.mark.parametrize("kind", sorted(CASES_FOR))
 @pytest.mark.parametrize("seed", range(6))
-def test_one_pattern_list_agrees_with_git_on_generated_patterns(
-    seed: int, tmp_path: Path, git_repo: GitRepoFactory
+def test_review_exclusions_agree_with_git_on_generated_patterns(
+    kind: str, seed: int, tmp_path: Path, git_repo: GitRepoFactory
 ) -> None:
     rng = random.Random(1000 + seed)
     for _ in range(5):
         case = _random_case(rng)
-        root_only = Case({".gitignore": case.ignore_files[".gitignore"]}, case.paths)
-        _pattern_list_agrees(tmp_path, git_repo, root_only)
-
-
-GIT_FILES_ONLY = sorted(
-    name for name, case in CASES.items() if not case.info_exclude and not case.global_excludes
-)
-
-
-def _nested_patterns_agree(tmp_path: Path, git_repo: GitRepoFactory, case: Case) -> None:
-    repo, env = _build(tmp_path, git_repo, case)
-    git_says = _git_ignored(repo, list(case.paths), env)
-    # The same texts, as .orch-reviewignore files in the same directories.
-    patterns = NestedPatterns(
-        {path.rpartition("/")[0]: text for path, text in case.ignore_files.items()}
-    )
-
-    assert {p for p in case.paths if patterns.ignores(p)} == git_says, case.ignore_files
-
-
-@pytest.mark.parametrize("name", GIT_FILES_ONLY)
-def test_pattern_files_in_any_directory_agree_with_git_check_ignore(
-    name: str, tmp_path: Path, git_repo: GitRepoFactory
-) -> None:
-    """.orch-reviewignore files, read as git reads .gitignore files."""
-    _nested_patterns_agree(tmp_path, git_repo, CASES[name])
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_pattern_files_in_any_directory_agree_with_git_on_generated_patterns(
-    seed: int, tmp_path: Path, git_repo: GitRepoFactory
-) -> None:
-    rng = random.Random(2000 + seed)
-    for _ in range(5):
-        _nested_patterns_agree(tmp_path, git_repo, _random_case(rng))
+        if kind == ONE_LIST:
+            case = Case({".gitignore": case.ignore_files[".gitignore"]}, case.paths)
+        _exclusions_agree(tmp_path, git_repo, case, kind)
