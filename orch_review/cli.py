@@ -160,6 +160,8 @@ def _prepare(
     return repo, config, scope, env
 
 
+# Rows of each table `plan` prints for people: a 100,000-file audit is for --json.
+PLAN_ROWS = 1000
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 
 
@@ -349,7 +351,14 @@ def review(
 
 @main.command()
 @scope_options
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (every file).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=PLAN_ROWS,
+    show_default=True,
+    help="List at most this many files to review, and as many skipped ones (0: all).",
+)
 @click.option(
     "--count-tokens",
     is_flag=True,
@@ -364,6 +373,7 @@ def plan(
     review_all: bool,
     exclude: tuple[str, ...],
     as_json: bool,
+    limit: int,
     count_tokens: bool,
 ) -> None:
     """Show what a review would cover, without calling the API.
@@ -385,21 +395,15 @@ def plan(
         # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
         click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     else:
-        print_plan(data, Console())
+        print_plan(data, Console(), limit=limit or None)
 
 
 def _count_tokens(config: Config, scope: Scope, env: dict[str, str]) -> int:
-    from orch_review.engine.client import ModelClient
     from orch_review.engine.prompts import MAIN_SYSTEM
     from orch_review.prescout import task_text
+    from orch_review.runtime import new_client
 
-    client = ModelClient(
-        env,
-        max_retries=config.max_retries,
-        request_timeout=config.request_timeout,
-        max_output_tokens=config.max_output_tokens,
-        effort=config.effort,
-    )
+    client = new_client(config, env)
     try:
         return client.count_tokens(
             model=config.model,

@@ -58,17 +58,19 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
     }
 
 
-def print_plan(data: dict[str, Any], console: Console) -> None:
-    """The human-readable plan."""
+def print_plan(data: dict[str, Any], console: Console, limit: int | None = None) -> None:
+    """The human-readable plan; each table lists at most ``limit`` rows (None: all)."""
     boxed = console.is_terminal
     if not boxed:
         console.soft_wrap = True
     scope = data["scope"]
     console.print(Text.assemble(("scope", "bold"), f": {quote_path(scope['description'])}"))
+    count = len(data["files"])
+    console.print(Text(f"{count:,} file{'' if count == 1 else 's'} to review", style="bold"))
     table = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
     for column in ("file", "status", "+", "-", "bytes", "hunks"):
         table.add_column(column, justify="right" if column in {"+", "-", "bytes"} else "left")
-    for f in data["files"]:
+    for f in data["files"][:limit]:
         hunks = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or []))
         status = f["status"] or ""
         if f["old_path"]:
@@ -82,17 +84,25 @@ def print_plan(data: dict[str, Any], console: Console) -> None:
             f"{f['size']:,}",
             hunks,
         )
-    count = len(data["files"])
-    console.print(Text(f"{count} file{'' if count == 1 else 's'} to review", style="bold"))
     console.print(table)
-    if data["skipped"]:
-        console.print(Text(f"{len(data['skipped'])} skipped", style="bold"))
+    _more(console, count, limit)
+    skipped_count = len(data["skipped"])
+    if skipped_count:
+        console.print(Text(f"{skipped_count:,} skipped", style="bold"))
         skipped = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
         skipped.add_column("file")
         skipped.add_column("reason")
-        for s in data["skipped"]:
+        for s in data["skipped"][:limit]:
             skipped.add_row(Text(quote_path(s["path"])), Text(quote_path(s["reason"])))
         console.print(skipped)
+        _more(console, skipped_count, limit)
     tokens = data["tokens"]
     figure = tokens["counted"] if tokens["counted"] is not None else tokens["estimate"]
     console.print(Text(f"pre-scout prompt: ~{figure:,} input tokens ({tokens['method']})"))
+
+
+def _more(console: Console, count: int, limit: int | None) -> None:
+    if limit is not None and count > limit:
+        console.print(
+            Text(f"... and {count - limit:,} more (--limit 0 lists them all; so does --json)")
+        )

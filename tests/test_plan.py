@@ -173,6 +173,19 @@ def test_plan_is_printed_for_people(feature_repo: Path) -> None:
     assert "input tokens (local estimate)" in out
 
 
+def test_plan_for_people_lists_at_most_limit_rows(feature_repo: Path) -> None:
+    write(feature_repo, {"a.lock": "l\n", "b.lock": "l\n", "c.lock": "l\n"})
+
+    capped = run_cli(feature_repo, _env(), "plan", "--limit", "2").stdout
+    full = run_cli(feature_repo, _env(), "plan", "--limit", "0").stdout
+
+    assert "5 files to review" in capped and "4 skipped" in capped
+    assert "... and 3 more (--limit 0 lists them all; so does --json)" in capped
+    assert "... and 2 more (--limit 0 lists them all; so does --json)" in capped
+    assert "staged.py" not in capped and "staged.py" in full
+    assert "more (--limit 0" not in full
+
+
 # --- pathspecs, from wherever the command runs ----------------------------------------------
 
 
