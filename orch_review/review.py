@@ -9,8 +9,8 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
-from contextlib import closing
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from orch_review import git as gitops
 from orch_review.choices import FilterMode
 from orch_review.config import Config
 from orch_review.conversation import save_conversation
-from orch_review.engine.agent import EventSink
+from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.workflow import Workflow
@@ -104,6 +104,31 @@ def critic_wanted(config: Config, scope: Scope) -> bool:
     return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
 
 
+_PREPARE = "copying the content under review into a read-only snapshot"
+_REMOVE = "removing the snapshot"
+
+
+def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
+    """A step of the review itself, shown by the progress display like an agent's."""
+    if events is not None:
+        events(AgentEvent(step, "setup", label, state))
+
+
+@contextmanager
+def _snapshot_in_progress(
+    repo: git.Repo, scope: Scope, env: Mapping[str, str], events: EventSink | None
+) -> Iterator[Path]:
+    """The snapshot, with its making and removal shown: a large one takes seconds."""
+    _stage(events, "started", "snapshot", _PREPARE)
+    with snapshot(repo, scope, env) as content:
+        _stage(events, "done", "snapshot", _PREPARE)
+        try:
+            yield content
+        finally:
+            _stage(events, "started", "cleanup", _REMOVE)
+    _stage(events, "done", "cleanup", _REMOVE)
+
+
 def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
     cache: dict[str, list[str] | None] = {}
 
@@ -138,7 +163,10 @@ def review(
     started = time.monotonic()
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
-    with closing(new_client(config, env)) as client, snapshot(repo, scope, env) as content:
+    with (
+        closing(new_client(config, env)) as client,
+        _snapshot_in_progress(repo, scope, env, events) as content,
+    ):
         skipped = {s.path: s.reason for s in scope.skipped}
         guidance = _load_guidance(config, repo, scope, content)
         main_guidance, truncated = guidance.for_main()

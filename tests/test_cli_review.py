@@ -29,6 +29,27 @@ def test_confirmed_finding_is_printed_and_refuted_one_is_not(
     assert "Traceback" not in result.stderr
 
 
+def test_progress_shows_the_snapshot_being_made_and_removed(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    lines = result.stderr.splitlines()
+    steps = [line for line in lines if line.startswith("[setup ")]
+    assert [line.split(" (")[0] for line in steps] == [
+        "[setup snapshot] started: copying the content under review into a read-only snapshot",
+        "[setup snapshot] done: copying the content under review into a read-only snapshot",
+        "[setup cleanup] started: removing the snapshot",
+        "[setup cleanup] done: removing the snapshot",
+    ]
+    # Made before the first agent starts, removed after the last one ends.
+    assert lines.index(steps[1]) < next(i for i, ln in enumerate(lines) if "[main main]" in ln)
+    assert lines.index(steps[2]) > max(i for i, ln in enumerate(lines) if "[verifier" in ln)
+
+
 def test_requests_carry_effort_mode_message_and_cache_breakpoints(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
