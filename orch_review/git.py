@@ -358,7 +358,9 @@ def materialize(repo: git.Repo, commit: str, directory: Path) -> None:
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_text(os.path.abspath(git_dir(repo) / "objects") + "\n", encoding="utf-8")
     repo.git.execute(["git", "update-ref", "--no-deref", "HEAD", commit], env=env)
-    repo.git.execute(["git", "read-tree", "-u", "--reset", commit], env=env)
+    # checkout.workers=0: write files with one worker per core (git 2.32+; older gits ignore it).
+    checkout = ["git", "-c", "checkout.workers=0", "read-tree", "-u", "--reset", commit]
+    repo.git.execute(checkout, env=env)
 
 
 def unmerged_paths(repo: git.Repo) -> list[str]:

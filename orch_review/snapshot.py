@@ -41,13 +41,15 @@ _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
 
 def _chmod_tree(root: Path, writable: bool) -> None:
-    """Add or remove write permission on the work tree's files and directories.
+    """Remove write permission from the work tree's files and directories, or give it back
+    to the directories alone: that is all removing the tree needs.
 
     ``.git`` stays writable: git refreshes its index there, even for ``git diff``.
     """
     for current, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not (current == str(root) and d == ".git")]
-        for path in [current, *(os.path.join(current, name) for name in files)]:
+        paths = [current] if writable else [current, *(os.path.join(current, f) for f in files)]
+        for path in paths:
             if os.path.islink(path):
                 continue
             mode = os.stat(path).st_mode

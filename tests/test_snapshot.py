@@ -183,6 +183,25 @@ def test_awkward_names_are_materialized(git_repo: GitRepoFactory) -> None:
     assert {name: files[name] for name in names} == {n: f"{i}\n" for i, n in enumerate(names)}
 
 
+def test_a_large_tree_is_materialized_whole(git_repo: GitRepoFactory) -> None:
+    # Past git's threshold (100 files) the checkout is parallel: every file, link and mode
+    # must come out as from a plain checkout.
+    files = {f"pkg{n % 7}/mod{n}.py": f"value = {n}\n" for n in range(400)}
+    repo = git_repo({**files, "run.sh": "echo hi\n"})
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link.py").symlink_to("pkg0/mod0.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "links and modes")
+    scope = _resolve(repo, ScopeRequest("all"))
+
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as root:
+        found = _files(root)
+        assert os.readlink(root / "link.py") == "pkg0/mod0.py"
+        assert os.access(root / "run.sh", os.X_OK)
+
+    assert found == {**files, "run.sh": "echo hi\n", "link.py": "value = 0\n"}
+
+
 def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
     git_repo: GitRepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
