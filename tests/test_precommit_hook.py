@@ -11,7 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -83,16 +84,27 @@ def _install(
     subprocess.run([*PRE_COMMIT, "install"], cwd=repo, env=env, check=True, capture_output=True)
 
 
-def _commit(repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "commit", "-m", "change"],
-        cwd=repo,
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-    )
+@dataclass(frozen=True)
+class Hooked:
+    """A repository with the hook installed, and the environment its commands run in."""
+
+    repo: Path
+    env: dict[str, str]
+
+    def run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """A command as the user would run it (git's hooks and all), output captured."""
+        return subprocess.run(
+            list(argv),
+            cwd=cwd or self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def commit(self, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return self.run("git", "commit", "-m", "change", cwd=cwd)
 
 
 def test_manifest_is_valid() -> None:
@@ -109,6 +121,29 @@ def repo(git_repo: GitRepoFactory) -> Path:
     return git_repo({"README.md": "# demo\n"})
 
 
+@pytest.fixture
+def install(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    repo: Path,
+    hook_source: tuple[Path, str],
+    pre_commit_home: Path,
+) -> Callable[..., Hooked]:
+    """``install(args=(), key=True, verbose=False)``: the hook in ``repo``, run with an API
+    key (the fake API then answers as the planted-bug script) or without one."""
+
+    def make(args: Sequence[str] = (), *, key: bool = True, verbose: bool = False) -> Hooked:
+        env = _env(api_env, pre_commit_home)
+        if key:
+            fake_api.policy = planted_script()
+        else:
+            env = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+        _install(repo, hook_source, env, list(args), verbose)
+        return Hooked(repo, env)
+
+    return make
+
+
 def _stage_bug(repo: Path) -> None:
     for name in ("app.py", "calc.py"):
         (repo / name).write_text(PLANTED_FILES[name])
@@ -117,42 +152,31 @@ def _stage_bug(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_commit_with_a_repo_is_blocked_with_the_finding_shown(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked],
 ) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    _stage_bug(repo)
+    hooked = install()
+    _stage_bug(hooked.repo)
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "app.py:6" in output
     assert "SQL query built with an f-string" in output
-    assert git(repo, "rev-list", "--count", "HEAD").strip() == "2"  # nothing committed
+    assert git(hooked.repo, "rev-list", "--count", "HEAD").strip() == "2"  # nothing committed
 
 
 @pytest.mark.slow
 def test_staged_content_is_reviewed_not_unstaged_edits(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    _stage_bug(repo)
+    hooked = install()
+    _stage_bug(hooked.repo)
     # The working copy hides the bug; the staged version still has it.
-    (repo / "app.py").write_text(PLANTED_FILES["app.py"].replace("execute(f", "execute_safe("))
+    app = hooked.repo / "app.py"
+    app.write_text(PLANTED_FILES["app.py"].replace("execute(f", "execute_safe("))
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     assert result.returncode != 0
     assert "app.py:6" in result.stdout + result.stderr
@@ -162,23 +186,18 @@ def test_staged_content_is_reviewed_not_unstaged_edits(
         for text in r.model_request().tool_result_texts()
     ]
     assert any("execute(f" in text for text in grep_outputs)
-    assert "execute_safe(" in (repo / "app.py").read_text()  # unstaged edit restored
+    assert "execute_safe(" in app.read_text()  # unstaged edit restored
 
 
 @pytest.mark.slow
 def test_nothing_reviewable_staged_passes_without_any_request(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    (repo / "poetry.lock").write_text("# lock\n")
-    git(repo, "add", "poetry.lock")
+    hooked = install(key=False)
+    (hooked.repo / "poetry.lock").write_text("# lock\n")
+    git(hooked.repo, "add", "poetry.lock")
 
-    result = _commit(repo, {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")})
+    result = hooked.commit()
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert fake_api.requests == []
@@ -186,19 +205,12 @@ def test_nothing_reviewable_staged_passes_without_any_request(
 
 @pytest.mark.slow
 def test_no_api_key_skips_with_one_line(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    env = {
-        k: v for k, v in _env(api_env, pre_commit_home).items() if not k.startswith("ANTHROPIC_")
-    }
-    _install(repo, hook_source, env, [], verbose=True)  # pre-commit shows a passing hook's output
-    _stage_bug(repo)
+    hooked = install(key=False, verbose=True)  # pre-commit shows a passing hook's output
+    _stage_bug(hooked.repo)
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -207,20 +219,11 @@ def test_no_api_key_skips_with_one_line(
 
 
 @pytest.mark.slow
-def test_require_key_fails_with_exit_2(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
-) -> None:
-    env = {
-        k: v for k, v in _env(api_env, pre_commit_home).items() if not k.startswith("ANTHROPIC_")
-    }
-    _install(repo, hook_source, env, ["--require-key"])
-    _stage_bug(repo)
+def test_require_key_fails_with_exit_2(install: Callable[..., Hooked]) -> None:
+    hooked = install(["--require-key"], key=False)
+    _stage_bug(hooked.repo)
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     output = result.stdout + result.stderr
     assert result.returncode != 0
@@ -237,14 +240,10 @@ def test_try_repo_runs_the_hook_on_staged_files(
 ) -> None:
     fake_api.policy = planted_script()
     _stage_bug(repo)
-    result = subprocess.run(
-        [*PRE_COMMIT, "try-repo", str(hook_source[0]), "orch-review", "--verbose"],
-        cwd=repo,
-        env=_env(api_env, pre_commit_home),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    tried = Hooked(repo, _env(api_env, pre_commit_home))
+
+    result = tried.run(*PRE_COMMIT, "try-repo", str(hook_source[0]), "orch-review", "--verbose")
+
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "app.py:6" in output
@@ -255,84 +254,52 @@ def test_environment_variables_do_not_leak_into_the_fixture() -> None:
 
 
 @pytest.mark.slow
-def test_commit_all_reviews_the_temporary_index(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
-) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    (repo / "app.py").write_text("print('placeholder')\n")
-    git(repo, "add", "app.py")
-    git(repo, "commit", "-q", "--no-verify", "-m", "placeholder")
-    (repo / "app.py").write_text(PLANTED_FILES["app.py"])  # modified, not staged
+def test_commit_all_reviews_the_temporary_index(install: Callable[..., Hooked]) -> None:
+    hooked = install()
+    app = hooked.repo / "app.py"
+    app.write_text("print('placeholder')\n")
+    git(hooked.repo, "add", "app.py")
+    git(hooked.repo, "commit", "-q", "--no-verify", "-m", "placeholder")
+    app.write_text(PLANTED_FILES["app.py"])  # modified, not staged
 
-    result = subprocess.run(
-        ["git", "commit", "-a", "-m", "all"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-    )
+    result = hooked.run("git", "commit", "-a", "-m", "all")
 
     assert result.returncode != 0
     assert "app.py:6" in result.stdout + result.stderr
 
 
 @pytest.mark.slow
-def test_hook_works_in_a_linked_worktree(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    tmp_path: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
-) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
+def test_hook_works_in_a_linked_worktree(install: Callable[..., Hooked], tmp_path: Path) -> None:
+    hooked = install()
     worktree = tmp_path / "linked"
-    git(repo, "worktree", "add", "-q", "-b", "topic", str(worktree))
+    git(hooked.repo, "worktree", "add", "-q", "-b", "topic", str(worktree))
     _stage_bug(worktree)
 
-    result = _commit(worktree, env)
+    result = hooked.commit(cwd=worktree)
 
     assert result.returncode != 0
     assert "app.py:6" in result.stdout + result.stderr
-    assert (repo / ".git" / "orch-review" / "journal.sqlite3").exists()  # one shared journal
+    assert (hooked.repo / ".git" / "orch-review" / "journal.sqlite3").exists()  # one journal
 
 
 @pytest.mark.slow
-def test_hook_works_when_committing_a_merge(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
-) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    (repo / "app.py").write_text("print('base')\n")
+def test_hook_works_when_committing_a_merge(install: Callable[..., Hooked]) -> None:
+    hooked = install()
+    repo, app = hooked.repo, hooked.repo / "app.py"
+    app.write_text("print('base')\n")
     git(repo, "add", "app.py")
     git(repo, "commit", "-q", "--no-verify", "-m", "base")
     git(repo, "checkout", "-q", "-b", "topic")
-    (repo / "app.py").write_text(PLANTED_FILES["app.py"])
+    app.write_text(PLANTED_FILES["app.py"])
     git(repo, "commit", "-q", "--no-verify", "-am", "topic work")
     git(repo, "checkout", "-q", "main")
-    (repo / "app.py").write_text("print('main')\n")
+    app.write_text("print('main')\n")
     git(repo, "commit", "-q", "--no-verify", "-am", "main work")
-    merge = subprocess.run(["git", "merge", "topic"], cwd=repo, env=env, capture_output=True)
-    assert merge.returncode != 0  # a conflict in app.py
-    (repo / "app.py").write_text(PLANTED_FILES["app.py"])  # resolved in favour of topic
+    assert hooked.run("git", "merge", "topic").returncode != 0  # a conflict in app.py
+    app.write_text(PLANTED_FILES["app.py"])  # resolved in favour of topic
     git(repo, "add", "app.py")
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     assert result.returncode != 0  # pre-commit checks the conflicted files during a merge
     assert "app.py:6" in result.stdout + result.stderr
@@ -340,23 +307,17 @@ def test_hook_works_when_committing_a_merge(
 
 @pytest.mark.slow
 def test_retried_commit_pays_only_for_the_concern_that_changed(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
-    _install(repo, hook_source, env, [])
-    _stage_bug(repo)
-    assert _commit(repo, env).returncode != 0
+    hooked = install()
+    _stage_bug(hooked.repo)
+    assert hooked.commit().returncode != 0
     fake_api.reset()
     fake_api.policy = planted_script()
-    (repo / "calc.py").write_text(PLANTED_FILES["calc.py"] + "\n# reviewed\n")
-    git(repo, "add", "calc.py")
+    (hooked.repo / "calc.py").write_text(PLANTED_FILES["calc.py"] + "\n# reviewed\n")
+    git(hooked.repo, "add", "calc.py")
 
-    result = _commit(repo, env)
+    result = hooked.commit()
 
     assert result.returncode != 0  # app.py still has the bug
     subagents = fake_api.requests_for("subagent")
@@ -365,39 +326,18 @@ def test_retried_commit_pays_only_for_the_concern_that_changed(
 
 @pytest.mark.slow
 def test_pre_push_reviews_the_pushed_commits(
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    repo: Path,
-    tmp_path: Path,
-    hook_source: tuple[Path, str],
-    pre_commit_home: Path,
+    install: Callable[..., Hooked], tmp_path: Path
 ) -> None:
-    fake_api.policy = planted_script()
-    env = _env(api_env, pre_commit_home)
+    hooked = install()
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    _install(repo, hook_source, env, [])
-    subprocess.run(
-        [*PRE_COMMIT, "install", "-t", "pre-push"],
-        cwd=repo,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "--no-verify", "origin", "main")
-    _stage_bug(repo)
-    git(repo, "commit", "-q", "--no-verify", "-m", "bug")
+    assert hooked.run(*PRE_COMMIT, "install", "-t", "pre-push").returncode == 0
+    git(hooked.repo, "remote", "add", "origin", str(remote))
+    git(hooked.repo, "push", "-q", "--no-verify", "origin", "main")
+    _stage_bug(hooked.repo)
+    git(hooked.repo, "commit", "-q", "--no-verify", "-m", "bug")
 
-    result = subprocess.run(
-        ["git", "push", "origin", "main"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-    )
+    result = hooked.run("git", "push", "origin", "main")
 
     assert result.returncode != 0
     assert "app.py:6" in result.stdout + result.stderr
