@@ -207,21 +207,25 @@ def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
     return Path(env["HOME"], ".config", "git", "ignore") if env.get("HOME") else None
 
 
-# Bytes of path arguments for one command; past this, the whole tree is listed instead.
+# Bytes of path arguments for one command; past this, everything is listed and filtered.
 _ARGV_BUDGET = 100_000
+
+
+def _named(paths: Collection[str]) -> list[str]:
+    """``paths`` as arguments, or none (list everything) when they would not fit."""
+    return list(paths) if sum(len(p) + 1 for p in paths) <= _ARGV_BUDGET else []
 
 
 def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, tuple[str, int]]:
     """Path -> (mode, size) of each of ``paths`` in the tree of ``rev`` (size 0 for a
     submodule). ``paths`` are file names, not patterns: ls-tree supports neither globs nor
     exclusions, so the user's pathspecs cannot be passed to it."""
-    if not paths:
-        return {}
     wanted = set(paths)
-    named = list(wanted) if sum(len(p) + 1 for p in wanted) <= _ARGV_BUDGET else []
+    if not wanted:
+        return {}
     command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", rev]
     entries = {}
-    for entry in _lines0(str(repo.git.execute([*command, "--", *named]))):
+    for entry in _lines0(str(repo.git.execute([*command, "--", *_named(wanted)]))):
         meta, _, path = entry.partition("\t")
         if path in wanted:
             mode, _, _, size = meta.split()
@@ -229,32 +233,43 @@ def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, 
     return entries
 
 
-def index_sizes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, int]:
-    """Path -> size of each file's staged content."""
-    blobs = {}
-    for entry in _lines0(repo.git.ls_files("-z", "-s", "--full-name", "--", *pathspecs)):
+def staged_entries(repo: git.Repo, paths: Collection[str]) -> dict[str, tuple[str, int]]:
+    """Path -> (mode, size of the staged content) of each of ``paths`` in the index: only
+    those files are listed and measured, not the whole index."""
+    wanted = set(paths)
+    if not wanted:
+        return {}
+    command = ["git", "--literal-pathspecs", "ls-files", "-z", "-s", "--full-name"]
+    blobs: dict[str, tuple[str, str]] = {}
+    for entry in _lines0(str(repo.git.execute([*command, "--", *_named(wanted)]))):
         meta, _, path = entry.partition("\t")
-        blobs[path] = meta.split()[1]
+        if path in wanted:
+            mode, sha, _ = meta.split()
+            blobs[path] = (mode, sha)
     if not blobs:
         return {}
     with tempfile.TemporaryFile() as stdin:
-        stdin.write("".join(f"{sha}\n" for sha in blobs.values()).encode())
+        stdin.write("".join(f"{sha}\n" for _, sha in blobs.values()).encode())
         stdin.seek(0)
         command = ["git", "cat-file", "--batch-check=%(objectsize)"]
-        out = str(repo.git.execute(command, istream=stdin))
-    sizes_list = out.split("\n")
+        sizes = str(repo.git.execute(command, istream=stdin)).split("\n")
     return {
-        path: int(size) if size.isdigit() else 0
-        for path, size in zip(blobs, sizes_list, strict=False)
+        path: (mode, int(size) if size.isdigit() else 0)
+        for (path, (mode, _)), size in zip(blobs.items(), sizes, strict=False)
     }
 
 
 def files_named(repo: git.Repo, rev: str | None, name: str) -> list[str]:
     """Paths of the files called ``name`` in any directory: in the tree of ``rev``, or (None)
     in the index."""
-    if rev is not None:
-        return [p for p in files_at(repo, rev) if p.rpartition("/")[2] == name]
-    return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
+    if rev is None:
+        return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
+    listing = str(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))
+    # endswith first: a C-speed test that rules out nearly every path of a big tree.
+    nested = "/" + name
+    return [
+        p for p in listing.split("\0") if p.endswith(name) and (p == name or p.endswith(nested))
+    ]
 
 
 def files_at(repo: git.Repo, rev: str) -> list[str]:

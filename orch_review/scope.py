@@ -285,18 +285,16 @@ def _build(
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, config_rev, untracked)
     specs = request.pathspecs
+    # Only the changed files are looked up: in a big repository, listing and measuring every
+    # entry of the index or tree would cost more than the rest of resolving the scope.
+    present = [c.path for c in changes if c.status != "deleted"]
     if source == "commit":
         assert head_commit is not None
-        present = [c.path for c in changes if c.status != "deleted"]
         entries = gitops.tree_entries(repo, head_commit, present)
-        modes = {path: mode for path, (mode, _) in entries.items()}
-        sizes = {path: size for path, (_, size) in entries.items()}
-    elif source == "index":
-        modes = gitops.index_modes(repo, specs)
-        sizes = gitops.index_sizes(repo, specs)
-    else:
-        modes = gitops.index_modes(repo, specs)
-        sizes = {}
+    else:  # the index; for the working tree, sizes are read from the files below
+        entries = gitops.staged_entries(repo, present)
+    modes = {path: mode for path, (mode, _) in entries.items()}
+    sizes = {path: size for path, (_, size) in entries.items()} if source != "worktree" else {}
     files: list[ReviewFile] = []
     skipped: list[SkippedFile] = []
     nested: set[str] = set()

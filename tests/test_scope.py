@@ -429,6 +429,26 @@ def test_symlinks_outside_and_submodules_are_skipped_in_every_scope(
     assert "ok.py" in scope.paths
 
 
+@pytest.mark.parametrize("kind", ["staged", "base"])
+def test_sizes_of_a_change_too_large_to_name_on_one_command_line(
+    git_repo: GitRepoFactory, kind: str
+) -> None:
+    # 1,500 names of 100 characters: more than git is given as arguments in one command.
+    repo = branch_repo(git_repo)
+    names = [f"generated/{n:04d}_{'x' * 85}.py" for n in range(1500)]
+    write(repo, {name: "v\n" * (n % 7 + 1) for n, name in enumerate(names)})
+    git(repo, "add", "-A")
+    if kind == "base":
+        git(repo, "commit", "-q", "-m", "many")
+    extra = {"base": "main", "head": "HEAD"} if kind == "base" else {}
+
+    scope = resolve(repo, kind, **extra)
+
+    assert {f.path: f.size for f in scope.files} == {
+        name: 2 * (n % 7 + 1) for n, name in enumerate(names)
+    }
+
+
 def test_a_nested_repository_is_skipped_and_kept_out_of_the_snapshot_list(
     git_repo: GitRepoFactory,
 ) -> None:
