@@ -25,6 +25,7 @@ Latency distributions:
 
 from __future__ import annotations
 
+import heapq
 import random
 import re
 import subprocess
@@ -245,3 +246,26 @@ def _pipelined(sub: Sequence[float], ver: Sequence[float], workers: int) -> floa
         now, role, i = running.pop(0)
         if role == "s":
             ready_verifiers.append(i)
+
+
+def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> float:
+    """Zero-overhead fan-out makespan of a policy that schedules single *requests* (not whole
+    agents) and always sends the ready request with the most requests still behind it in its
+    concern's chain (subagent turns, then verifier turns): the classic critical-path list
+    schedule for chains whose lengths are not known in advance. For context: the best online
+    policy we know for this workload, not what the engine does."""
+    steps = [("subagent", t) for t in range(SUBAGENT_TURNS)]
+    steps += [("verifier", t) for t in range(VERIFIER_TURNS)]
+    chains = [[latency.seconds((role, i, t)) for role, t in steps] for i in range(concerns)]
+    ready = [(-len(steps), i, 0) for i in range(concerns)]  # (-requests left, concern, step)
+    heapq.heapify(ready)
+    running: list[tuple[float, int, int]] = []
+    now = 0.0
+    while ready or running:
+        while ready and len(running) < workers:
+            _, i, step = heapq.heappop(ready)
+            heapq.heappush(running, (now + chains[i][step], i, step))
+        now, i, step = heapq.heappop(running)
+        if step + 1 < len(steps):
+            heapq.heappush(ready, (-(len(steps) - step - 1), i, step + 1))
+    return now
