@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from orch_review.engine.journal import JournalLike
@@ -51,14 +50,10 @@ class Conversation:
         )
 
 
-def snapshot_head(content: Path) -> str:
-    """The commit a snapshot directory is checked out at (its detached HEAD)."""
-    return (content / ".git" / "HEAD").read_text(encoding="utf-8").strip()
-
-
-def save_conversation(journal: JournalLike, main: MainResult, content: Path, scope: str) -> None:
-    """Keep the review's conversation for follow-up questions."""
-    conversation = Conversation(main.messages, main.mode, snapshot_head(content), scope)
+def save_conversation(journal: JournalLike, main: MainResult, commit: str, scope: str) -> None:
+    """Keep the review's conversation, and the commit of the content it was about, for
+    follow-up questions."""
+    conversation = Conversation(main.messages, main.mode, commit, scope)
     journal.put(CONVERSATION_KEY, "conversation", conversation.to_json())
 
 

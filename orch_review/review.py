@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
@@ -31,7 +30,7 @@ from orch_review.prescout import task_text
 from orch_review.report import Report, build_report
 from orch_review.runtime import new_client, open_session
 from orch_review.scope import Scope, content_id
-from orch_review.snapshot import snapshot
+from orch_review.snapshot import Snapshot, snapshot
 from orch_review.snippets import collect_snippets
 from orch_review.triage import triage
 from orch_review.workspace import Workspace
@@ -56,38 +55,17 @@ class ReportOptions:
         return "nofilter" if scope.kind == "all" else "added"
 
 
-def _load_guidance(config: Config, repo: git.Repo, scope: Scope, content: Path) -> Guidance:
-    """Guidance files from the content under review, or with --base from the base revision
-    (a change cannot rewrite the rules it is reviewed by)."""
-    revision = scope.config_revision
-    if revision is not None:
-        names = gitops.files_at(repo, revision)
+def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) -> Guidance:
+    """Guidance files from the content under review (the snapshot's ``commit``), or with
+    --base from the base revision (a change cannot rewrite the rules it is reviewed by).
+    Read through git, so the snapshot's files need not be written yet."""
+    revision = scope.config_revision or commit
 
-        def read(name: str) -> str | None:
-            data = gitops.show_file(repo, revision, name)
-            return None if data is None else data.decode("utf-8", "replace")
+    def read(name: str) -> str | None:
+        data = gitops.show_file(repo, revision, name)
+        return None if data is None else data.decode("utf-8", "replace")
 
-        return load_guidance(config, names, read)
-
-    def read_snapshot(name: str) -> str | None:
-        try:
-            return (content / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-
-    return load_guidance(config, _files_named(content, set(config.guidance_files)), read_snapshot)
-
-
-def _files_named(root: Path, wanted: set[str]) -> list[str]:
-    """Paths (relative, ``/``-separated) of the files under ``root`` with one of these names."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        relative = os.path.relpath(folder, root).replace(os.sep, "/")
-        found += [
-            name if relative == "." else f"{relative}/{name}" for name in files if name in wanted
-        ]
-    return sorted(found)
+    return load_guidance(config, gitops.files_at(repo, revision), read)
 
 
 CRITIC_FILES = 20
@@ -117,11 +95,13 @@ def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
 @contextmanager
 def _snapshot_in_progress(
     repo: git.Repo, scope: Scope, env: Mapping[str, str], events: EventSink | None
-) -> Iterator[Path]:
+) -> Iterator[Snapshot]:
     """The snapshot, with its making and removal shown: a large one takes seconds."""
     _stage(events, "started", "snapshot", _PREPARE)
     with snapshot(repo, scope, env) as content:
-        _stage(events, "done", "snapshot", _PREPARE)
+        content.on_written(
+            lambda failure: _stage(events, "failed" if failure else "done", "snapshot", _PREPARE)
+        )
         try:
             yield content
         finally:
@@ -168,9 +148,11 @@ def review(
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
         skipped = {s.path: s.reason for s in scope.skipped}
-        guidance = _load_guidance(config, repo, scope, content)
+        guidance = _load_guidance(config, repo, scope, content.commit)
         main_guidance, truncated = guidance.for_main()
-        workspace = Workspace(content, scope.paths, content_id(repo, scope), skipped)
+        workspace = Workspace(
+            content.root, scope.paths, content_id(repo, scope), skipped, ready=content.wait
+        )
         summary = ""
         with open_session(
             config,
@@ -189,7 +171,7 @@ def review(
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
-                save_conversation(session.journal, main, content, scope.describe())
+                save_conversation(session.journal, main, content.commit, scope.describe())
                 if critic_wanted(config, scope):
                     added = run_critic(session, workflow, prescout_summary(scope))
                     if added:
@@ -202,7 +184,8 @@ def review(
                     raise
                 warnings.append(str(exc))
             ledger = session.ledger
-        read = _line_reader(content)
+        content.wait()
+        read = _line_reader(content.root)
         findings = triage(
             (f for outcome in workflow.outcomes for f in outcome.findings),
             read=read,

@@ -13,8 +13,10 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,18 +58,58 @@ def _chmod_tree(root: Path, writable: bool) -> None:
             os.chmod(path, (mode | stat.S_IWUSR) if writable else (mode & ~_WRITE_BITS))
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The content under review, being written to ``root`` in the background: :meth:`wait`
+    before reading anything there (its commit can be read through git at once)."""
+
+    root: Path
+    commit: str
+    _written: Future[None]
+
+    def wait(self) -> None:
+        """Return once every file is in place; raises what went wrong writing them."""
+        self._written.result()
+
+    def on_written(self, callback: Callable[[BaseException | None], None]) -> None:
+        """Call ``callback`` (on the writing thread) with None once every file is in place,
+        or with what went wrong."""
+        self._written.add_done_callback(lambda written: callback(written.exception()))
+
+
 @contextmanager
-def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Path]:
-    """Materialize the scope's content in a read-only temporary directory, removed
-    afterwards (also on errors and Ctrl-C)."""
-    with checkout(repo, snapshot_commit(repo, scope, env), scope.root) as root:
-        yield root
+def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Snapshot]:
+    """The snapshot of ``scope``'s content, read-only, removed afterwards (also on errors
+    and Ctrl-C).
+
+    Writing the files takes seconds for a large repository, so it runs on a thread of its
+    own while the review starts: the first request does not need them.
+    """
+    commit = snapshot_commit(repo, scope, env)
+    with (
+        _directory(scope.root) as root,
+        ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
+    ):
+        written = writer.submit(_write, repo, commit, root)
+        yield Snapshot(root, commit, written)
+        written.result()  # a failure nobody waited for is still a failure
+    # (On an error, leaving the writer's block waits for it: the files stop changing before
+    # the directory is removed.)
 
 
 @contextmanager
 def checkout(repo: git.Repo, commit: str, work_tree: Path) -> Iterator[Path]:
     """A read-only temporary checkout of ``commit`` (a review's content, again, for a
     follow-up question), readable by others exactly when ``work_tree`` is."""
+    with _directory(work_tree) as root:
+        _write(repo, commit, root)
+        yield root
+
+
+@contextmanager
+def _directory(work_tree: Path) -> Iterator[Path]:
+    """An empty temporary directory, readable by others exactly when ``work_tree`` is,
+    removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="orch-review-snapshot-"))
     try:
         # mkdtemp makes the directory private; let others read it exactly when they may read
@@ -76,10 +118,13 @@ def checkout(repo: git.Repo, commit: str, work_tree: Path) -> Iterator[Path]:
             stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
         )
         root.chmod(0o700 | shared)
-        gitops.materialize(repo, commit, root)
-        _chmod_tree(root, writable=False)
         yield root
     finally:
         with contextlib.suppress(OSError):  # removal below does what it can
             _chmod_tree(root, writable=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _write(repo: git.Repo, commit: str, root: Path) -> None:
+    gitops.materialize(repo, commit, root)
+    _chmod_tree(root, writable=False)

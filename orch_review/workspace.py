@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
@@ -21,9 +21,13 @@ class Workspace:
         files: Iterable[str],
         global_key: str,
         skipped: Mapping[str, str] | None = None,
+        ready: Callable[[], None] | None = None,
     ) -> None:
-        """``files`` are the paths under review; ``skipped`` maps excluded paths to why."""
+        """``files`` are the paths under review; ``skipped`` maps excluded paths to why;
+        ``ready`` returns once the files under ``root`` are in place (they may still be being
+        written when the review starts)."""
         self._root = root
+        self._ready = ready
         self._files = frozenset(files)
         self._global_key = global_key
         self._skipped = dict(skipped or {})
@@ -34,6 +38,11 @@ class Workspace:
     def root(self) -> Path:
         """Directory the agents' bash runs in."""
         return self._root
+
+    def wait(self) -> None:
+        """Return once the content is in place."""
+        if self._ready is not None:
+            self._ready()
 
     @property
     def files(self) -> frozenset[str]:
@@ -58,6 +67,7 @@ class Workspace:
         with self._lock:
             if path in self._lines:
                 return self._lines[path]
+        self.wait()
         count: int | None = None
         if self._readable(path):
             try:
@@ -95,6 +105,7 @@ class Workspace:
         named = self.mentioned_files(text)
         if not named:
             return self._global_key
+        self.wait()
         digest = hashlib.sha256()
         for path in named:
             digest.update(path.encode("utf-8", "surrogateescape") + b"\0")

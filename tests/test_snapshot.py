@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,14 @@ from tests.gitrepos import branch_repo, commit, head, write
 
 def _resolve(repo: Path, request: ScopeRequest) -> Scope:
     return resolve_scope(gitops.open_repo(repo), request, env=dict(os.environ))
+
+
+@contextmanager
+def _written(repo: Path, scope: Scope) -> Iterator[Path]:
+    """The snapshot's directory, once its files are written."""
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        content.wait()
+        yield content.root
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -55,7 +65,7 @@ def worked_repo(git_repo: GitRepoFactory) -> Path:
 def test_staged_snapshot_holds_the_index(worked_repo: Path) -> None:
     scope = _resolve(worked_repo, ScopeRequest("staged"))
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         files = _files(root)
 
     assert files["app.py"] == "staged version\n"
@@ -66,7 +76,7 @@ def test_staged_snapshot_holds_the_index(worked_repo: Path) -> None:
 def test_default_snapshot_holds_the_working_copy_without_ignored_files(worked_repo: Path) -> None:
     scope = _resolve(worked_repo, ScopeRequest())
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         files = _files(root)
 
     assert files["app.py"] == "working copy version\n"
@@ -81,7 +91,7 @@ def test_pull_request_snapshot_holds_the_head_commit(worked_repo: Path) -> None:
     write(worked_repo, {"app.py": "uncommitted on main\n"})
     scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         files = _files(root)
         log = subprocess.run(
             ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
@@ -99,7 +109,7 @@ BASE_APP = "def greet(name):\n    return 'hello ' + name\n"
 def test_all_snapshot_holds_tracked_files_as_on_disk(worked_repo: Path) -> None:
     scope = _resolve(worked_repo, ScopeRequest("all"))
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         files = _files(root)
 
     assert files["app.py"] == "working copy version\n"
@@ -111,7 +121,7 @@ def test_git_diff_against_the_base_and_git_log_work_inside(worked_repo: Path, ki
     scope = _resolve(worked_repo, ScopeRequest(kind))  # type: ignore[arg-type]
     assert scope.base_commit is not None
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         diff = subprocess.run(
             ["git", "diff", "--stat", scope.base_commit, "HEAD"],
             cwd=root,
@@ -134,7 +144,7 @@ def test_git_diff_against_the_base_and_git_log_work_inside(worked_repo: Path, ki
 def test_snapshot_is_read_only_and_removed_afterwards(worked_repo: Path) -> None:
     scope = _resolve(worked_repo, ScopeRequest())
 
-    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with _written(worked_repo, scope) as root:
         modes = {
             p.relative_to(root).as_posix(): p.stat().st_mode
             for p in [root, root / "lib", root / "app.py", root / "lib" / "util.py"]
@@ -151,7 +161,7 @@ def test_snapshot_is_removed_on_error_and_interrupt(
     scope = _resolve(worked_repo, ScopeRequest())
     seen: list[Path] = []
 
-    with pytest.raises(error), snapshot(gitops.open_repo(worked_repo), scope, os.environ) as root:
+    with pytest.raises(error), _written(worked_repo, scope) as root:
         seen.append(root)
         raise error()
 
@@ -177,7 +187,7 @@ def test_awkward_names_are_materialized(git_repo: GitRepoFactory) -> None:
     git(repo, "add", "--", names[2])
     scope = _resolve(repo, ScopeRequest())
 
-    with snapshot(gitops.open_repo(repo), scope, os.environ) as root:
+    with _written(repo, scope) as root:
         files = _files(root)
 
     assert {name: files[name] for name in names} == {n: f"{i}\n" for i, n in enumerate(names)}
@@ -194,7 +204,7 @@ def test_a_large_tree_is_materialized_whole(git_repo: GitRepoFactory) -> None:
     git(repo, "commit", "-q", "-m", "links and modes")
     scope = _resolve(repo, ScopeRequest("all"))
 
-    with snapshot(gitops.open_repo(repo), scope, os.environ) as root:
+    with _written(repo, scope) as root:
         found = _files(root)
         assert os.readlink(root / "link.py") == "pkg0/mod0.py"
         assert os.access(root / "run.sh", os.X_OK)
@@ -224,9 +234,10 @@ def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
         ("change", "edited after staging\n"),
     ):
         scope = resolve_scope(opened, ScopeRequest(kind), env=dict(os.environ))  # type: ignore[arg-type]
-        with snapshot(opened, scope, os.environ) as root:
-            assert (root / "app.py").read_text() == expected
-            assert not (root / ".git" / "next-index.lock").exists()
+        with snapshot(opened, scope, os.environ) as content:
+            content.wait()
+            assert (content.root / "app.py").read_text() == expected
+            assert not (content.root / ".git" / "next-index.lock").exists()
 
     assert temp_index.read_bytes() == index_before
     assert (repo / ".git" / "index").read_bytes() == real_index_before
@@ -241,7 +252,7 @@ def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
     write(repo, {"a.py": "b\n"})
     scope = _resolve(repo, ScopeRequest())
 
-    with snapshot(gitops.open_repo(repo), scope, os.environ) as root:
+    with _written(repo, scope) as root:
         diff = subprocess.run(
             ["git", "diff", "--stat", head(repo), "HEAD"], cwd=root, capture_output=True, text=True
         )

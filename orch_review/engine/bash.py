@@ -152,6 +152,7 @@ class BashSession:
         launcher: Sequence[str] = (),
         sandbox: ShellLauncher | None = None,
         starter: Executor | None = None,
+        before_start: Callable[[], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
@@ -171,6 +172,7 @@ class BashSession:
         self._pidfd: int | None = None
         self._cleanup: Callable[[], None] | None = None
         self._starter = starter
+        self._before_start = before_start  # e.g. until the content to work in is in place
         self._starting: Future[subprocess.Popen[bytes]] | None = None
         # Bytes that arrived after the last sentinel (a background job still writing).
         self._pending = bytearray()
@@ -250,6 +252,8 @@ class BashSession:
             self._stop(self._proc, sink=None)
 
     def _start(self) -> subprocess.Popen[bytes]:
+        if self._before_start is not None:
+            self._before_start()
         if self._sandbox is not None:
             launch = self._sandbox.launch(self._cwd, self._env, _SHELL)
         else:

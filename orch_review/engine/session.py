@@ -31,6 +31,10 @@ class Workspace(Protocol):
         """Directory the agents' bash runs in."""
         ...
 
+    def wait(self) -> None:
+        """Return once the content under ``root`` is in place."""
+        ...
+
     def line_count(self, path: str) -> int | None:
         """Lines of a reviewable file, or None when ``path`` is not one."""
         ...
@@ -112,4 +116,5 @@ class Session:
             output_cap=self.config.tool_output_cap,
             sandbox=self.shell_sandbox,
             starter=self.shell_starter,
+            before_start=self.workspace.wait,
         )
