@@ -357,7 +357,8 @@ def review(
     type=click.IntRange(min=0),
     default=PLAN_ROWS,
     show_default=True,
-    help="List at most this many files to review, and as many skipped ones (0: all).",
+    metavar="N",
+    help="List at most N files to review, and N skipped ones (0: all).",
 )
 @click.option(
     "--count-tokens",
