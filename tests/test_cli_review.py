@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from orch_review.engine.prompts import MODE_ENTER
 from tests.conftest import GitRepoFactory
@@ -13,13 +17,20 @@ from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import planted_script
 
 
-def test_confirmed_finding_is_printed_and_refuted_one_is_not(
+@pytest.fixture
+def planted_review(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
-) -> None:
+) -> subprocess.CompletedProcess[str]:
+    """`orch-review --all` on the planted-bug repository, the fake API playing the script."""
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
+    return run_cli(repo, api_env, "--all")
 
-    result = run_cli(repo, api_env, "--all")
+
+def test_confirmed_finding_is_printed_and_refuted_one_is_not(
+    planted_review: subprocess.CompletedProcess[str],
+) -> None:
+    result = planted_review
 
     assert result.returncode == 1, result.stderr
     assert "app.py:6" in result.stdout
@@ -30,14 +41,9 @@ def test_confirmed_finding_is_printed_and_refuted_one_is_not(
 
 
 def test_progress_shows_the_snapshot_being_made_and_removed(
-    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+    planted_review: subprocess.CompletedProcess[str],
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()
-
-    result = run_cli(repo, api_env, "--all")
-
-    lines = result.stderr.splitlines()
+    lines = planted_review.stderr.splitlines()
     steps = [line for line in lines if line.startswith("[setup ")]
     assert [line.split(" (")[0] for line in steps] == [
         "[setup snapshot] started: copying the content under review into a read-only snapshot",
@@ -159,9 +165,6 @@ def test_format_json_prints_only_json_on_stdout(
 def test_two_processes_share_one_journal(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
-    import subprocess
-    import sys
-
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
     procs = [
