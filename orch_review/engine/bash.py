@@ -125,6 +125,17 @@ class ShellLaunch:
     user: int | None = None
     cleanup: Callable[[], None] | None = None
 
+    def process_options(self) -> dict[str, Any]:
+        """The ``subprocess`` arguments that start this launch (argv aside): every shell,
+        and the sandbox probe that must start exactly as they do, use these."""
+        return {
+            "cwd": self.cwd,
+            "env": self.env,
+            "user": self.user,
+            "group": self.user,
+            "extra_groups": [] if self.user is not None else None,
+        }
+
 
 class ShellLauncher(Protocol):
     """Turns "run ``shell`` in ``cwd`` with ``env``" into a concrete :class:`ShellLaunch`."""
@@ -264,16 +275,12 @@ class BashSession:
             # namespace, and so every process in it, down too (--die-with-parent).
             proc = subprocess.Popen(
                 launch.argv,
-                cwd=launch.cwd,
-                env=launch.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 bufsize=0,
-                user=launch.user,
-                group=launch.user,
-                extra_groups=[] if launch.user is not None else None,
+                **launch.process_options(),
             )
         except BaseException:
             if launch.cleanup is not None:

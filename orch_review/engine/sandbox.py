@@ -182,14 +182,10 @@ def probe(launcher: ShellLauncher, root: Path) -> None:
     try:
         result = subprocess.run(
             launch.argv,
-            cwd=launch.cwd,
-            env=launch.env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=30,
-            user=launch.user,
-            group=launch.user,
-            extra_groups=[] if launch.user is not None else None,
+            **launch.process_options(),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"bwrap could not be started ({exc})") from None
