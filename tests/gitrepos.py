@@ -50,6 +50,22 @@ def branch_repo(git_repo: GitRepoFactory, branch: str = "feature") -> Path:
     return repo
 
 
+def shallow_clone(upstream: Path, clone: Path, branch: str = "feature") -> Path:
+    """A depth-1 clone of ``upstream`` (every branch) at ``clone``, on ``branch``."""
+    git(
+        clone.parent,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        f"file://{upstream}",
+        str(clone),
+    )
+    git(clone, "checkout", "-q", branch)
+    return clone
+
+
 def run_git(
     repo: Path, *args: str, env: Mapping[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.gitrepos import BASE_FILES, branch_repo, commit, head, write
+from tests.gitrepos import BASE_FILES, branch_repo, commit, head, shallow_clone, write
 from tests.helpers import run_cli
 
 
@@ -439,18 +439,7 @@ def test_shallow_clone_missing_the_merge_base(git_repo: GitRepoFactory, tmp_path
     commit(upstream, {"f1.py": "1\n"})
     git(upstream, "checkout", "-q", "main")
     commit(upstream, {"m1.py": "1\n"})
-    clone = tmp_path / "shallow"
-    git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        "--no-single-branch",
-        f"file://{upstream}",
-        str(clone),
-    )
-    git(clone, "checkout", "-q", "feature")
+    clone = shallow_clone(upstream, tmp_path / "shallow")
 
     message = fails_with(clone, "--base", "origin/main", "--head", "HEAD", code=2)
 

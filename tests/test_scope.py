@@ -13,7 +13,7 @@ from orch_review.git import open_repo
 from orch_review.reviewable import DEFAULT_MAX_FILE_SIZE
 from orch_review.scope import NothingToReview, Scope, ScopeRequest, content_id, resolve_scope
 from tests.conftest import GitRepoFactory, git
-from tests.gitrepos import branch_repo, commit, head, run_git, write
+from tests.gitrepos import branch_repo, commit, head, run_git, shallow_clone, write
 
 
 def resolve(repo: Path, kind: str = "change", **kwargs: object) -> Scope:
@@ -263,18 +263,7 @@ def test_shallow_clone_missing_the_merge_base_says_how_to_fetch(
     commit(upstream, {"f2.py": "2\n"})
     git(upstream, "checkout", "-q", "main")
     commit(upstream, {"m1.py": "1\n"})
-    clone = tmp_path / "shallow"
-    git(
-        tmp_path,
-        "clone",
-        "-q",
-        "--depth",
-        "1",
-        "--no-single-branch",
-        f"file://{upstream}",
-        str(clone),
-    )
-    git(clone, "checkout", "-q", "feature")
+    clone = shallow_clone(upstream, tmp_path / "shallow")
 
     with pytest.raises(GitError) as caught:
         resolve(clone)
