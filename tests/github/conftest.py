@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI, files_from_git
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import commit
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, confirm, refute
 
@@ -128,6 +129,21 @@ def with_event(env: dict[str, str], payload: dict[str, Any], where: Path) -> dic
     """``env`` with GITHUB_EVENT_PATH pointing at ``payload`` written to ``where``."""
     where.write_text(json.dumps(payload), encoding="utf-8")
     return {**env, "GITHUB_EVENT_PATH": str(where)}
+
+
+@pytest.fixture
+def opened_env(
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    actions_env: dict[str, str],
+    pull_repo: PullRepo,
+    tmp_path: Path,
+) -> dict[str, str]:
+    """An Actions step's environment for the `opened` event of :func:`pull_repo`, open on
+    the fake GitHub API, the fake model playing :func:`pull_script`."""
+    fake_api.policy = pull_script()
+    open_pull(github_api, pull_repo)
+    return with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "event.json")
 
 
 def read_outputs(env: dict[str, str]) -> dict[str, str]:

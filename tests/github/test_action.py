@@ -25,11 +25,7 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.github.conftest import (
     NUMBER,
     PullRepo,
-    event_payload,
-    open_pull,
-    pull_script,
     read_outputs,
-    with_event,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,16 +124,13 @@ def run_step(step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]) 
 
 
 def test_the_review_step_runs_orch_review_with_the_inputs(
+    opened_env: dict[str, str],
     fake_api: FakeMessagesAPI,
     github_api: FakeGitHubAPI,
-    actions_env: dict[str, str],
     pull_repo: PullRepo,
     tmp_path: Path,
 ) -> None:
-    fake_api.policy = pull_script()
-    open_pull(github_api, pull_repo)
-    env = with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "event.json")
-    env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "ORCH_REVIEW_"))}
+    env = {k: v for k, v in opened_env.items() if not k.startswith(("ANTHROPIC_", "ORCH_REVIEW_"))}
     env.pop("GITHUB_TOKEN")
     env["PWD"] = str(pull_repo.path)
     review = next(step for step in steps() if step.get("id") == "review")

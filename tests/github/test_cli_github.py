@@ -26,15 +26,9 @@ def _comments(api: FakeGitHubAPI) -> list[tuple[str, int]]:
 
 
 def test_opened_pull_request_gets_inline_comments_on_diff_lines_and_one_summary(
-    fake_api: FakeMessagesAPI,
-    github_api: FakeGitHubAPI,
-    actions_env: dict[str, str],
-    pull_repo: PullRepo,
-    tmp_path: Path,
+    opened_env: dict[str, str], github_api: FakeGitHubAPI, pull_repo: PullRepo, tmp_path: Path
 ) -> None:
-    fake_api.policy = pull_script()
-    open_pull(github_api, pull_repo)
-    env = with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "event.json")
+    env = opened_env
     sarif, report = tmp_path / "out" / "r.sarif", tmp_path / "out" / "r.json"
 
     result = run_cli(
@@ -74,18 +68,11 @@ def test_opened_pull_request_gets_inline_comments_on_diff_lines_and_one_summary(
 
 
 def test_works_in_a_depth_1_checkout(
-    fake_api: FakeMessagesAPI,
-    github_api: FakeGitHubAPI,
-    actions_env: dict[str, str],
-    pull_repo: PullRepo,
-    tmp_path: Path,
+    opened_env: dict[str, str], github_api: FakeGitHubAPI, pull_repo: PullRepo, tmp_path: Path
 ) -> None:
-    fake_api.policy = pull_script()
-    open_pull(github_api, pull_repo)
     work = shallow_checkout(pull_repo, tmp_path / "work")
-    env = with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "event.json")
 
-    result = run_cli(work, env, "github")
+    result = run_cli(work, opened_env, "github")
 
     assert result.returncode == 0, result.stderr
     assert "orch-review: git fetch --no-tags --no-recurse-submodules --depth=50" in result.stderr
@@ -93,16 +80,14 @@ def test_works_in_a_depth_1_checkout(
 
 
 def test_second_run_adds_no_duplicates_and_edits_the_summary(
+    opened_env: dict[str, str],
     fake_api: FakeMessagesAPI,
     github_api: FakeGitHubAPI,
     actions_env: dict[str, str],
     pull_repo: PullRepo,
     tmp_path: Path,
 ) -> None:
-    fake_api.policy = pull_script()
-    open_pull(github_api, pull_repo)
-    first = with_event(actions_env, event_payload("opened", pull_repo), tmp_path / "e1.json")
-    assert run_cli(pull_repo.path, first, "github").returncode == 0
+    assert run_cli(pull_repo.path, opened_env, "github").returncode == 0
     # A push that touches README only: same findings, new head.
     pushed = pull_repo.push({"README.md": "# demo\n\nMore words.\n"})
     open_pull(github_api, pushed)
