@@ -169,20 +169,24 @@ PLANTED_FILES = {
 }
 
 
+#: The planted SQL injection in app.py, found and confirmed.
+PLANTED_INJECTION = Concern(
+    "injection",
+    "Check app.py for SQL injection: find queries built from user input.",
+    "grep -n 'execute(f' app.py",
+    path="app.py",
+    severity="high",
+    category="security",
+    claim="SQL query built with an f-string from the caller's `name`: injection.",
+    verdict=confirm,
+)
+
+
 def planted_script(**kwargs: Any) -> ReviewScript:
     """The standard planted-bug review: SQL injection confirmed, division refuted."""
     return ReviewScript(
         [
-            Concern(
-                "injection",
-                "Check app.py for SQL injection: find queries built from user input.",
-                "grep -n 'execute(f' app.py",
-                path="app.py",
-                severity="high",
-                category="security",
-                claim="SQL query built with an f-string from the caller's `name`: injection.",
-                verdict=confirm,
-            ),
+            PLANTED_INJECTION,
             Concern(
                 "division",
                 "Check calc.py for division by zero in ratio().",
