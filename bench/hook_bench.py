@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench.figures import Figure, write_figures
-from bench.startup_bench import command
+from bench.startup_bench import command, timed
 
 HOOK_TARGET_S = 0.5
 VERSION_TARGET_S = 0.3
@@ -36,18 +34,6 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", *args], cwd=repo, check=True, env={**os.environ, **GIT_ENV}, capture_output=True
     )
-
-
-def median_seconds(argv: list[str], cwd: Path, runs: int) -> tuple[float, int]:
-    """Median wall time of ``runs`` runs after a warm-up, and the exit code."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
-    times, code = [], 0
-    for i in range(runs + 1):
-        start = time.perf_counter()
-        code = subprocess.run(argv, cwd=cwd, env=env, capture_output=True).returncode
-        if i:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times), code
 
 
 def main(argv: list[str] | None = None) -> list[Figure]:
@@ -71,7 +57,7 @@ def main(argv: list[str] | None = None) -> list[Figure]:
         for label, files in cases:
             if files:
                 _git(repo, "add", *files)
-            seconds, code = median_seconds([*command(), "hook", *files], repo, args.runs)
+            seconds, code = timed([*command(), "hook", *files], repo, args.runs)
             met = seconds <= HOOK_TARGET_S and code == 0
             print(f"hook, {label}: {seconds * 1000:.0f} ms (exit {code})")
             figures.append(
@@ -83,7 +69,7 @@ def main(argv: list[str] | None = None) -> list[Figure]:
                     met,
                 )
             )
-        seconds, code = median_seconds([*command(), "--version"], repo, args.runs)
+        seconds, code = timed([*command(), "--version"], repo, args.runs)
         print(f"--version: {seconds * 1000:.0f} ms")
         figures.append(
             Figure(
