@@ -103,6 +103,17 @@ def git(repo: Path, *args: str) -> str:
     return result.stdout
 
 
+def write(repo: Path, files: Mapping[str, str | bytes]) -> None:
+    """Write ``files`` (repository-relative path -> content) into the working tree."""
+    for name, content in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> GitRepoFactory:
     """Factory: `git_repo(files, commit=True) -> Path`, a real repository on branch main."""
@@ -114,13 +125,7 @@ def git_repo(tmp_path: Path) -> GitRepoFactory:
         repo = tmp_path / ("repo" if counter == 1 else f"repo{counter}")
         repo.mkdir()
         git(repo, "init", "-q", "-b", "main")
-        for name, content in files.items():
-            path = repo / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content, encoding="utf-8")
+        write(repo, files)
         if commit:
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "--allow-empty", "-m", "initial commit")

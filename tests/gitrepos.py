@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.conftest import GitRepoFactory, git
+from tests.conftest import GitRepoFactory, git, write
 
 #: The committed content of :func:`branch_repo`'s default branch.
 BASE_FILES: dict[str, str | bytes] = {
@@ -16,17 +16,6 @@ BASE_FILES: dict[str, str | bytes] = {
     "README.md": "# demo\n",
     ".gitignore": "*.log\nbuild/\n.env\n",
 }
-
-
-def write(repo: Path, files: Mapping[str, str | bytes]) -> None:
-    """Write ``files`` (repository-relative path -> content) into the working tree."""
-    for name, content in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
 
 
 def commit(repo: Path, files: Mapping[str, str | bytes] | None = None, message: str = "c") -> str:
