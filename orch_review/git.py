@@ -211,41 +211,38 @@ def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
 _ARGV_BUDGET = 100_000
 
 
-def _named(paths: Collection[str]) -> list[str]:
-    """``paths`` as arguments, or none (list everything) when they would not fit."""
-    return list(paths) if sum(len(p) + 1 for p in paths) <= _ARGV_BUDGET else []
+def _entries_about(
+    repo: git.Repo, command: list[str], paths: Collection[str]
+) -> Iterator[tuple[list[str], str]]:
+    """The fields and path of each ``meta<TAB>path`` entry ``command`` (NUL-terminated
+    output, literal pathspecs) lists about ``paths``: named as arguments when they fit on
+    one command line, else everything is listed and filtered."""
+    wanted = set(paths)
+    if not wanted:
+        return
+    named = list(wanted) if sum(len(p) + 1 for p in wanted) <= _ARGV_BUDGET else []
+    for entry in _lines0(str(repo.git.execute([*command, "--", *named]))):
+        meta, _, path = entry.partition("\t")
+        if path in wanted:
+            yield meta.split(), path
 
 
 def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, tuple[str, int]]:
     """Path -> (mode, size) of each of ``paths`` in the tree of ``rev`` (size 0 for a
     submodule). ``paths`` are file names, not patterns: ls-tree supports neither globs nor
     exclusions, so the user's pathspecs cannot be passed to it."""
-    wanted = set(paths)
-    if not wanted:
-        return {}
     command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", rev]
-    entries = {}
-    for entry in _lines0(str(repo.git.execute([*command, "--", *_named(wanted)]))):
-        meta, _, path = entry.partition("\t")
-        if path in wanted:
-            mode, _, _, size = meta.split()
-            entries[path] = (mode, int(size) if size.isdigit() else 0)
-    return entries
+    return {
+        path: (mode, int(size) if size.isdigit() else 0)
+        for (mode, _, _, size), path in _entries_about(repo, command, paths)
+    }
 
 
 def staged_entries(repo: git.Repo, paths: Collection[str]) -> dict[str, tuple[str, int]]:
     """Path -> (mode, size of the staged content) of each of ``paths`` in the index: only
     those files are listed and measured, not the whole index."""
-    wanted = set(paths)
-    if not wanted:
-        return {}
     command = ["git", "--literal-pathspecs", "ls-files", "-z", "-s", "--full-name"]
-    blobs: dict[str, tuple[str, str]] = {}
-    for entry in _lines0(str(repo.git.execute([*command, "--", *_named(wanted)]))):
-        meta, _, path = entry.partition("\t")
-        if path in wanted:
-            mode, sha, _ = meta.split()
-            blobs[path] = (mode, sha)
+    blobs = {path: (mode, sha) for (mode, sha, _), path in _entries_about(repo, command, paths)}
     if not blobs:
         return {}
     with tempfile.TemporaryFile() as stdin:
@@ -264,11 +261,10 @@ def files_named(repo: git.Repo, rev: str | None, name: str) -> list[str]:
     in the index."""
     if rev is None:
         return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
-    listing = str(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))
     # endswith first: a C-speed test that rules out nearly every path of a big tree.
     nested = "/" + name
     return [
-        p for p in listing.split("\0") if p.endswith(name) and (p == name or p.endswith(nested))
+        p for p in files_at(repo, rev) if p.endswith(name) and (p == name or p.endswith(nested))
     ]
 
 
