@@ -157,17 +157,17 @@ class IgnoreRules:
         *,
         root_lines: Iterable[str] = (),
         per_directory_file: str | None = IGNORE_FILE,
-        directory_lines: Mapping[str, Iterable[str]] | None = None,
+        directory_patterns: Mapping[str, PatternList] | None = None,
     ) -> None:
         """``root_lines`` are root-relative patterns (global excludes, info/exclude), oldest
         first; ``per_directory_file`` names the file read in each directory (None: none);
-        ``directory_lines`` gives the files' lines instead (directory, "" for the top)."""
+        ``directory_patterns`` gives the files' patterns instead (directory, "" for the top)."""
         self._root = root
         self._base = PatternList(root_lines)
         self._file = per_directory_file
         self._dirs: dict[str, PatternList | None] = {
-            directory: PatternList(lines) or None
-            for directory, lines in (directory_lines or {}).items()
+            directory: patterns or None
+            for directory, patterns in (directory_patterns or {}).items()
         }
 
     @classmethod
@@ -240,9 +240,9 @@ class NestedPatterns:
 
     def __init__(self, files: Mapping[str, str]) -> None:
         """``files``: directory ("" for the top) -> the text of its file."""
-        lines = {directory: text.splitlines() for directory, text in files.items()}
-        self._rules = IgnoreRules(Path(), per_directory_file=None, directory_lines=lines)
-        self._any = any(PatternList(patterns) for patterns in lines.values())
+        patterns = {directory: PatternList(text.splitlines()) for directory, text in files.items()}
+        self._rules = IgnoreRules(Path(), per_directory_file=None, directory_patterns=patterns)
+        self._any = any(patterns.values())
 
     def __bool__(self) -> bool:
         return self._any
