@@ -29,7 +29,7 @@ from orch_review.engine import scheduler
 from orch_review.engine.scheduler import REVIEW, PriorityPool
 
 if TYPE_CHECKING:
-    from orch_review.config import Config
+    from orch_review.config.settings import Config
 
 T = TypeVar("T")
 
@@ -80,8 +80,8 @@ def _concern_index(fn: Callable[[], Any]) -> int:
 
 def _scope_all(repo: Path, config: Config, env: dict[str, str]) -> Any:
     """Every tracked file of ``repo`` (``orch-review --all``)."""
-    from orch_review.git import open_repo
-    from orch_review.scope import ScopeRequest, resolve_scope
+    from orch_review.scope.git import open_repo
+    from orch_review.scope.resolve import ScopeRequest, resolve_scope
 
     request = ScopeRequest(kind="all")
     return resolve_scope(open_repo(repo, env), request, exclude=config.exclude, env=env)
@@ -100,8 +100,8 @@ def main() -> None:
         scheduler.PriorityPool = BarrierPool  # type: ignore[misc]
     import anthropic  # noqa: F401  (imported before the clock starts: startup is bench 4)
 
-    import orch_review.review as core
-    from orch_review.config import Config
+    import orch_review.engine.review as core
+    from orch_review.config.settings import Config
 
     settings: dict[str, Any] = {
         "max_concurrent": args.concurrency,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.figures import Figure, write_figures
-from orch_review.pricing import DEFAULT_PRICES, lookup_price
+from orch_review.config.pricing import DEFAULT_PRICES, lookup_price
 from tests.fakes.model_io import ModelRequest
 from tests.fakes.wire import PromptCache, canonical_json, prompt_blocks
 

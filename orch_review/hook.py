@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from orch_review.errors import CredentialsMissing, ExitCode
-from orch_review.scope import ScopeRequest
+from orch_review.scope.resolve import ScopeRequest
 
 SKIP_HINT = "set ANTHROPIC_API_KEY to enable it, or SKIP=orch-review to silence this hook"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from orch_review.findings import Finding
+from orch_review.findings.records import Finding
 
 MAIN_SYSTEM = """\
 You are orch-review, a senior code reviewer. You review the content described in the user's \

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from orch_review.choices import SandboxMode
+from orch_review.config.choices import SandboxMode
 from orch_review.engine.bash import ShellLaunch, ShellLauncher
 from orch_review.errors import ExitCode, OrchReviewError
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from orch_review.config import Config
+from orch_review.config.guidance import Guidance
+from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.bash import BashSession
 from orch_review.engine.budget import Ledger
@@ -18,12 +19,11 @@ from orch_review.engine.client import ModelClient
 from orch_review.engine.journal import JournalLike
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
-from orch_review.guidance import Guidance
 
 log = logging.getLogger("orch_review.sandbox")
 
 
-class Workspace(Protocol):
+class ReviewedContent(Protocol):
     """The content under review, as the agents see it."""
 
     @property
@@ -87,7 +87,7 @@ class Session:
     client: ModelClient
     ledger: Ledger
     journal: JournalLike
-    workspace: Workspace
+    workspace: ReviewedContent
     pool: PriorityPool
     bash_env: Mapping[str, str]
     cancel: threading.Event

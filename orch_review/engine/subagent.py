@@ -24,7 +24,7 @@ from orch_review.engine.tools import (
     parse_verdicts,
 )
 from orch_review.errors import OrchReviewError
-from orch_review.findings import Finding, Verdict
+from orch_review.findings.records import Finding, Verdict
 
 T = TypeVar("T")
 

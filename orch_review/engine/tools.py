@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orch_review.findings import Finding, Severity, Verdict
+from orch_review.findings.records import Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
 TOOLS_VERSION = "2026-11-30.3"

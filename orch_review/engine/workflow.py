@@ -22,7 +22,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
 from orch_review.engine.tools import TOOLS_VERSION, ToolInputError
 from orch_review.errors import OrchReviewError
-from orch_review.findings import Finding, Verdict
+from orch_review.findings.records import Finding, Verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from orch_review.diff import HUNK
-from orch_review.findings import Finding
+from orch_review.findings.records import Finding
+from orch_review.scope.diff import HUNK
 
 FINDING_MARKER = "<!-- orch-review:finding {} -->"
 _FINDING_MARKER_RE = re.compile(r"<!-- orch-review:finding (\S+) -->")

@@ -16,8 +16,8 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from orch_review import git as gitops
 from orch_review.errors import GitError
+from orch_review.scope import git as gitops
 
 if TYPE_CHECKING:
     import git

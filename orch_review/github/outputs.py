@@ -10,8 +10,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from orch_review.findings import Severity
-from orch_review.report import Report
+from orch_review.findings.records import Severity
+from orch_review.findings.report import Report
 
 #: Every output the `github` command sets; action.yml maps each to an action output.
 OUTPUT_NAMES = ("findings-count", "high-count", "sarif-file", "json-file", "cost-usd", "incomplete")

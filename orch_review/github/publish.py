@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from orch_review.findings import Finding
+from orch_review.findings.records import Finding
+from orch_review.findings.report import Report
 from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied, Unprocessable
 from orch_review.github.comments import (
     DiffLines,
@@ -24,7 +25,6 @@ from orch_review.github.comments import (
 )
 from orch_review.github.event import PullRequest
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
-from orch_review.report import Report
 
 CommentMode = Literal["review", "summary", "annotations", "none"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("review", "summary", "annotations", "none")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from orch_review.engine.agent import EventSink
 from orch_review.errors import CredentialsMissing, ExitCode
+from orch_review.findings.report import Report
 from orch_review.github import outputs, summary
 from orch_review.github.api import GitHubClient
 from orch_review.github.event import (
@@ -25,13 +26,12 @@ from orch_review.github.event import (
 )
 from orch_review.github.fetch import auth_env, ensure_history
 from orch_review.github.publish import CommentMode, Outcome, publish
-from orch_review.report import Report
-from orch_review.reporters import github as workflow_commands
+from orch_review.reporters import workflow_commands
 
 if TYPE_CHECKING:
     import git
 
-    from orch_review.choices import FilterMode
+    from orch_review.config.choices import FilterMode
 
 Echo = Callable[[str], None]
 
@@ -87,10 +87,10 @@ def run_github(
     events: EventSink | None = None,
 ) -> ExitCode:
     """Review the pull request, post the results, write outputs; returns the exit code."""
+    from orch_review.config.from_revision import settings_and_scope
     from orch_review.engine.client import has_credentials
-    from orch_review.review import ReportOptions, review
-    from orch_review.scope import NothingToReview, ScopeRequest
-    from orch_review.settings import settings_and_scope
+    from orch_review.engine.review import ReportOptions, review
+    from orch_review.scope.resolve import NothingToReview, ScopeRequest
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from orch_review.findings import Finding, Severity, Status, rank_key
+from orch_review.findings.records import Finding, Severity, Status, rank_key
+from orch_review.findings.report import Report
 from orch_review.github.comments import PostedComment, safe_text
-from orch_review.report import Report
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
 MAX_ROWS = 50  # rows per table

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from orch_review.report import Report
+from orch_review.findings.report import Report
 
 Renderer = Callable[[Report], str]
 
 
 def registry() -> dict[str, Renderer]:
     """Format name -> renderer (imported lazily: each pulls in what it needs)."""
-    from orch_review.reporters import github, json_report, sarif, terminal
+    from orch_review.reporters import json_report, sarif, terminal, workflow_commands
 
     return {
-        "github": github.render,
+        "github": workflow_commands.render,
         "json": json_report.render,
         "sarif": sarif.render,
         "text": terminal.render,

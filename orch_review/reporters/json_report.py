@@ -12,8 +12,8 @@ from importlib import resources
 from typing import Any
 
 from orch_review import __version__
-from orch_review.findings import Severity
-from orch_review.report import Report
+from orch_review.findings.records import Severity
+from orch_review.findings.report import Report
 
 SCHEMA_VERSION = 1
 SCHEMA_RESOURCE = "report.schema.json"

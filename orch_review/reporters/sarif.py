@@ -20,8 +20,8 @@ from urllib.parse import quote
 
 from orch_review import __version__
 from orch_review.engine.tools import CATEGORIES
-from orch_review.findings import Finding, Severity
-from orch_review.report import Report
+from orch_review.findings.records import Finding, Severity
+from orch_review.findings.report import Report
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (

@@ -21,9 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from orch_review.engine.budget import Usage
-from orch_review.findings import Finding, Severity, Status
-from orch_review.report import Report
-from orch_review.snippets import Snippet
+from orch_review.findings.records import Finding, Severity, Status
+from orch_review.findings.report import Report
+from orch_review.findings.snippets import Snippet
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",

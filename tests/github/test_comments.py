@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from orch_review.findings import Finding, Severity, Verdict
+from orch_review.findings.records import Finding, Severity, Verdict
 from orch_review.github.comments import (
     DiffLines,
     PostedComment,

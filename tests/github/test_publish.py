@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from orch_review.findings import Finding, ranked
+from orch_review.findings.records import Finding, ranked
+from orch_review.findings.report import Report
 from orch_review.github.api import GitHubClient
 from orch_review.github.event import PullRequest
 from orch_review.github.publish import REFUSED, CommentMode, publish
-from orch_review.report import Report
 from tests.fakes.github_api import READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
 from tests.github.conftest import NUMBER, REPOSITORY
 from tests.github.test_comments import finding

@@ -8,9 +8,9 @@ from dataclasses import replace
 from orch_review import __version__
 from orch_review.engine.budget import Usage, UsageReport
 from orch_review.engine.workflow import ConcernOutcome
-from orch_review.findings import Finding, Severity, Verdict, ranked
-from orch_review.report import Report
-from orch_review.snippets import collect_snippets
+from orch_review.findings.records import Finding, Severity, Verdict, ranked
+from orch_review.findings.report import Report
+from orch_review.findings.snippets import collect_snippets
 
 FILES = {
     "app.py": [

@@ -18,8 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from orch_review.findings import Severity
-from orch_review.report import Report
+from orch_review.findings.records import Severity
+from orch_review.findings.report import Report
 from orch_review.reporters import sarif
 from tests.reporters.golden import assert_golden
 from tests.reporters.sample import clean_report, mask, sample_report

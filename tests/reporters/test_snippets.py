@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from orch_review.findings import Finding, Severity
-from orch_review.snippets import MAX_FLAGGED_LINES, Snippet, collect_snippets, snippet_for
+from orch_review.findings.records import Finding, Severity
+from orch_review.findings.snippets import MAX_FLAGGED_LINES, Snippet, collect_snippets, snippet_for
 
 LINES = [f"line {n}" for n in range(1, 41)]
 

@@ -1,0 +1,1 @@
+"""Configuration: the settings record, where it is read from, and what it chooses from."""

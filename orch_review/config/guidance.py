@@ -1,0 +1,120 @@
+"""Review guidance: house rules from REVIEW.md files and the configuration.
+
+The guidance for a concern is the root guidance file plus the ones in the directories on the
+way to the concern's files, nearest last, then the path instructions whose glob matches one
+of those files, then the general instructions. Everything is capped in size.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from orch_review.config.settings import Config, PathInstruction
+from orch_review.scope.ignore import PatternList
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """All guidance of one review, ready to select per concern."""
+
+    documents: Mapping[str, str] = field(default_factory=dict)  # "dir/REVIEW.md" -> text
+    instructions: str | None = None
+    path_instructions: tuple[PathInstruction, ...] = ()
+    focus: tuple[str, ...] = ()
+    strictness: str = "info"
+    max_bytes: int = 20_000
+
+    def _documents_for(self, paths: Iterable[str]) -> list[str]:
+        directories = {""}
+        for path in paths:
+            parts = path.split("/")[:-1]
+            directories.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+        ordered = sorted(directories, key=lambda d: (d.count("/") + (1 if d else 0), d))
+        return [
+            name
+            for directory in ordered
+            for name in sorted(self.documents)
+            if posixpath.dirname(name) == directory
+        ]
+
+    def _path_rules(self, paths: list[str]) -> list[str]:
+        return [
+            f"For files matching `{rule.glob}`: {rule.text}"
+            for rule in self.path_instructions
+            if any(PatternList([rule.glob]).ignores(p) for p in paths)
+        ]
+
+    def _common(self) -> list[str]:
+        lines = []
+        if self.focus:
+            lines.append("Concentrate on these categories: " + ", ".join(self.focus) + ".")
+        if self.strictness != "info":
+            lines.append(f"Report only findings of severity {self.strictness} or higher.")
+        if self.instructions:
+            lines.append(self.instructions.strip())
+        return lines
+
+    def for_paths(self, paths: Iterable[str]) -> tuple[str, bool]:
+        """The guidance for a concern about ``paths`` and whether it had to be cut."""
+        paths = sorted(paths)
+        parts = [
+            f'<guidance_file path="{name}">\n{self.documents[name].strip()}\n</guidance_file>'
+            for name in self._documents_for(paths)
+        ]
+        parts += self._path_rules(paths) + self._common()
+        return self._capped(parts)
+
+    def for_main(self) -> tuple[str, bool]:
+        """The main agent's guidance: the root files, the others by name, the rules."""
+        root = [name for name in sorted(self.documents) if "/" not in name]
+        nested = [name for name in sorted(self.documents) if "/" in name]
+        parts = [
+            f'<guidance_file path="{name}">\n{self.documents[name].strip()}\n</guidance_file>'
+            for name in root
+        ]
+        if nested:
+            parts.append(
+                "More guidance files apply to their directories (subagents receive them): "
+                + ", ".join(nested)
+            )
+        parts += [
+            f"For files matching `{rule.glob}`: {rule.text}" for rule in self.path_instructions
+        ]
+        parts += self._common()
+        return self._capped(parts)
+
+    def _capped(self, parts: list[str]) -> tuple[str, bool]:
+        """Keep the most specific parts (the last ones) within ``max_bytes``."""
+        kept: list[str] = []
+        size = 0
+        for part in reversed(parts):
+            encoded = len(part.encode("utf-8")) + 2
+            if size + encoded > self.max_bytes:
+                return "\n\n".join(reversed(kept)), True
+            kept.append(part)
+            size += encoded
+        return "\n\n".join(reversed(kept)), False
+
+
+def load_guidance(
+    config: Config, names: Iterable[str], read: Callable[[str], str | None]
+) -> Guidance:
+    """Guidance from the files ``names`` (repository-relative paths of guidance files in the
+    content under review, or in the base revision) read with ``read``."""
+    wanted = set(config.guidance_files)
+    documents = {}
+    for name in names:
+        if posixpath.basename(name) in wanted:
+            text = read(name)
+            if text is not None and text.strip():
+                documents[name] = text
+    return Guidance(
+        documents=documents,
+        instructions=config.instructions,
+        path_instructions=config.path_instructions,
+        focus=config.focus,
+        strictness=config.strictness,
+        max_bytes=config.guidance_max_bytes,
+    )

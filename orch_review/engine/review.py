@@ -1,0 +1,225 @@
+"""The review core: one call from a resolved scope to a :class:`Report`.
+
+This is what the CLI calls; it can be called from Python the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orch_review.config.choices import FilterMode
+from orch_review.config.guidance import Guidance, load_guidance
+from orch_review.config.settings import Config
+from orch_review.engine.agent import AgentEvent, EventSink
+from orch_review.engine.conversation import save_conversation
+from orch_review.engine.critic import run_critic
+from orch_review.engine.main_agent import run_main_agent
+from orch_review.engine.opening import new_client, open_session
+from orch_review.engine.workflow import Workflow
+from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.findings.report import Report, build_report
+from orch_review.findings.snippets import collect_snippets
+from orch_review.findings.triage import triage
+from orch_review.scope import git as gitops
+from orch_review.scope.git import open_repo
+from orch_review.scope.prescout import summary as prescout_summary
+from orch_review.scope.prescout import task_text
+from orch_review.scope.resolve import Scope, content_id
+from orch_review.scope.snapshot import Snapshot, snapshot
+from orch_review.scope.workspace import Workspace
+
+if TYPE_CHECKING:
+    import git
+
+log = logging.getLogger("orch_review.engine.review")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """How findings are triaged into the report."""
+
+    filter_mode: FilterMode | None = None  # None: "added" for a change, "nofilter" for --all
+    baseline: frozenset[str] = frozenset()
+
+    def mode_for(self, scope: Scope) -> FilterMode:
+        """The filter mode in effect for ``scope``."""
+        if self.filter_mode is not None:
+            return self.filter_mode
+        return "nofilter" if scope.kind == "all" else "added"
+
+
+def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) -> Guidance:
+    """Guidance files from the content under review (the snapshot's ``commit``), or with
+    --base from the base revision (a change cannot rewrite the rules it is reviewed by).
+    Read through git, so the snapshot's files need not be written yet."""
+    revision = scope.config_revision or commit
+
+    def read(name: str) -> str | None:
+        data = gitops.show_file(repo, revision, name)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    return load_guidance(config, gitops.files_at(repo, revision), read)
+
+
+CRITIC_FILES = 20
+CRITIC_LINES = 500
+
+
+def critic_wanted(config: Config, scope: Scope) -> bool:
+    """The critic setting, or by default: a full audit or a large change."""
+    if config.critic is not None:
+        return config.critic
+    if scope.kind == "all":
+        return True
+    changed = sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
+    return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
+
+
+_PREPARE = "copying the content under review into a read-only snapshot"
+_REMOVE = "removing the snapshot"
+
+
+def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
+    """A step of the review itself, shown by the progress display like an agent's."""
+    if events is not None:
+        events(AgentEvent(step, "setup", label, state))
+
+
+@contextmanager
+def _snapshot_in_progress(
+    repo: git.Repo, scope: Scope, env: Mapping[str, str], events: EventSink | None
+) -> Iterator[Snapshot]:
+    """The snapshot, with its making and removal shown: a large one takes seconds."""
+    _stage(events, "started", "snapshot", _PREPARE)
+    with snapshot(repo, scope, env) as content:
+        content.on_written(
+            lambda failure: _stage(events, "failed" if failure else "done", "snapshot", _PREPARE)
+        )
+        try:
+            yield content
+        finally:
+            _stage(events, "started", "cleanup", _REMOVE)
+    _stage(events, "done", "cleanup", _REMOVE)
+
+
+def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
+    cache: dict[str, list[str] | None] = {}
+
+    def read(path: str) -> list[str] | None:
+        if path not in cache:
+            try:
+                cache[path] = (
+                    (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+                )
+            except OSError:
+                cache[path] = None
+        return cache[path]
+
+    return read
+
+
+def review(
+    config: Config,
+    scope: Scope,
+    env: Mapping[str, str],
+    *,
+    events: EventSink | None = None,
+    options: ReportOptions | None = None,
+    notices: Callable[[str], None] | None = None,
+) -> Report:
+    """Review ``scope`` end to end and return the report (never raises for partial failure).
+
+    ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
+    """
+    options = options or ReportOptions()
+    mode = options.mode_for(scope)
+    started = time.monotonic()
+    warnings: list[str] = []
+    repo = open_repo(scope.root, env)
+    with (
+        closing(new_client(config, env)) as client,
+        _snapshot_in_progress(repo, scope, env, events) as content,
+    ):
+        skipped = {s.path: s.reason for s in scope.skipped}
+        guidance = _load_guidance(config, repo, scope, content.commit)
+        main_guidance, truncated = guidance.for_main()
+        workspace = Workspace(
+            content.root, scope.paths, content_id(repo, scope), skipped, ready=content.wait
+        )
+        summary = ""
+        with open_session(
+            config,
+            env,
+            client=client,
+            git_dir=scope.git_dir,
+            workspace=workspace,
+            guidance=guidance,
+            events=events,
+            notices=notices,
+            warnings=warnings,
+        ) as session:
+            workflow = Workflow(session)
+            try:
+                main = run_main_agent(session, workflow, task_text(scope, main_guidance))
+                summary = main.summary
+                if main.note:
+                    warnings.append(f"main agent: {main.note}")
+                save_conversation(session.journal, main, content.commit, scope.describe())
+                if critic_wanted(config, scope):
+                    added = run_critic(session, workflow, prescout_summary(scope))
+                    if added:
+                        summary += (
+                            f"\n\nThe completeness critic added {len(added)} concern(s) the "
+                            "first wave had not covered."
+                        )
+            except OrchReviewError as exc:
+                if exc.exit_code != ExitCode.INCOMPLETE:
+                    raise
+                warnings.append(str(exc))
+            ledger = session.ledger
+        content.wait()
+        read = _line_reader(content.root)
+        findings = triage(
+            (f for outcome in workflow.outcomes for f in outcome.findings),
+            read=read,
+            changes=scope.changes if scope.kind != "all" else None,
+            mode=mode,
+            baseline=options.baseline,
+            floor=config.strictness,
+        )
+        snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
+    if truncated or workflow.guidance_truncated:
+        warnings.append(
+            f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
+            "(guidance-max-bytes); the most specific guidance was kept."
+        )
+    if not workflow.outcomes:
+        warnings.append("No review workflow ran, so nothing was verified.")
+    usage = ledger.report()
+    if usage.unknown_price_models:
+        warnings.append(
+            "Cost is estimated with the highest known price for "
+            + ", ".join(usage.unknown_price_models)
+            + "; add their prices under [tool.orch-review.prices]."
+        )
+    report = build_report(
+        scope=scope.describe(),
+        summary=summary,
+        concerns=workflow.outcomes,
+        usage=usage,
+        wall_seconds=time.monotonic() - started,
+        model=config.model,
+        agent_model=config.agent_model,
+        warnings=warnings,
+        findings=findings,
+        scope_kind=scope.kind,
+        filter_mode=mode,
+    )
+    return dataclasses.replace(report, snippets=snippets)

@@ -1,0 +1,1 @@
+"""What a review produces: findings and verdicts, their triage, and the report."""

@@ -1,0 +1,92 @@
+"""The outcome of a review: findings, coverage and usage, and the exit code it implies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from orch_review.engine.budget import UsageReport
+from orch_review.engine.workflow import ConcernOutcome
+from orch_review.errors import ExitCode
+from orch_review.findings.records import Finding, Status, ranked
+from orch_review.findings.snippets import Snippet
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything reporters render; built once at the end of a review."""
+
+    scope: str
+    summary: str
+    findings: tuple[Finding, ...]
+    concerns: tuple[ConcernOutcome, ...]
+    usage: UsageReport
+    wall_seconds: float
+    model: str
+    agent_model: str
+    warnings: tuple[str, ...] = field(default=())
+    scope_kind: str = "all"
+    filter_mode: str = "nofilter"
+    # Fingerprint -> the code a finding points at (see orch_review.findings.snippets); display only.
+    snippets: Mapping[str, Snippet] = field(default_factory=dict)
+
+    @property
+    def confirmed(self) -> list[Finding]:
+        """Findings that survived verification, filtering and suppression, ranked."""
+        return self.with_status(Status.CONFIRMED)
+
+    def with_status(self, status: Status) -> list[Finding]:
+        """The findings that ended with ``status``, ranked."""
+        return [f for f in self.findings if f.status is status]
+
+    def counts(self) -> dict[str, int]:
+        """How many findings ended with each status."""
+        return {status.value: len(self.with_status(status)) for status in Status}
+
+    @property
+    def uncovered(self) -> list[ConcernOutcome]:
+        """Concerns that failed, were skipped, or whose findings were not all verified."""
+        return [c for c in self.concerns if not c.covered]
+
+    @property
+    def incomplete(self) -> bool:
+        """True when part of the review did not happen."""
+        return bool(self.uncovered) or self.usage.cap_reached is not None or not self.concerns
+
+    def exit_code(self, fail_on: str) -> ExitCode:
+        """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""
+        if self.incomplete:
+            return ExitCode.INCOMPLETE
+        if any(f.severity.at_least(fail_on) for f in self.confirmed):
+            return ExitCode.FINDINGS
+        return ExitCode.CLEAN
+
+
+def build_report(
+    *,
+    scope: str,
+    summary: str,
+    concerns: list[ConcernOutcome],
+    usage: UsageReport,
+    wall_seconds: float,
+    model: str,
+    agent_model: str,
+    warnings: list[str],
+    findings: list[Finding],
+    scope_kind: str,
+    filter_mode: str,
+) -> Report:
+    """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
+    return Report(
+        scope=scope,
+        summary=summary,
+        findings=tuple(ranked(findings)),
+        concerns=tuple(sorted(concerns, key=lambda c: c.index)),
+        usage=usage,
+        wall_seconds=wall_seconds,
+        model=model,
+        agent_model=agent_model,
+        warnings=tuple(warnings),
+        scope_kind=scope_kind,
+        filter_mode=filter_mode,
+    )

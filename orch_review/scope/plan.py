@@ -1,0 +1,108 @@
+"""``orch-review plan``: what a review would cover, with no API call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from orch_review.engine.prompts import MAIN_SYSTEM
+from orch_review.scope.diff import quote_path
+from orch_review.scope.prescout import task_text
+from orch_review.scope.resolve import Scope
+
+CHARS_PER_TOKEN = 4  # a rough average for code and English; --count-tokens asks the API
+
+
+def estimate_tokens(scope: Scope) -> int:
+    """A local estimate of the main agent's first prompt (system plus pre-scout)."""
+    return (len(MAIN_SYSTEM) + len(task_text(scope))) // CHARS_PER_TOKEN
+
+
+def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]:
+    """The plan as JSON-ready data (sorted, deterministic)."""
+    return {
+        "scope": {
+            "kind": scope.kind,
+            "description": scope.describe(),
+            "base": scope.base_commit,
+            "base_ref": scope.base_ref,
+            "head": scope.head_commit,
+            "source": scope.source,
+            "pathspecs": list(scope.pathspecs),
+        },
+        "files": [
+            {
+                "path": f.path,
+                "size": f.size,
+                "status": f.change.status if f.change else None,
+                "old_path": f.change.old_path if f.change else None,
+                "additions": f.change.additions if f.change else None,
+                "deletions": f.change.deletions if f.change else None,
+                "hunks": [list(h) for h in f.change.hunks] if f.change else None,
+            }
+            for f in sorted(scope.files, key=lambda f: f.path)
+        ],
+        "skipped": [
+            {"path": s.path, "reason": s.reason}
+            for s in sorted(scope.skipped, key=lambda s: s.path)
+        ],
+        "tokens": {
+            "estimate": estimate_tokens(scope),
+            "counted": counted_tokens,
+            "method": "count_tokens API" if counted_tokens is not None else "local estimate",
+        },
+    }
+
+
+def print_plan(data: dict[str, Any], console: Console, limit: int | None = None) -> None:
+    """The human-readable plan; each table lists at most ``limit`` rows (None: all)."""
+    boxed = console.is_terminal
+    if not boxed:
+        console.soft_wrap = True
+    scope = data["scope"]
+    console.print(Text.assemble(("scope", "bold"), f": {quote_path(scope['description'])}"))
+    count = len(data["files"])
+    console.print(Text(f"{count:,} file{'' if count == 1 else 's'} to review", style="bold"))
+    table = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
+    for column in ("file", "status", "+", "-", "bytes", "hunks"):
+        table.add_column(column, justify="right" if column in {"+", "-", "bytes"} else "left")
+    for f in data["files"][:limit]:
+        hunks = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or []))
+        status = f["status"] or ""
+        if f["old_path"]:
+            status = f"renamed from {quote_path(f['old_path'])}"
+        # Text, not str: a file named "[red]x" is a name, not markup.
+        table.add_row(
+            Text(quote_path(f["path"])),
+            Text(status),
+            "" if f["additions"] is None else str(f["additions"]),
+            "" if f["deletions"] is None else str(f["deletions"]),
+            f"{f['size']:,}",
+            hunks,
+        )
+    console.print(table)
+    _more(console, count, limit)
+    skipped_count = len(data["skipped"])
+    if skipped_count:
+        console.print(Text(f"{skipped_count:,} skipped", style="bold"))
+        skipped = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
+        skipped.add_column("file")
+        skipped.add_column("reason")
+        for s in data["skipped"][:limit]:
+            skipped.add_row(Text(quote_path(s["path"])), Text(quote_path(s["reason"])))
+        console.print(skipped)
+        _more(console, skipped_count, limit)
+    tokens = data["tokens"]
+    figure = tokens["counted"] if tokens["counted"] is not None else tokens["estimate"]
+    console.print(Text(f"pre-scout prompt: ~{figure:,} input tokens ({tokens['method']})"))
+
+
+def _more(console: Console, count: int, limit: int | None) -> None:
+    if limit is not None and count > limit:
+        console.print(
+            Text(f"... and {count - limit:,} more (--limit 0 lists them all; so does --json)")
+        )

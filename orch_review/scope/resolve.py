@@ -1,0 +1,458 @@
+"""What a review covers: which content, compared with what, and which files are reviewable.
+
+Four scopes: the current change (default), the index (``--staged``), a pull request
+(``--base``/``--head``) and every file (``--all``). Positional pathspecs narrow any of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from stat import S_ISLNK, S_ISREG
+from typing import TYPE_CHECKING, Literal
+
+from orch_review.errors import ExitCode, GitError, OrchReviewError
+from orch_review.scope import git as gitops
+from orch_review.scope.diff import FileChange, parse_patch
+from orch_review.scope.ignore import IgnoreRules, is_repository
+from orch_review.scope.reviewable import (
+    DEFAULT_GENERATED,
+    DEFAULT_MAX_FILE_SIZE,
+    REVIEW_IGNORE_FILE,
+    SUBMODULE_MODE,
+    SYMLINK_MODE,
+    ReviewRules,
+    SkippedFile,
+    SkipSettings,
+    file_looks_binary,
+    has_text_suffix,
+    looks_binary,
+)
+
+if TYPE_CHECKING:
+    import git
+
+ScopeKind = Literal["change", "staged", "base", "all"]
+Source = Literal["worktree", "index", "commit"]
+
+
+class NothingToReview(OrchReviewError):
+    """The scope holds no reviewable file; not an error for hooks (exit 0)."""
+
+    exit_code = ExitCode.CLEAN
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRequest:
+    """What the user asked for."""
+
+    kind: ScopeKind = "change"
+    base: str | None = None
+    head: str | None = None
+    pathspecs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewFile:
+    """One reviewable file in scope."""
+
+    path: str
+    size: int
+    change: FileChange | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The content one review covers, resolved against git."""
+
+    kind: ScopeKind
+    root: Path
+    git_dir: Path
+    head: str  # human description of HEAD
+    source: Source  # where the content comes from
+    base_commit: str | None  # what the change is compared with (None for --all)
+    head_commit: str | None  # the commit whose content is reviewed (source "commit")
+    files: tuple[ReviewFile, ...]
+    skipped: tuple[SkippedFile, ...]
+    pathspecs: tuple[str, ...]
+    untracked: tuple[str, ...] = ()  # untracked, not ignored files part of a worktree scope
+    base_ref: str | None = None
+    excluded: frozenset[str] = field(default_factory=frozenset)
+    # The revision configuration, ignore and guidance files are read from (with --base), so
+    # a change cannot weaken its own review; None: the content under review itself.
+    config_revision: str | None = None
+
+    def describe(self) -> str:
+        """One line for headers: what is reviewed, against what."""
+        narrowed = f" under {' '.join(self.pathspecs)}" if self.pathspecs else ""
+        if self.kind == "all":
+            return f"all tracked files{narrowed} ({self.head})"
+        against = self.base_ref or (self.base_commit or "")[:12]
+        if self.kind == "staged":
+            if not against:
+                return f"staged changes{narrowed} (the first commit: everything is new)"
+            return f"staged changes{narrowed} (against {against})"
+        if self.kind == "base":
+            return f"{(self.head_commit or '')[:12]} against merge-base with {against}{narrowed}"
+        return f"working tree changes{narrowed} against {against} ({self.head})"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Repository-relative paths of the reviewable files."""
+        return tuple(f.path for f in self.files)
+
+    @property
+    def changes(self) -> dict[str, FileChange]:
+        """Per reviewable path, its change (empty for ``--all``)."""
+        return {f.path: f.change for f in self.files if f.change is not None}
+
+
+def _review_rules(
+    repo: git.Repo, skip: SkipSettings, rev: str | None, untracked: tuple[str, ...] = ()
+) -> ReviewRules:
+    """Rules from ``.orch-reviewignore`` files and the config's ``exclude``.
+
+    The files are read at ``rev`` when given (a change cannot weaken its own review), else
+    from the working tree: the tracked ones, those among ``untracked`` (files that are part of
+    the change) and the one at the top in any case.
+    """
+    files: dict[str, str] = {}
+    if rev is not None:
+        for path in gitops.files_named(repo, rev, REVIEW_IGNORE_FILE):
+            raw = gitops.show_file(repo, rev, path)
+            if raw is not None:
+                files[_directory_of(path)] = raw.decode("utf-8", "replace")
+    else:
+        root = gitops.work_tree(repo)
+        named = gitops.files_named(repo, None, REVIEW_IGNORE_FILE)
+        named += [p for p in untracked if p.rpartition("/")[2] == REVIEW_IGNORE_FILE]
+        for path in {REVIEW_IGNORE_FILE, *named}:
+            full = root / path
+            if full.is_file():
+                files[_directory_of(path)] = full.read_text(encoding="utf-8", errors="replace")
+    return ReviewRules.build(files, skip.exclude, skip.generated, skip.max_file_size)
+
+
+def _directory_of(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def untracked_files(
+    repo: git.Repo, env: Mapping[str, str], pathspecs: tuple[str, ...] = ()
+) -> list[str]:
+    """Untracked files git does not ignore, decided with pathspec's gitwildmatch rules.
+
+    A nested repository is listed as its directory (git would record it as a submodule).
+    """
+    root = gitops.work_tree(repo)
+    rules = IgnoreRules.for_repository(
+        root, gitops.git_dir(repo), gitops.global_excludes_file(repo, env)
+    )
+    found: list[str] = []
+    for entry in gitops.untracked_entries(repo, pathspecs):
+        if entry.endswith("/"):
+            directory = entry.rstrip("/")
+            if rules.is_ignored(directory, is_dir=True):
+                continue
+            if is_repository(root / directory):
+                found.append(directory)
+            else:
+                found.extend(rules.walk(directory))
+        elif not rules.is_ignored(entry):
+            found.append(entry)
+    return sorted(found)
+
+
+def resolve_scope(
+    repo: git.Repo,
+    request: ScopeRequest,
+    *,
+    exclude: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+    generated: tuple[str, ...] = DEFAULT_GENERATED,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+) -> Scope:
+    """Resolve ``request`` against the repository; raises NothingToReview when empty.
+
+    ``exclude`` and ``generated`` are gitignore-style globs of files not to review; files
+    larger than ``max_file_size`` bytes are skipped too.
+    """
+    env = dict(os.environ) if env is None else env
+    skip = SkipSettings(exclude, generated, max_file_size)
+    if request.kind == "all":
+        return _resolve_all(repo, request, skip)
+    head = gitops.head_commit(repo)
+    specs = request.pathspecs
+    if request.kind == "staged":
+        conflicted = gitops.unmerged_paths(repo)
+        if conflicted:
+            raise GitError(
+                f"the index has unresolved merge conflicts ({', '.join(conflicted[:3])}"
+                f"{', ...' if len(conflicted) > 3 else ''}): resolve them and `git add` the "
+                "result before reviewing --staged."
+            )
+        # With no commit yet, `git diff --cached` compares with the empty tree by itself.
+        against = [head] if head else []
+        lines = gitops.diff_lines(repo, "--cached", *against, "--", *specs)
+        changes = parse_patch(lines)
+        base_ref = "HEAD" if head else None
+        return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None)
+    if head is None:
+        raise NothingToReview(
+            "nothing to review: HEAD has no commits yet (a new repository or orphan branch), so "
+            "there is nothing to compare with; use --all to review every file, or --staged."
+        )
+    base_ref = request.base or gitops.default_branch(repo)
+    if base_ref is None:
+        raise GitError(
+            "no default branch (origin/HEAD, main or master) to compare with: pass --base REF, "
+            "or use --all to review every file."
+        )
+    base_tip = gitops.resolve_commit(repo, base_ref)
+    # With an explicit --base, exclusions come from the base: a change cannot weaken its review.
+    config_rev = base_tip if request.base is not None else None
+    if request.kind == "base" and request.head is not None:
+        head_commit = gitops.resolve_commit(repo, request.head)
+        base = gitops.merge_base(repo, base_tip, head_commit, (base_ref, request.head))
+        changes = parse_patch(gitops.diff_lines(repo, base, head_commit, "--", *specs))
+        return _build(
+            repo, request, "commit", base, head_commit, base_ref, changes, (), skip, config_rev
+        )
+    base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
+    untracked = untracked_files(repo, env, specs)
+    # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
+    # part of the content under review, so it is not also a deletion.
+    present = set(untracked)
+    changes = [
+        c
+        for c in parse_patch(gitops.diff_lines(repo, base, "--", *specs))
+        if not (c.status == "deleted" and c.path in present)
+    ]
+    changes += [_untracked_change(repo, p) for p in untracked]
+    return _build(
+        repo,
+        request,
+        "worktree",
+        base,
+        None,
+        base_ref,
+        changes,
+        tuple(untracked),
+        skip,
+        config_rev,
+    )
+
+
+def _untracked_change(repo: git.Repo, path: str) -> FileChange:
+    full = gitops.work_tree(repo) / path
+    try:
+        if full.is_symlink():
+            data = os.readlink(full).encode("utf-8", "surrogateescape")
+        else:
+            with full.open("rb") as stream:
+                # A file over the size limit is skipped: its first bytes are enough.
+                data = stream.read(DEFAULT_MAX_FILE_SIZE + 1)
+    except OSError:
+        data = b""  # a nested repository, or gone since git listed it
+    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    binary = looks_binary(data)
+    return FileChange(
+        path=path,
+        status="added",
+        additions=0 if binary else lines,
+        binary=binary,
+        added_lines=frozenset() if binary else frozenset(range(1, lines + 1)),
+        hunks=() if binary or not lines else ((1, lines),),
+    )
+
+
+def _build(
+    repo: git.Repo,
+    request: ScopeRequest,
+    source: Source,
+    base: str | None,
+    head_commit: str | None,
+    base_ref: str | None,
+    changes: list[FileChange],
+    untracked: tuple[str, ...],
+    skip: SkipSettings,
+    config_rev: str | None,
+) -> Scope:
+    root = gitops.work_tree(repo)
+    rules = _review_rules(repo, skip, config_rev, untracked)
+    specs = request.pathspecs
+    # Only the changed files are looked up: in a big repository, listing and measuring every
+    # entry of the index or tree would cost more than the rest of resolving the scope.
+    present = [c.path for c in changes if c.status != "deleted"]
+    if source == "commit":
+        assert head_commit is not None
+        entries = gitops.tree_entries(repo, head_commit, present)
+    else:  # the index; for the working tree, sizes are read from the files below
+        entries = gitops.staged_entries(repo, present)
+    modes = {path: mode for path, (mode, _) in entries.items()}
+    sizes = {path: size for path, (_, size) in entries.items()} if source != "worktree" else {}
+    files: list[ReviewFile] = []
+    skipped: list[SkippedFile] = []
+    nested: set[str] = set()
+    for change in sorted(changes, key=lambda c: c.path):
+        if change.status == "deleted":
+            skipped.append(SkippedFile(change.path, "deleted in this change"))
+            continue
+        size = sizes.get(change.path)
+        mode = modes.get(change.path)
+        link_target = None
+        if source == "worktree":
+            full = root / change.path
+            try:
+                size = full.lstat().st_size
+            except OSError:
+                size = None
+            if full.is_symlink():
+                mode, link_target = SYMLINK_MODE, os.readlink(full)
+            elif full.is_dir():
+                mode = SUBMODULE_MODE
+                nested.add(change.path)
+        elif mode == SYMLINK_MODE:
+            # The link as it is in the content under review: the index (":0") or the commit.
+            rev = head_commit if source == "commit" and head_commit else ":0"
+            raw = gitops.show_file(repo, rev, change.path)
+            link_target = raw.decode("utf-8", "surrogateescape") if raw is not None else None
+        reason = rules.skip_reason(
+            change.path,
+            mode=mode,
+            size=size,
+            binary=change.binary,
+            link_target=link_target,
+            root=root,
+        )
+        if reason is not None:
+            skipped.append(SkippedFile(change.path, reason))
+        else:
+            files.append(ReviewFile(change.path, size or 0, change))
+    if not files:
+        raise NothingToReview(_nothing_message(request, source, base, skipped))
+    return Scope(
+        kind=request.kind,
+        root=root,
+        git_dir=gitops.git_dir(repo),
+        head=gitops.head_description(repo),
+        source=source,
+        base_commit=base,
+        head_commit=head_commit,
+        files=tuple(files),
+        skipped=tuple(skipped),
+        pathspecs=specs,
+        untracked=tuple(p for p in untracked if p not in nested),
+        base_ref=base_ref,
+        excluded=frozenset(s.path for s in skipped),
+        config_revision=config_rev,
+    )
+
+
+def _nothing_message(
+    request: ScopeRequest, source: Source, base: str | None, skipped: list[SkippedFile]
+) -> str:
+    where = f" under {' '.join(request.pathspecs)}" if request.pathspecs else ""
+    if skipped:
+        plan = "`orch-review plan" + (" --staged`" if source == "index" else "`")
+        return (
+            f"nothing to review: all {len(skipped)} changed files{where} are skipped (see "
+            f"{plan} for why); use --all to review every file."
+        )
+    if source == "index":
+        return (
+            f"nothing to review: no staged changes{where} (stage files with `git add`); use "
+            "--all to review every file."
+        )
+    if source == "worktree" and request.base is None and not request.pathspecs:
+        return (
+            f"nothing to review: no changes against the default branch (merge-base "
+            f"{(base or '')[:12]}), so there is nothing to compare with; use --all to review "
+            "every file, or --base REF to compare with another branch."
+        )
+    return f"nothing to review: no changed files{where}; use --all to review every file."
+
+
+def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> Scope:
+    root = gitops.work_tree(repo)
+    rules = _review_rules(repo, skip, None)
+    files: list[ReviewFile] = []
+    skipped: list[SkippedFile] = []
+    top = f"{root}/"
+    # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
+    # once per tracked file, 100,000 times in a big repository.
+    for path, mode in gitops.index_modes(repo, request.pathspecs).items():
+        full = top + path
+        try:
+            stat = os.lstat(full)
+        except OSError:
+            skipped.append(SkippedFile(path, "deleted in the working tree"))
+            continue
+        regular = S_ISREG(stat.st_mode)
+        link_target = os.readlink(full) if mode == SYMLINK_MODE and S_ISLNK(stat.st_mode) else None
+        reason = rules.skip_reason(
+            path,
+            mode=mode,
+            size=stat.st_size,
+            binary=partial(file_looks_binary, full)
+            if regular and not has_text_suffix(path)
+            else False,
+            link_target=link_target,
+            root=root,
+        )
+        if reason is not None:
+            skipped.append(SkippedFile(path, reason))
+        else:
+            files.append(ReviewFile(path, stat.st_size))
+    if not files:
+        where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
+        hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
+        raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")
+    return Scope(
+        kind="all",
+        root=root,
+        git_dir=gitops.git_dir(repo),
+        head=gitops.head_description(repo),
+        source="worktree",
+        base_commit=None,
+        head_commit=None,
+        files=tuple(files),
+        skipped=tuple(skipped),
+        pathspecs=request.pathspecs,
+        excluded=frozenset(s.path for s in skipped),
+    )
+
+
+def content_id(repo: git.Repo, scope: Scope) -> str:
+    """A hash of everything under review, for journal keys of concerns naming no file.
+
+    Computed when a review starts, not when the scope is resolved: ``plan`` never needs it.
+    """
+    source, files = scope.source, scope.files
+    digest = hashlib.sha256(source.encode())
+    if source == "commit":
+        digest.update((scope.head_commit or "").encode())
+        return digest.hexdigest()
+    digest.update(gitops.index_entries(repo).encode())
+    if source == "worktree":
+        root = gitops.work_tree(repo)
+        added = {f.path for f in files if f.change is not None and f.change.status == "added"}
+        for path in sorted(set(gitops.modified_files(repo)) | added):
+            digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+            digest.update(_file_digest(root / path))
+    return digest.hexdigest()
+
+
+def _file_digest(full: Path) -> bytes:
+    """SHA-256 of a file's content (of its target name for a symlink), read in chunks."""
+    try:
+        if full.is_symlink():
+            return hashlib.sha256(os.readlink(full).encode("utf-8", "surrogateescape")).digest()
+        with full.open("rb") as stream:
+            return hashlib.file_digest(stream, "sha256").digest()
+    except OSError:
+        return b"-"  # deleted, or a directory (a nested repository)

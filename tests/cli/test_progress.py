@@ -1,0 +1,98 @@
+"""Live progress: plain log lines off a terminal, a live table of running agents on one."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from rich.console import Console
+
+from orch_review.cli.progress import Progress
+from orch_review.engine.agent import AgentEvent
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _plain() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=200), buffer
+
+
+def _text(console: Console, renderable: object) -> str:
+    with console.capture() as capture:
+        console.print(renderable)
+    return capture.get()
+
+
+def test_plain_log_lines_with_elapsed_turns_tokens_and_totals() -> None:
+    console, buffer = _plain()
+    clock = Clock()
+    with Progress(console, clock=clock) as progress:
+        progress(AgentEvent("s1", "subagent", "SQL injection\n in app.py", "started"))
+        clock.now += 5
+        progress(AgentEvent("s1", "subagent", "SQL injection in app.py", "turn", 2, 1500, "5s"))
+        clock.now += 70
+        progress(AgentEvent("s1", "subagent", "SQL injection in app.py", "done", detail="3 turns"))
+        progress(AgentEvent("s2", "subagent", "Error handling", "cached"))
+        progress(AgentEvent("v1", "verifier", "SQL injection in app.py", "started"))
+        progress(AgentEvent("v1", "verifier", "SQL injection in app.py", "failed", detail="529"))
+
+    assert buffer.getvalue().splitlines() == [
+        "[subagent s1] started: SQL injection in app.py",
+        "[subagent s1] done: SQL injection in app.py (1m15s; 2 turns, 1,500 tokens)"
+        " — 0 running · subagents: 1 done",
+        "[subagent s2] cached: Error handling — 0 running · subagents: 1 done, 1 cached",
+        "[verifier v1] started: SQL injection in app.py",
+        "[verifier v1] failed: SQL injection in app.py (0s; 529)"
+        " — 0 running · subagents: 1 done, 1 cached · verifications: 1 failed",
+    ]
+
+
+def test_disabled_prints_nothing_but_still_counts() -> None:
+    console, buffer = _plain()
+    with Progress(console, enabled=False) as progress:
+        progress(AgentEvent("s1", "subagent", "x", "started"))
+        progress(AgentEvent("s1", "subagent", "x", "done"))
+    assert buffer.getvalue() == ""
+    assert progress.totals() == "0 running · subagents: 1 done"
+
+
+def test_live_view_lists_running_agents_in_start_order() -> None:
+    console, _ = _plain()
+    clock = Clock()
+    progress = Progress(console, enabled=False, clock=clock)
+    progress(AgentEvent("main", "main", "main agent", "started"))
+    progress(AgentEvent("s1", "subagent", "A concern " + "long " * 40, "started"))
+    progress(AgentEvent("s1", "subagent", "ignored", "turn", 4, 12_345))
+    clock.now += 42
+    progress(AgentEvent("v2", "verifier", "Another concern", "started"))
+    progress(AgentEvent("s9", "subagent", "Done one", "started"))
+    progress(AgentEvent("s9", "subagent", "Done one", "done"))
+
+    text = _text(console, progress.renderable())
+
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert re.match(r"role\s+concern\s+turns\s+tokens\s+elapsed", lines[0])
+    assert lines[1].startswith("main main")
+    assert re.search(r"subagent s1\s+A concern long long .*…\s+4\s+12,345\s+42s$", lines[2])
+    assert re.search(r"verifier v2\s+Another concern\s+0\s+0\s+0s$", lines[3])
+    assert lines[4] == "3 running · subagents: 1 done"
+    assert len(lines) == 5
+
+
+def test_on_a_terminal_the_live_table_replaces_log_lines() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=100)
+    with Progress(console) as progress:
+        progress(AgentEvent("s1", "subagent", "A concern", "started"))
+        progress(AgentEvent("s1", "subagent", "A concern", "done"))
+    out = buffer.getvalue()
+    assert "[subagent s1]" not in out  # no log lines: the (transient) live view was used

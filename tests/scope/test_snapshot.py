@@ -1,0 +1,261 @@
+"""The snapshot agents work in: exactly the content under review, read-only, cleaned up."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from orch_review.scope import git as gitops
+from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
+from orch_review.scope.snapshot import snapshot
+from tests.conftest import GitRepoFactory, git
+from tests.gitrepos import branch_repo, commit, head, write
+
+
+def _resolve(repo: Path, request: ScopeRequest) -> Scope:
+    return resolve_scope(gitops.open_repo(repo), request, env=dict(os.environ))
+
+
+@contextmanager
+def _written(repo: Path, scope: Scope) -> Iterator[Path]:
+    """The snapshot's directory, once its files are written."""
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        content.wait()
+        yield content.root
+
+
+def _files(root: Path) -> dict[str, str]:
+    """Every file of the snapshot's work tree (``.git`` left out) with its text."""
+    found = {}
+    for current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = Path(current, name)
+            found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
+    return found
+
+
+def _state(repo: Path) -> tuple[str, bytes, str]:
+    """What a snapshot must not change in the user's repository."""
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    index = (repo / ".git" / "index").read_bytes() if (repo / ".git" / "index").exists() else b""
+    return git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"), index, refs
+
+
+@pytest.fixture
+def worked_repo(git_repo: GitRepoFactory) -> Path:
+    """A feature branch with a commit, a staged edit, a further unstaged edit of the same
+    file, an untracked file and ignored files (one at the top, one in an ignored dir)."""
+    repo = branch_repo(git_repo)
+    commit(repo, {"committed.py": "committed\n"})
+    write(repo, {"app.py": "staged version\n"})
+    git(repo, "add", "app.py")
+    write(repo, {"app.py": "working copy version\n", "new.py": "untracked\n"})
+    write(repo, {".env": "SECRET=1\n", "build/out.py": "generated\n", "debug.log": "noise\n"})
+    (repo / "README.md").unlink()
+    return repo
+
+
+def test_staged_snapshot_holds_the_index(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest("staged"))
+
+    with _written(worked_repo, scope) as root:
+        files = _files(root)
+
+    assert files["app.py"] == "staged version\n"
+    assert files["README.md"] == "# demo\n"  # deleted in the working tree only
+    assert {"new.py", ".env", "build/out.py", "debug.log"}.isdisjoint(files)
+
+
+def test_default_snapshot_holds_the_working_copy_without_ignored_files(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _written(worked_repo, scope) as root:
+        files = _files(root)
+
+    assert files["app.py"] == "working copy version\n"
+    assert files["new.py"] == "untracked\n"
+    assert files["committed.py"] == "committed\n"
+    assert {"README.md", ".env", "build/out.py", "debug.log"}.isdisjoint(files)
+
+
+def test_pull_request_snapshot_holds_the_head_commit(worked_repo: Path) -> None:
+    git(worked_repo, "stash", "-q", "--include-untracked")
+    git(worked_repo, "checkout", "-q", "main")  # the PR branch need not be checked out
+    write(worked_repo, {"app.py": "uncommitted on main\n"})
+    scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
+
+    with _written(worked_repo, scope) as root:
+        files = _files(root)
+        log = subprocess.run(
+            ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
+        )
+
+    assert files["committed.py"] == "committed\n"
+    assert files["app.py"] == BASE_APP
+    assert ".env" not in files
+    assert log.stdout.split("\n")[0] == "c"
+
+
+BASE_APP = "def greet(name):\n    return 'hello ' + name\n"
+
+
+def test_all_snapshot_holds_tracked_files_as_on_disk(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest("all"))
+
+    with _written(worked_repo, scope) as root:
+        files = _files(root)
+
+    assert files["app.py"] == "working copy version\n"
+    assert {"new.py", ".env", "README.md"}.isdisjoint(files)
+
+
+@pytest.mark.parametrize("kind", ["change", "staged"])
+def test_git_diff_against_the_base_and_git_log_work_inside(worked_repo: Path, kind: str) -> None:
+    scope = _resolve(worked_repo, ScopeRequest(kind))  # type: ignore[arg-type]
+    assert scope.base_commit is not None
+
+    with _written(worked_repo, scope) as root:
+        diff = subprocess.run(
+            ["git", "diff", "--stat", scope.base_commit, "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]},  # as agents run it
+        )
+        log = subprocess.run(["git", "log", "-p", "-3"], cwd=root, capture_output=True, text=True)
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+        )
+
+    assert diff.returncode == 0, diff.stderr
+    changed = {line.split("|")[0].strip() for line in diff.stdout.splitlines() if "|" in line}
+    assert changed == {s.path for s in [*scope.files, *scope.skipped]}
+    assert log.returncode == 0 and "orch-review snapshot" in log.stdout
+    assert status.stdout == ""  # the snapshot is exactly its commit
+
+
+def test_snapshot_is_read_only_and_removed_afterwards(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _written(worked_repo, scope) as root:
+        modes = {
+            p.relative_to(root).as_posix(): p.stat().st_mode
+            for p in [root, root / "lib", root / "app.py", root / "lib" / "util.py"]
+        }
+
+    assert all(not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) for mode in modes.values())
+    assert not root.exists()
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_snapshot_is_removed_on_error_and_interrupt(
+    worked_repo: Path, error: type[BaseException]
+) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+    seen: list[Path] = []
+
+    with pytest.raises(error), _written(worked_repo, scope) as root:
+        seen.append(root)
+        raise error()
+
+    assert seen and not seen[0].exists()
+
+
+@pytest.mark.parametrize("kind", ["change", "staged", "all"])
+def test_the_users_repository_is_left_as_it_was(worked_repo: Path, kind: str) -> None:
+    before = _state(worked_repo)
+    scope = _resolve(worked_repo, ScopeRequest(kind))  # type: ignore[arg-type]
+
+    with snapshot(gitops.open_repo(worked_repo), scope, os.environ):
+        pass
+
+    assert _state(worked_repo) == before
+
+
+def test_awkward_names_are_materialized(git_repo: GitRepoFactory) -> None:
+    repo = branch_repo(git_repo)
+    names = ["with space.py", "ünï.py", "new\nline.py", "-dash.py", "tab\tname.py"]
+    commit(repo, {names[0]: "0\n", names[1]: "1\n"})
+    write(repo, {names[2]: "2\n", names[3]: "3\n", names[4]: "4\n"})
+    git(repo, "add", "--", names[2])
+    scope = _resolve(repo, ScopeRequest())
+
+    with _written(repo, scope) as root:
+        files = _files(root)
+
+    assert {name: files[name] for name in names} == {n: f"{i}\n" for i, n in enumerate(names)}
+
+
+def test_a_large_tree_is_materialized_whole(git_repo: GitRepoFactory) -> None:
+    # Past git's threshold (100 files) the checkout is parallel: every file, link and mode
+    # must come out as from a plain checkout.
+    files = {f"pkg{n % 7}/mod{n}.py": f"value = {n}\n" for n in range(400)}
+    repo = git_repo({**files, "run.sh": "echo hi\n"})
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link.py").symlink_to("pkg0/mod0.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "links and modes")
+    scope = _resolve(repo, ScopeRequest("all"))
+
+    with _written(repo, scope) as root:
+        found = _files(root)
+        assert os.readlink(root / "link.py") == "pkg0/mod0.py"
+        assert os.access(root / "run.sh", os.X_OK)
+
+    assert found == {**files, "run.sh": "echo hi\n", "link.py": "value = 0\n"}
+
+
+def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
+    git_repo: GitRepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = branch_repo(git_repo)
+    write(repo, {"app.py": "in the hook's index\n"})
+    temp_index = tmp_path / "next-index.lock"
+    hook_env = {**os.environ, "GIT_INDEX_FILE": str(temp_index)}
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=repo, env=hook_env, check=True)
+    subprocess.run(["git", "add", "app.py"], cwd=repo, env=hook_env, check=True)
+    write(repo, {"app.py": "edited after staging\n"})
+    index_before = temp_index.read_bytes()
+    real_index_before = (repo / ".git" / "index").read_bytes()
+    monkeypatch.setenv("GIT_DIR", ".git")  # relative, as git sets it for hooks
+    monkeypatch.setenv("GIT_INDEX_FILE", str(temp_index))
+    monkeypatch.chdir(repo)
+    opened = gitops.open_repo(repo, os.environ)
+
+    for kind, expected in (
+        ("staged", "in the hook's index\n"),
+        ("change", "edited after staging\n"),
+    ):
+        scope = resolve_scope(opened, ScopeRequest(kind), env=dict(os.environ))  # type: ignore[arg-type]
+        with snapshot(opened, scope, os.environ) as content:
+            content.wait()
+            assert (content.root / "app.py").read_text() == expected
+            assert not (content.root / ".git" / "next-index.lock").exists()
+
+    assert temp_index.read_bytes() == index_before
+    assert (repo / ".git" / "index").read_bytes() == real_index_before
+    assert head(repo) == git(repo, "rev-parse", "main").strip()
+
+
+def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    git(tmp_path, "init", "-q", "-b", "main", "--object-format=sha256", str(repo))
+    commit(repo, {"a.py": "a\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {"a.py": "b\n"})
+    scope = _resolve(repo, ScopeRequest())
+
+    with _written(repo, scope) as root:
+        diff = subprocess.run(
+            ["git", "diff", "--stat", head(repo), "HEAD"], cwd=root, capture_output=True, text=True
+        )
+        assert (root / "a.py").read_text() == "b\n"
+
+    assert diff.returncode == 0 and " a.py | 2 +-" in diff.stdout, diff.stderr
