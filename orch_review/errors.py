@@ -32,6 +32,14 @@ class ConfigError(OrchReviewError):
     """Configuration is unreadable or invalid (names the key and the file)."""
 
 
+class UsageError(OrchReviewError):
+    """Options that contradict each other or cannot be carried out (names what to change)."""
+
+
+class OutputError(OrchReviewError):
+    """A report file cannot be written where it was asked for."""
+
+
 class GitError(OrchReviewError):
     """Not a git repository, a bad ref, or git refusing what we asked."""
 

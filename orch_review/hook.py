@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from orch_review.core import ReviewOptions
 from orch_review.errors import CredentialsMissing, ExitCode
-from orch_review.scope.resolve import ScopeRequest
 
 SKIP_HINT = "set ANTHROPIC_API_KEY to enable it, or SKIP=orch-review to silence this hook"
 
@@ -29,20 +29,22 @@ class HookRequest:
         """Read ``PRE_COMMIT_FROM_REF``/``PRE_COMMIT_TO_REF`` (set for pre-push)."""
         return cls(tuple(files), env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF"))
 
-    def scope_request(self) -> ScopeRequest:
-        """The scope: the pushed commits for pre-push, else the index, narrowed to the files.
+    def options(self, settings: Mapping[str, object]) -> ReviewOptions:
+        """The review: the pushed commits for pre-push, else the index, narrowed to the files.
 
         File names are literal pathspecs: pre-commit passes real names, which may contain
         characters git would otherwise treat as globs or magic.
         """
         pathspecs = tuple(f":(literal){name}" for name in self.files)
         if self.from_ref and self.to_ref:
-            return ScopeRequest("base", base=self.from_ref, head=self.to_ref, pathspecs=pathspecs)
-        return ScopeRequest("staged", pathspecs=pathspecs)
+            return ReviewOptions(
+                base=self.from_ref, head=self.to_ref, paths=pathspecs, settings=settings
+            )
+        return ReviewOptions(staged=True, paths=pathspecs, settings=settings)
 
 
 def missing_key(require_key: bool) -> tuple[str, ExitCode]:
     """The one line printed without credentials, and the exit code it goes with."""
     if require_key:
-        raise CredentialsMissing(f"orch-review: no API key, and --require-key is set: {SKIP_HINT}.")
+        raise CredentialsMissing(f"no API key, and --require-key is set: {SKIP_HINT}.")
     return f"orch-review: review skipped: no API key ({SKIP_HINT}).", ExitCode.CLEAN

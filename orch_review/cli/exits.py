@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec
 
 import click
 
@@ -21,7 +21,6 @@ from orch_review import __version__
 from orch_review.errors import ExitCode, OrchReviewError
 
 P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def crash_dir() -> Path:
@@ -67,16 +66,18 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Map :class:`OrchReviewError` to its exit code, Ctrl-C to 130, SIGTERM to 143 (both
-    after cleaning up: snapshots removed, finished agents journaled), crashes to a log."""
+def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
+    """The one place exit codes become the process's exit status: a command's returned
+    :class:`ExitCode` (None is 0), :class:`OrchReviewError` to its exit code, Ctrl-C to 130,
+    SIGTERM to 143 (both after cleaning up: snapshots removed, finished agents journaled),
+    crashes to a log and 4."""
 
     @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
         try:
-            return fn(*args, **kwargs)
+            code = fn(*args, **kwargs)
         except Terminated:
             click.echo(f"orch-review: terminated; {RESUME_HINT}", err=True)
             sys.exit(int(ExitCode.TERMINATED))
@@ -102,5 +103,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+        if code is not None and code != ExitCode.CLEAN:
+            sys.exit(int(code))
 
     return wrapper

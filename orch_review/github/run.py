@@ -87,10 +87,10 @@ def run_github(
     events: EventSink | None = None,
 ) -> ExitCode:
     """Review the pull request, post the results, write outputs; returns the exit code."""
-    from orch_review.config.from_revision import settings_and_scope
+    from orch_review import core
     from orch_review.engine.client import has_credentials
-    from orch_review.engine.review import ReportOptions, review
-    from orch_review.scope.resolve import NothingToReview, ScopeRequest
+    from orch_review.scope.git import work_tree
+    from orch_review.scope.resolve import NothingToReview
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
@@ -111,14 +111,22 @@ def run_github(
             env=auth_env(context.server_url, context.token, repo),
         ):
             warn(f"orch-review: {line}")
-    request = ScopeRequest("base", base=pull.base_sha, head=pull.head_sha, pathspecs=run.pathspecs)
+    options = core.ReviewOptions(
+        base=pull.base_sha,
+        head=pull.head_sha,
+        paths=run.pathspecs,
+        exclude=run.exclude,
+        settings=run.overrides,
+        filter_mode=run.filter_mode,
+        json_file=run.json_file,
+        sarif_file=run.sarif_file,
+    )
     try:
-        config, scope = settings_and_scope(repo, request, env, run.overrides, run.exclude)
+        prepared = core.prepare(work_tree(repo), options, env)
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    report = review(config, scope, env, events=events, options=ReportOptions(run.filter_mode))
-    _write_files(report, run)
+    report = core.run(prepared, events=events)
     outcome = _post(report, pull, context, run.comment_mode)
     if outcome.fallback:
         warn(f"orch-review: {outcome.fallback}; the findings are annotations instead.")
@@ -143,16 +151,6 @@ def _post(report: Report, pull: PullRequest, context: GitHubContext, mode: Comme
         return Outcome(mode, placement, fallback="no GitHub token (set GITHUB_TOKEN)")
     with GitHubClient(context.api_url, context.repository, context.token) as client:
         return publish(client, pull, report, mode)
-
-
-def _write_files(report: Report, run: GitHubRun) -> None:
-    from orch_review.reporters import registry
-
-    renderers = registry()
-    for path, name in ((run.json_file, "json"), (run.sarif_file, "sarif")):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(renderers[name](report), encoding="utf-8")
 
 
 def _finish(env: Mapping[str, str], report: Report | None, run: GitHubRun, markdown: str) -> None:

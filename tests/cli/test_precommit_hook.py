@@ -229,6 +229,7 @@ def test_require_key_fails_with_exit_2(install: Callable[..., Hooked]) -> None:
     assert result.returncode != 0
     assert "exit code: 2" in output
     assert "--require-key" in output
+    assert "orch-review: orch-review:" not in output
 
 
 def test_try_repo_runs_the_hook_on_staged_files(

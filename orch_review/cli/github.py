@@ -1,0 +1,130 @@
+"""``orch-review github``: review a pull request in GitHub Actions and comment on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orch_review.cli.exits import handle_errors
+from orch_review.cli.options import (
+    EXIT_CODES_HELP,
+    model_options,
+    overrides,
+    report_file_options,
+)
+from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, FilterMode
+from orch_review.errors import ExitCode
+from orch_review.scope.pathspecs import from_cwd
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--comment-mode",
+    type=click.Choice(["review", "summary", "annotations", "none"]),
+    default="review",
+    show_default=True,
+    help="review: inline comments and a summary comment; summary: the summary comment only; "
+    "annotations: workflow-command annotations, no comments; none: post nothing.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON_LEVELS),
+    default="never",
+    show_default=True,
+    help="Exit 1 at this severity or above.",
+)
+@model_options
+@click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
+@click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB (repeatable)."
+)
+@click.option(
+    "--filter-mode",
+    type=click.Choice(FILTER_MODES),
+    help="Which findings to report: on added lines (default), in diff hunks, in changed "
+    "files, or all.",
+)
+@report_file_options
+@click.option(
+    "--event",
+    "event_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The event payload [default: $GITHUB_EVENT_PATH].",
+)
+@click.option("--pr", "pr_number", type=int, help="Review this pull request (read from the API).")
+@click.option("--repo", "repository", metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
+@click.option("--no-fetch", is_flag=True, help="Do not fetch missing history of a shallow clone.")
+@click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@handle_errors
+def github(
+    paths: tuple[str, ...],
+    comment_mode: str,
+    fail_on: str,
+    model: str | None,
+    subagent_model: str | None,
+    effort: str | None,
+    max_agents: int | None,
+    max_cost_usd: float | None,
+    exclude: tuple[str, ...],
+    filter_mode: FilterMode | None,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    event_path: Path | None,
+    pr_number: int | None,
+    repository: str | None,
+    no_fetch: bool,
+    no_progress: bool,
+) -> ExitCode:
+    """Review a pull request in GitHub Actions and comment on it.
+
+    Reads the pull request from $GITHUB_EVENT_PATH (or --pr with --repo), reviews its head
+    against the merge-base with its base (the same review as --base BASE --head HEAD), then
+    posts inline comments on diff lines and one summary comment, edited in place on re-runs.
+    A token that may not comment (pull requests from forks) falls back to annotations and
+    the job summary. Needs GITHUB_TOKEN; writes $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.
+    """
+    from typing import cast
+
+    from rich.console import Console
+
+    from orch_review.cli.progress import Progress
+    from orch_review.core import take_environment
+    from orch_review.github.publish import CommentMode
+    from orch_review.github.run import GitHubRun, run_github
+    from orch_review.scope.git import open_repo, work_tree
+
+    env = take_environment()
+    repo = open_repo(Path.cwd(), env)
+    run = GitHubRun(
+        comment_mode=cast(CommentMode, comment_mode),
+        fail_on=fail_on,
+        pathspecs=from_cwd(paths, Path.cwd(), work_tree(repo)),
+        exclude=exclude,
+        overrides=overrides(
+            model=model,
+            subagent_model=subagent_model,
+            effort=effort,
+            max_agents=max_agents,
+            max_cost_usd=max_cost_usd,
+        ),
+        filter_mode=filter_mode,
+        sarif_file=sarif_file,
+        json_file=json_file,
+        event_path=event_path,
+        pr_number=pr_number,
+        repository=repository,
+        fetch=not no_fetch,
+    )
+    with Progress(Console(stderr=True), enabled=not no_progress) as progress:
+        code = run_github(
+            repo,
+            run,
+            env,
+            echo=click.echo,
+            warn=lambda line: click.echo(line, err=True),
+            events=progress,
+        )
+    return code

@@ -1,0 +1,67 @@
+"""``orch-review journal``: inspect or clear the journal that lets a review resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orch_review.cli.exits import handle_errors
+
+
+@click.group()
+def journal() -> None:
+    """Inspect or clear the journal that lets an interrupted review resume."""
+
+
+def _journal_path() -> Path:
+    from orch_review.config.settings import load_config
+    from orch_review.core import take_environment
+    from orch_review.engine.journal import default_journal_path
+    from orch_review.scope.git import git_dir, open_repo, work_tree
+
+    env = take_environment()
+    repo = open_repo(Path.cwd(), env)
+    config = load_config(work_tree(repo), env, {})
+    return config.journal_path or default_journal_path(git_dir(repo))
+
+
+@journal.command()
+@handle_errors
+def stats() -> None:
+    """Show how many agent results the journal holds."""
+    import datetime
+
+    from orch_review.engine.journal import Journal
+
+    path = _journal_path()
+    if not path.exists():
+        click.echo(f"journal: {path} (empty: no review has run here yet)")
+        return
+    with Journal(path) as store:
+        info = store.stats()
+    click.echo(f"journal: {info.path}")
+    click.echo(f"entries: {info.entries} ({info.total_bytes:,} bytes)")
+    for kind, count in sorted(info.by_kind.items()):
+        click.echo(f"  {kind}: {count}")
+    if info.newest is not None:
+        newest = datetime.datetime.fromtimestamp(info.newest).isoformat(timespec="seconds")
+        click.echo(f"newest: {newest}")
+
+
+@journal.command()
+@handle_errors
+def clear() -> None:
+    """Forget every stored agent result (the next review pays in full)."""
+    from orch_review.engine.journal import Journal, JournalError, delete_journal_files
+
+    path = _journal_path()
+    try:
+        with Journal(path) as store:
+            removed = store.clear()
+    except JournalError:
+        # An unreadable journal is exactly what `clear` is for: remove the files.
+        delete_journal_files(path)
+        click.echo(f"removed the unreadable journal {path}")
+        return
+    click.echo(f"removed {removed} entries")

@@ -1,0 +1,95 @@
+"""Flags shared by several commands, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orch_review.config.choices import EFFORTS
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  no confirmed finding at or above --fail-on
+  1  confirmed findings at or above --fail-on
+  2  usage or configuration error
+  3  review incomplete (API failure, budget cap, agent failure)
+  4  internal error (a crash log is written)
+  130 interrupted (Ctrl-C), 143 terminated (SIGTERM): run again to resume"""
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def option_group(*decorators: Decorator) -> Decorator:
+    """Several click options applied as one decorator, in the order listed (for --help)."""
+
+    def apply(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            fn = decorator(fn)
+        return fn
+
+    return apply
+
+
+# The flags that choose what is reviewed, shared by `review` and `plan`.
+scope_options = option_group(
+    click.argument("paths", nargs=-1, type=click.Path()),
+    click.option(
+        "--staged",
+        is_flag=True,
+        help="Review the index: exactly what `git commit` would record.",
+    ),
+    click.option(
+        "--base",
+        "base",
+        metavar="REF",
+        help="Compare with the merge-base of REF and HEAD (config is read from REF).",
+    ),
+    click.option(
+        "--head",
+        "head",
+        metavar="REF",
+        help="With --base: review the committed content of REF (a pull request).",
+    ),
+    click.option(
+        "--all", "review_all", is_flag=True, help="Review every tracked file (a full audit)."
+    ),
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="GLOB",
+        help="Leave out paths matching GLOB (repeatable; adds to config).",
+    ),
+)
+
+# --model, --subagent-model and --effort, shared by the commands that review.
+model_options = option_group(
+    click.option("--model", help="Model for the main agent [default: claude-opus-5-5]."),
+    click.option("--subagent-model", help="Model for subagents and verifiers [default: --model]."),
+    click.option(
+        "--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh]."
+    ),
+)
+
+# --json FILE and --sarif FILE, the report files `review` and `github` can write.
+report_file_options = option_group(
+    click.option(
+        "--json",
+        "json_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write the JSON report to this file (its folder is created).",
+    ),
+    click.option(
+        "--sarif",
+        "sarif_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
+    ),
+)
+
+
+def overrides(**flags: Any) -> dict[str, object]:
+    """The configuration keys a command's flags set (flags left out are not overrides)."""
+    return {name: value for name, value in flags.items() if value is not None}

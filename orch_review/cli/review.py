@@ -1,0 +1,161 @@
+"""``orch-review review`` (the default command): review and print verified findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orch_review.cli.exits import handle_errors
+from orch_review.cli.options import (
+    EXIT_CODES_HELP,
+    model_options,
+    overrides,
+    report_file_options,
+    scope_options,
+)
+from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES, FilterMode
+from orch_review.errors import ExitCode
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@scope_options
+@model_options
+@click.option(
+    "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Exit 1 at this severity or above [high]."
+)
+@click.option("--max-concurrent", type=int, help="Agents running at once [10].")
+@click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
+@click.option("--max-total-tokens", type=int, help="Hard cap on tokens used in this review.")
+@click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
+@click.option(
+    "--journal",
+    "journal_path",
+    type=click.Path(path_type=Path),
+    help="Journal file [default: .git/orch-review/journal.sqlite3].",
+)
+@click.option("--no-journal", is_flag=True, help="Neither reuse nor store agent results.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOX_MODES),
+    help="Run agents' commands under bubblewrap: auto falls back with a warning, on "
+    "refuses to run without it [auto].",
+)
+@click.option(
+    "--bwrap-path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The bwrap executable to use [found on PATH].",
+)
+@report_file_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout (github: workflow-command annotations).",
+)
+@click.option(
+    "--critic/--no-critic",
+    default=None,
+    help="Run the completeness critic after the first wave [on for --all and large changes].",
+)
+@click.option(
+    "--filter-mode",
+    type=click.Choice(FILTER_MODES),
+    help="Which findings to report: on added lines, in diff hunks, in changed files, "
+    "or all [added; nofilter for --all].",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A previous JSON report: findings already in it are suppressed.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
+)
+@click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@handle_errors
+def review(
+    paths: tuple[str, ...],
+    staged: bool,
+    base: str | None,
+    head: str | None,
+    review_all: bool,
+    exclude: tuple[str, ...],
+    model: str | None,
+    subagent_model: str | None,
+    effort: str | None,
+    fail_on: str | None,
+    max_concurrent: int | None,
+    max_agents: int | None,
+    max_total_tokens: int | None,
+    max_cost_usd: float | None,
+    journal_path: Path | None,
+    no_journal: bool,
+    sandbox: str | None,
+    bwrap_path: Path | None,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    output_format: str,
+    critic: bool | None,
+    filter_mode: FilterMode | None,
+    baseline: Path | None,
+    quiet: bool,
+    verbose: bool,
+    no_progress: bool,
+) -> ExitCode:
+    """Review code and print verified findings, most severe first.
+
+    By default the change on your branch is reviewed: committed and uncommitted changes
+    (and new untracked files) against the merge-base with the default branch. PATHS narrow
+    any scope to these files or directories (git pathspecs).
+    """
+    from rich.console import Console
+
+    from orch_review import core
+    from orch_review.cli.progress import Progress
+    from orch_review.reporters import registry
+    from orch_review.reporters.terminal import print_report
+
+    options = core.ReviewOptions(
+        staged=staged,
+        base=base,
+        head=head,
+        all_files=review_all,
+        paths=paths,
+        exclude=exclude,
+        settings=overrides(
+            model=model,
+            subagent_model=subagent_model,
+            effort=effort,
+            fail_on=fail_on,
+            max_concurrent=max_concurrent,
+            max_agents=max_agents,
+            max_total_tokens=max_total_tokens,
+            max_cost_usd=max_cost_usd,
+            journal_path=journal_path.resolve() if journal_path else None,
+            journal=False if no_journal else None,
+            sandbox=sandbox,
+            bwrap_path=bwrap_path.resolve() if bwrap_path else None,
+            filter_mode=filter_mode,
+            critic=critic,
+        ),
+        baseline=baseline,
+        json_file=json_file,
+        sarif_file=sarif_file,
+    )
+    prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    stderr = Console(stderr=True)
+    with Progress(stderr, enabled=not no_progress and not quiet) as progress:
+        report = core.run(
+            prepared,
+            events=progress,
+            notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
+        )
+    if output_format == "text":
+        print_report(report, Console(), quiet=quiet, verbose=verbose)
+    else:
+        click.echo(registry()[output_format](report), nl=False)
+    return report.exit_code(prepared.config.fail_on)

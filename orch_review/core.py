@@ -1,0 +1,192 @@
+"""The library front door: review a repository from Python exactly as the CLI does.
+
+    from orch_review import review, ReviewOptions
+    report = review("path/to/repo", ReviewOptions(base="origin/main"))
+    print(report.exit_code("high"), len(report.confirmed))
+
+The CLI, the pre-commit hook and ``orch-review github`` are thin callers of
+:func:`prepare` and :func:`run`. Nothing here imports click or rich.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orch_review.errors import UsageError
+
+if TYPE_CHECKING:
+    import git
+
+    from orch_review.config.choices import FilterMode
+    from orch_review.config.settings import Config
+    from orch_review.engine.agent import EventSink
+    from orch_review.findings.report import Report
+    from orch_review.reporters.files import ReportFile
+    from orch_review.scope.resolve import Scope, ScopeRequest
+
+# Read once into the review's own environment, then removed from the process's, so that no
+# child process (git on the host, an agent's shell) inherits them.
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+
+
+def take_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of the environment for the review to read; the secrets are then removed from
+    ``environ`` (the process environment by default)."""
+    source = os.environ if environ is None else environ
+    env = dict(source)
+    for name in SECRET_VARIABLES:
+        source.pop(name, None)
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewOptions:
+    """What to review and how: the library's form of the review command's flags.
+
+    With no scope option, the change on the current branch is reviewed (committed and
+    uncommitted, against the merge-base with the default branch). ``paths`` are git
+    pathspecs relative to the repository's top. ``settings`` overrides configuration keys by
+    their :class:`~orch_review.config.settings.Config` field names (``model``,
+    ``max_agents``, ``max_cost_usd``, ...), over ``[tool.orch-review]`` and the environment.
+    """
+
+    staged: bool = False
+    base: str | None = None
+    head: str | None = None
+    all_files: bool = False
+    paths: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    settings: Mapping[str, object] = field(default_factory=dict)
+    filter_mode: FilterMode | None = None
+    baseline: Path | None = None
+    json_file: Path | None = None
+    sarif_file: Path | None = None
+
+    def scope_request(self, pathspecs: tuple[str, ...]) -> ScopeRequest:
+        """The scope these options ask for; raises :class:`UsageError` on contradictions."""
+        from orch_review.scope.resolve import ScopeRequest
+
+        chosen = [
+            flag
+            for flag, on in (
+                ("--staged", self.staged),
+                ("--base", self.base),
+                ("--all", self.all_files),
+            )
+            if on
+        ]
+        if len(chosen) > 1:
+            raise UsageError(f"{' and '.join(chosen)} cannot be combined: choose one scope.")
+        if self.head is not None and self.base is None:
+            raise UsageError("--head needs --base (the branch the change will merge into).")
+        if self.staged:
+            return ScopeRequest("staged", pathspecs=pathspecs)
+        if self.all_files:
+            return ScopeRequest("all", pathspecs=pathspecs)
+        if self.base is not None:
+            if self.head is not None:
+                return ScopeRequest("base", base=self.base, head=self.head, pathspecs=pathspecs)
+            return ScopeRequest("change", base=self.base, head=self.head, pathspecs=pathspecs)
+        return ScopeRequest("change", pathspecs=pathspecs)
+
+    @property
+    def report_files(self) -> list[ReportFile]:
+        """The report files asked for, as (format, path)."""
+        wanted = (("json", self.json_file), ("sarif", self.sarif_file))
+        return [(name, path) for name, path in wanted if path is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedReview:
+    """A review ready to run: its configuration and resolved scope, no API call made yet."""
+
+    repo: git.Repo
+    config: Config
+    scope: Scope
+    env: Mapping[str, str]
+    options: ReviewOptions
+
+
+def prepare(
+    repo: str | Path,
+    options: ReviewOptions,
+    env: Mapping[str, str],
+    *,
+    cwd: Path | None = None,
+) -> PreparedReview:
+    """Open the repository at ``repo``, read its configuration (from the base revision with
+    ``--base``) and resolve the scope. ``options.paths`` are relative to ``cwd`` when given
+    (as typed on a command line), else to the repository's top. Raises
+    :class:`~orch_review.scope.resolve.NothingToReview` when nothing reviewable is in scope,
+    and checks the report files can be written."""
+    from orch_review.config.from_revision import settings_and_scope
+    from orch_review.reporters.files import check_writable
+    from orch_review.scope.git import open_repo, work_tree
+    from orch_review.scope.pathspecs import from_cwd
+
+    opened = open_repo(Path(repo), env)
+    top = work_tree(opened)
+    pathspecs = from_cwd(options.paths, cwd or top, top)
+    config, scope = settings_and_scope(
+        opened, options.scope_request(pathspecs), env, options.settings, options.exclude
+    )
+    check_writable(options.report_files)
+    return PreparedReview(opened, config, scope, env, options)
+
+
+def run(
+    prepared: PreparedReview,
+    *,
+    events: EventSink | None = None,
+    notices: Callable[[str], None] | None = None,
+) -> Report:
+    """Run the prepared review end to end, write the report files asked for, and return the
+    report (partial failure is in the report, not raised)."""
+    from orch_review.engine.review import ReportOptions
+    from orch_review.engine.review import review as review_scope
+    from orch_review.findings.triage import load_baseline
+    from orch_review.reporters.files import check_writable, write_reports
+
+    options = prepared.options
+    check_writable(options.report_files)  # again: the folder may have gone since prepare()
+    report_options = ReportOptions(
+        filter_mode=options.filter_mode or prepared.config.filter_mode,
+        baseline=load_baseline(options.baseline) if options.baseline else frozenset(),
+    )
+    report = review_scope(
+        prepared.config,
+        prepared.scope,
+        prepared.env,
+        events=events,
+        options=report_options,
+        notices=notices,
+    )
+    write_reports(report, options.report_files)
+    return report
+
+
+def review(
+    repo: str | Path = ".",
+    options: ReviewOptions | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    events: EventSink | None = None,
+    notices: Callable[[str], None] | None = None,
+) -> Report:
+    """Review the repository at ``repo`` and return the :class:`Report`.
+
+    ``env`` defaults to the process environment. Either way the API keys and GitHub tokens
+    are then removed from the process environment (see :func:`take_environment`), so that no
+    child process started during the review inherits them. Raises an
+    :class:`~orch_review.errors.OrchReviewError` for what the caller must fix (bad options,
+    no credentials the API accepts, not a repository), and ``NothingToReview`` (exit code 0)
+    when the scope has no reviewable file.
+    """
+    taken = take_environment()
+    environment = taken if env is None else dict(env)
+    prepared = prepare(repo, options or ReviewOptions(), environment)
+    return run(prepared, events=events, notices=notices)

@@ -1,0 +1,130 @@
+"""The library front door: a review from Python, the secret scrub, and report files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orch_review import ReviewOptions, review
+from orch_review.core import take_environment
+from orch_review.errors import ExitCode
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
+
+
+def test_a_review_from_python_returns_the_report_and_writes_its_files(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    out = tmp_path / "reports" / "new-folder"
+
+    report = review(
+        repo,
+        ReviewOptions(all_files=True, json_file=out / "r.json", sarif_file=out / "r.sarif"),
+        env=api_env,
+    )
+
+    assert report.exit_code("high") == ExitCode.FINDINGS
+    assert [f.location for f in report.confirmed] == ["app.py:6"]
+    written = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    assert [f["path"] for f in written["findings"] if f["status"] == "confirmed"] == ["app.py"]
+    assert json.loads((out / "r.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
+
+
+def test_the_front_door_imports_neither_click_nor_rich() -> None:
+    code = (
+        "import sys\n"
+        "from orch_review import review, ReviewOptions, Report\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'click', 'rich'}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_taking_the_environment_removes_the_secrets_from_the_process() -> None:
+    environ = {"ANTHROPIC_API_KEY": "k", "GITHUB_TOKEN": "t", "PATH": "/bin"}
+
+    taken = take_environment(environ)
+
+    assert taken == {"ANTHROPIC_API_KEY": "k", "GITHUB_TOKEN": "t", "PATH": "/bin"}
+    assert environ == {"PATH": "/bin"}
+
+
+def _git_recorder(tmp_path: Path) -> tuple[Path, Path]:
+    """A `git` on PATH that records its environment, then runs the real git."""
+    real_git = subprocess.run(
+        ["sh", "-c", "command -v git"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    shim_dir = tmp_path / "shim"
+    shim_dir.mkdir()
+    log = tmp_path / "git-environments.log"
+    shim = shim_dir / "git"
+    shim.write_text(f'#!/bin/sh\nenv >> "{log}"\nexec "{real_git}" "$@"\n')
+    shim.chmod(0o755)
+    return shim_dir, log
+
+
+@pytest.mark.parametrize("command", [["plan", "--all"], ["--all", "--sandbox", "off"]])
+def test_no_git_process_on_the_host_inherits_the_api_key(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+    command: list[str],
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    shim_dir, log = _git_recorder(tmp_path)
+    secret = "sk-ant-secret-that-must-not-leak"
+    env = {
+        **api_env,
+        "ANTHROPIC_API_KEY": secret,
+        "GITHUB_TOKEN": "ghs_token-that-must-not-leak",
+        "PATH": f"{shim_dir}{os.pathsep}{api_env['PATH']}",
+    }
+
+    result = run_cli(repo, env, *command)
+
+    assert result.returncode in (0, 1), result.stderr
+    recorded = log.read_text(encoding="utf-8")
+    assert "GIT_INDEX_FILE" in recorded or recorded.count("PATH=") >= 1  # git did run
+    assert secret not in recorded
+    assert "ghs_token-that-must-not-leak" not in recorded
+
+
+def test_a_report_file_that_cannot_be_written_fails_before_any_request(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder should be\n")
+
+    result = run_cli(repo, api_env, "--all", "--json", str(blocker / "report.json"))
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "cannot create the folder for the json report" in result.stderr
+    assert fake_api.requests == []
+
+
+def test_the_review_command_creates_the_report_folder(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    target = tmp_path / "out" / "deeper" / "report.sarif"
+
+    result = run_cli(repo, api_env, "--all", "--sarif", str(target), "--no-progress")
+
+    assert result.returncode == ExitCode.FINDINGS, result.stderr
+    assert json.loads(target.read_text(encoding="utf-8"))["runs"][0]["results"]
