@@ -66,6 +66,15 @@ class ReviewOptions:
     json_file: Path | None = None
     sarif_file: Path | None = None
 
+    def __post_init__(self) -> None:
+        # Callers pass lists and strings; keep the record immutable and typed.
+        for name in ("paths", "exclude"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("baseline", "json_file", "sarif_file"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, Path(value))
+
     def scope_request(self, pathspecs: tuple[str, ...]) -> ScopeRequest:
         """The scope these options ask for; raises :class:`UsageError` on contradictions."""
         from orch_review.scope.resolve import ScopeRequest

@@ -28,7 +28,7 @@ def test_a_review_from_python_returns_the_report_and_writes_its_files(
 
     report = review(
         repo,
-        ReviewOptions(all_files=True, json_file=out / "r.json", sarif_file=out / "r.sarif"),
+        ReviewOptions(all_files=True, json_file=str(out / "r.json"), sarif_file=out / "r.sarif"),
         env=api_env,
     )
 
