@@ -13,6 +13,7 @@ from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
+from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
 from orch_review.cli.review import review
 
@@ -27,8 +28,27 @@ class DefaultGroup(click.Group):
             args = ["review", *args]
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Top-level help: the default command's options first, then the subcommands."""
+        default = self.commands.get("review")
+        if default is not None:
+            with click.Context(default, info_name="review", parent=ctx) as sub:
+                helper = default.get_help_option(sub)
+                params = [p for p in default.get_params(sub) if p is not helper]
+                rows = [r for p in params if (r := p.get_help_record(sub))]
+            arguments = "[PATHS]... (git pathspecs narrowing any scope)"
+            with formatter.section(f"Review options (the default command; {arguments})"):
+                formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
 
-@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=DefaultGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    options_metavar="[OPTIONS] [PATHS]...",
+    subcommand_metavar="[COMMAND [ARGS]...]",
+    epilog=EXIT_CODES_HELP,
+)
 @click.version_option(__version__, "--version", prog_name="orch-review")
 def main() -> None:
     """Review code with Claude the way a careful senior team would.

@@ -18,7 +18,9 @@ from orch_review.errors import ExitCode
 from orch_review.scope.pathspecs import from_cwd
 
 
-@click.command(epilog=EXIT_CODES_HELP)
+@click.command(
+    epilog=EXIT_CODES_HELP, short_help="Review a pull request in GitHub Actions and comment."
+)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--comment-mode",

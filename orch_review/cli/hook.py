@@ -12,7 +12,11 @@ from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
 
 
-@click.command(context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
+@click.command(
+    context_settings={"ignore_unknown_options": True},
+    epilog=EXIT_CODES_HELP,
+    short_help="The pre-commit hook: review what is about to be committed.",
+)
 @click.argument("files", nargs=-1, type=click.UNPROCESSED)
 @click.option(
     "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Block at this severity or above [high]."

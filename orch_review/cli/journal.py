@@ -9,7 +9,7 @@ import click
 from orch_review.cli.exits import handle_errors
 
 
-@click.group()
+@click.group(short_help="Inspect or clear the resume journal.")
 def journal() -> None:
     """Inspect or clear the journal that lets an interrupted review resume."""
 

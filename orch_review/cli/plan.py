@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 PLAN_ROWS = 1000
 
 
-@click.command()
+@click.command(short_help="Show what a review would cover, with no API call.")
 @scope_options
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (every file).")
 @click.option(

@@ -18,7 +18,9 @@ from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MOD
 from orch_review.errors import ExitCode
 
 
-@click.command(epilog=EXIT_CODES_HELP)
+@click.command(
+    epilog=EXIT_CODES_HELP, short_help="Review and print verified findings (the default)."
+)
 @scope_options
 @model_options
 @click.option(
@@ -28,6 +30,12 @@ from orch_review.errors import ExitCode
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-total-tokens", type=int, help="Hard cap on tokens used in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
+@click.option(
+    "--request-timeout",
+    type=float,
+    metavar="SECONDS",
+    help="Give up on one API request after this long (it is retried) [600].",
+)
 @click.option(
     "--journal",
     "journal_path",
@@ -92,6 +100,7 @@ def review(
     max_agents: int | None,
     max_total_tokens: int | None,
     max_cost_usd: float | None,
+    request_timeout: float | None,
     journal_path: Path | None,
     no_journal: bool,
     sandbox: str | None,
@@ -135,6 +144,7 @@ def review(
             max_agents=max_agents,
             max_total_tokens=max_total_tokens,
             max_cost_usd=max_cost_usd,
+            request_timeout=request_timeout,
             journal_path=journal_path.resolve() if journal_path else None,
             journal=False if no_journal else None,
             sandbox=sandbox,
