@@ -36,7 +36,7 @@ def _print_answer(answer: Answer) -> None:
         click.echo("\nReviewed for this answer:\n" + describe(list(answer.outcomes)))
 
 
-@click.command()
+@click.command(short_help="Ask a follow-up question about the last review.")
 @click.argument("question")
 @click.option(
     "--orchestrate",
@@ -55,7 +55,7 @@ def ask(question: str, orchestrate: bool) -> None:
         _print_answer(follow_up.ask(question, orchestrate=orchestrate))
 
 
-@click.command()
+@click.command(short_help="Talk about the last review interactively.")
 @handle_errors
 def chat() -> None:
     """Talk about the last review interactively.
@@ -80,6 +80,14 @@ def chat() -> None:
             if line in {"/mode on", "/mode off"}:
                 orchestrate = line == "/mode on"
                 console.print(f"orchestration mode {'on' if orchestrate else 'off'}")
+                continue
+            if line.startswith("/"):
+                console.print(
+                    f"unknown command {line.split()[0]}: the commands are /mode on, /mode off "
+                    "and /quit (a question cannot start with /)",
+                    markup=False,
+                    highlight=False,
+                )
                 continue
             if line:
                 _print_answer(follow_up.ask(line, orchestrate=orchestrate))

@@ -178,7 +178,8 @@ def _coverage(report: Report) -> Iterator[Text]:
             line += f", {count} {status}"
     yield Text(line + ".", "dim")
     counts = report.counts()
-    parts = [f"{counts['refuted']} findings refuted by verifiers"]
+    refuted = counts["refuted"]
+    parts = [f"{refuted} finding{'' if refuted == 1 else 's'} refuted by verifiers"]
     if counts["unverified"]:
         parts.append(f"{counts['unverified']} unverified")
     if counts["filtered"]:

@@ -83,6 +83,13 @@ def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[s
     return _lines0(out)
 
 
+def pathspec_matches(repo: git.Repo, spec: str, revisions: tuple[str, ...] = ()) -> bool:
+    """True when ``spec`` names any file: tracked, untracked, or in one of ``revisions``."""
+    if repo.git.ls_files("-z", "--cached", "--others", "--", spec):
+        return True
+    return any(repo.git.ls_tree("-r", "-z", "--name-only", rev, "--", spec) for rev in revisions)
+
+
 def head_commit(repo: git.Repo) -> str | None:
     """The full object id of HEAD, or None when HEAD has no commit yet."""
     import git

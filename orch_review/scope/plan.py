@@ -97,8 +97,11 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
         console.print(skipped)
         _more(console, skipped_count, limit)
     tokens = data["tokens"]
-    figure = tokens["counted"] if tokens["counted"] is not None else tokens["estimate"]
-    console.print(Text(f"pre-scout prompt: ~{figure:,} input tokens ({tokens['method']})"))
+    if tokens["counted"] is not None:
+        figure = f"{tokens['counted']:,}"  # the API counted it: exact
+    else:
+        figure = f"~{tokens['estimate']:,}"
+    console.print(Text(f"pre-scout prompt: {figure} input tokens ({tokens['method']})"))
 
 
 def _more(console: Console, count: int, limit: int | None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal
 
-from orch_review.errors import ExitCode, GitError, OrchReviewError
+from orch_review.errors import ExitCode, GitError, OrchReviewError, UsageError
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import FileChange, parse_patch
 from orch_review.scope.ignore import IgnoreRules, is_repository
@@ -202,9 +202,15 @@ def resolve_scope(
         base_ref = "HEAD" if head else None
         return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None)
     if head is None:
+        _check_paths_exist(repo, request)
+        tracked = bool(gitops.index_modes(repo, specs))
         raise NothingToReview(
-            "nothing to review: HEAD has no commits yet (a new repository or orphan branch), so "
-            "there is nothing to compare with; use --all to review every file, or --staged."
+            "nothing to review: HEAD has no commits yet (a new repository or orphan branch); "
+            + (
+                "use --staged to review the staged files, or --all to review every tracked file."
+                if tracked
+                else "`git add` the files to review, then run `orch-review --staged`."
+            )
         )
     base_ref = request.base or gitops.default_branch(repo)
     if base_ref is None:
@@ -334,6 +340,7 @@ def _build(
         else:
             files.append(ReviewFile(change.path, size or 0, change))
     if not files:
+        _check_paths_exist(repo, request)
         raise NothingToReview(_nothing_message(request, source, base, skipped))
     return Scope(
         kind=request.kind,
@@ -353,6 +360,18 @@ def _build(
     )
 
 
+def _check_paths_exist(repo: git.Repo, request: ScopeRequest) -> None:
+    """A path typed wrong is a mistake to point out, not an empty review (exit 0)."""
+    revisions = tuple(r for r in (gitops.head_commit(repo), request.head) if r)
+    for spec in request.pathspecs:
+        if not gitops.pathspec_matches(repo, spec, revisions):
+            shown = spec.removeprefix(":(top)").removeprefix(":(top,literal)")
+            raise UsageError(
+                f"`{shown}` matches no file in the repository (tracked, untracked or "
+                "committed): check the path."
+            )
+
+
 def _nothing_message(
     request: ScopeRequest, source: Source, base: str | None, skipped: list[SkippedFile]
 ) -> str:
@@ -370,9 +389,9 @@ def _nothing_message(
         )
     if source == "worktree" and request.base is None and not request.pathspecs:
         return (
-            f"nothing to review: no changes against the default branch (merge-base "
-            f"{(base or '')[:12]}), so there is nothing to compare with; use --all to review "
-            "every file, or --base REF to compare with another branch."
+            f"nothing to review: the working tree is clean and the branch has no commits since "
+            f"the default branch (merge-base {(base or '')[:12]}); use --all to review every "
+            "file, or --base REF to compare with another branch."
         )
     return f"nothing to review: no changed files{where}; use --all to review every file."
 
@@ -409,8 +428,11 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
         else:
             files.append(ReviewFile(path, stat.st_size))
     if not files:
+        _check_paths_exist(repo, request)
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
         hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
+        if not skipped and gitops.untracked_entries(repo, request.pathspecs):
+            hint = "; --all reviews tracked files: `git add` the files to review first"
         raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")
     return Scope(
         kind="all",

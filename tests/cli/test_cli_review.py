@@ -36,7 +36,7 @@ def test_confirmed_finding_is_printed_and_refuted_one_is_not(
     assert "app.py:6" in result.stdout
     assert "SQL query built with an f-string" in result.stdout
     assert "calc.py" not in result.stdout.split("concerns reviewed")[0]
-    assert "1 findings refuted" in result.stdout
+    assert "1 finding refuted" in result.stdout
     assert "Traceback" not in result.stderr
 
 

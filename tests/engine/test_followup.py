@@ -100,7 +100,7 @@ def test_chat_switches_the_mode_with_slash_commands(
         [sys.executable, "-m", "orch_review", "chat"],
         cwd=repo,
         env=api_env,
-        input="first question\n/mode on\nsecond question\n/quit\n",
+        input="first question\n/bogus\n/mode on\nsecond question\n/quit\n",
         capture_output=True,
         text=True,
         timeout=120,
@@ -108,6 +108,7 @@ def test_chat_switches_the_mode_with_slash_commands(
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("Answer.") == 2
-    first, second = fake_api.message_requests
+    assert "unknown command /bogus" in result.stdout
+    first, second = fake_api.message_requests  # /bogus was not sent to the model
     assert _system_texts(first.body["messages"][-1]) == MODE_EXIT
     assert _system_texts(second.body["messages"][-1]) == MODE_ENTER

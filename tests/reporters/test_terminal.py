@@ -44,7 +44,7 @@ def test_default_output_shows_only_confirmed_findings() -> None:
     findings_part = out.split("concerns reviewed")[0]
     for hidden in ("calc.py", "worker.py:15", "app.py:1 ", "worker.py:3 "):
         assert hidden not in findings_part
-    assert "1 findings refuted by verifiers" in out
+    assert "1 finding refuted by verifiers" in out
     assert "1 unverified, 1 filtered out (--filter-mode added), 1 suppressed" in out
 
 

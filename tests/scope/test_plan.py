@@ -388,8 +388,11 @@ def test_empty_repository(git_repo: GitRepoFactory) -> None:
 
     message = fails_with(repo, code=0)
 
-    assert "no commits yet" in message and "--all" in message
+    # Only untracked files: --all (tracked files) would find nothing either.
+    assert "no commits yet" in message and "`git add`" in message and "--all" not in message
+    assert "`git add`" in fails_with(repo, "--all", code=0)
     git(repo, "add", "a.py")
+    assert "--staged" in fails_with(repo, code=0)
     assert paths(plan_json(repo, "--staged")) == ["a.py"]
     assert paths(plan_json(repo, "--all")) == ["a.py"]
 
@@ -511,3 +514,22 @@ def test_size_limit_and_generated_list_come_from_config(git_repo: GitRepoFactory
     reasons = {s["path"]: s["reason"] for s in configured["skipped"]}
     assert reasons["big.py"].startswith("larger than 10 bytes")
     assert "poetry.lock" in {f["path"] for f in configured["files"]}
+
+
+def test_a_counted_prompt_size_is_shown_as_exact(
+    feature_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    counted = run_cli(feature_repo, api_env, "plan", "--count-tokens")
+    estimated = run_cli(feature_repo, api_env, "plan")
+
+    assert counted.returncode == 0, counted.stderr
+    line = next(ln for ln in counted.stdout.splitlines() if ln.startswith("pre-scout prompt:"))
+    assert "~" not in line and "count_tokens API" in line
+    assert "pre-scout prompt: ~" in estimated.stdout
+
+
+def test_a_path_that_matches_nothing_is_a_usage_error(feature_repo: Path) -> None:
+    message = fails_with(feature_repo, "src/tyop.py", code=2)
+
+    assert "`src/tyop.py` matches no file" in message
+    assert "matches no file" in fails_with(feature_repo, "--all", "nope/", code=2)

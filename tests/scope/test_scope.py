@@ -111,7 +111,7 @@ def test_on_the_default_branch_with_a_clean_tree_there_is_nothing_to_compare(
         resolve(repo)
 
     assert caught.value.exit_code == ExitCode.CLEAN
-    assert "nothing to compare with" in str(caught.value)
+    assert "the working tree is clean" in str(caught.value)
     assert "--all" in str(caught.value)
 
 
@@ -139,7 +139,7 @@ def test_new_repository_has_nothing_to_compare_with(git_repo: GitRepoFactory) ->
     with pytest.raises(NothingToReview) as caught:
         resolve(repo)
 
-    assert "no commits yet" in str(caught.value) and "--all" in str(caught.value)
+    assert "no commits yet" in str(caught.value) and "`git add`" in str(caught.value)
 
 
 def test_intent_to_add_files_are_part_of_the_change(git_repo: GitRepoFactory) -> None:
