@@ -206,9 +206,10 @@ def _usage_table(report: Report, boxed: bool) -> Table:
         reused = usage.agents_from_journal.get(role, 0)
         if role == "critic" and not (used.requests or reused):
             continue  # the critic is optional: no row when it did not run
-        agents = str(usage.agents_started.get(role, 0)) + (
-            f" (+{reused} journal)" if reused else ""
-        )
+        started = usage.agents_started.get(role, 0)
+        if role == "main" and used.requests:
+            started = max(started, 1)  # one main agent, never counted against --max-agents
+        agents = str(started) + (f" (+{reused} journal)" if reused else "")
         table.add_row(role, agents, *_usage_cells(used))
     table.add_row("total", "", *_usage_cells(usage.total), style="bold")
     return table

@@ -38,6 +38,8 @@ def test_confirmed_finding_is_printed_and_refuted_one_is_not(
     assert "calc.py" not in result.stdout.split("concerns reviewed")[0]
     assert "1 finding refuted" in result.stdout
     assert "Traceback" not in result.stderr
+    main_row = next(ln for ln in result.stdout.splitlines() if ln.startswith("main "))
+    assert main_row.split()[1] == "1"  # the main agent is one agent, not "0"
 
 
 def test_progress_shows_the_snapshot_being_made_and_removed(
