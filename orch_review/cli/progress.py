@@ -1,8 +1,9 @@
 """Live progress of a review on stderr: one line per running agent, then totals.
 
-On a terminal it is a rich ``Live`` table (role, concern, turns, tokens, elapsed) with a totals
-line; elsewhere (CI logs, pipes) plain log lines for agents starting and finishing, each
-finish with the totals so far, so a long review never looks hung.
+On a terminal it is a rich ``Live`` table (agent, concern, turns, tokens, elapsed) with a
+totals line, laid out for 80 columns first: only the concern is shortened. Elsewhere (CI logs,
+pipes, ``TERM=dumb``) plain log lines for agents starting and finishing, each finish with the
+totals so far, so a long review never looks hung.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ class Progress:
         self._live: Live | None = None
 
     def __enter__(self) -> Progress:
-        if self._enabled and self._console.is_terminal:
+        console = self._console
+        if self._enabled and console.is_terminal and not console.is_dumb_terminal:
             self._live = Live(
                 self.renderable(),
                 console=self._console,
@@ -94,8 +96,10 @@ class Progress:
         with self._lock:
             agent = self._update(event, now)
             totals = self._totals_locked() if event.state in _FINAL else ""
-        if self._enabled and self._live is None and event.state != "turn":
-            self._log(event, agent, now, totals)
+            # Printed under the lock: lines from different threads keep the order their
+            # totals were counted in, so the counts never go backwards.
+            if self._enabled and self._live is None and event.state != "turn":
+                self._log(event, agent, now, totals)
 
     def _update(self, event: AgentEvent, now: float) -> _Running | None:
         agent = self._running.get(event.agent_id)
@@ -142,20 +146,35 @@ class Progress:
 
     def renderable(self) -> Group:
         """The live view: a table of running agents and the totals line."""
-        table = Table(box=None, show_header=True, pad_edge=False, expand=False)
-        table.add_column("role")
-        table.add_column("concern", no_wrap=True, overflow="ellipsis", max_width=60)
-        table.add_column("turns", justify="right")
-        table.add_column("tokens", justify="right")
-        table.add_column("elapsed", justify="right")
+        table = Table(box=None, show_header=True, pad_edge=False, expand=True)
+        table.add_column("agent", no_wrap=True)
+        table.add_column("concern", no_wrap=True, overflow="ellipsis", ratio=1, min_width=10)
+        table.add_column("turns", justify="right", no_wrap=True)
+        table.add_column("tokens", justify="right", no_wrap=True)
+        table.add_column("elapsed", justify="right", no_wrap=True)
         now = self._clock()
         with self._lock:
             running = sorted(self._running.items(), key=lambda item: item[1].order)
             rows = [
-                (f"{a.role} {agent_id}", _label(a.label), a.turns, a.tokens, now - a.since)
+                (_agent_name(a.role, agent_id), _label(a.label), a.turns, a.tokens, now - a.since)
                 for agent_id, a in running
             ]
             totals = self._totals_locked()
-        for role, label, turns, tokens, elapsed in rows:
-            table.add_row(role, label, str(turns), f"{tokens:,}", _elapsed(elapsed))
-        return Group(table, Text(totals, "dim"))
+        for name, label, turns, tokens, elapsed in rows:
+            table.add_row(name, label, str(turns), _tokens(tokens), _elapsed(elapsed))
+        return Group(table, Text(totals, "dim", overflow="fold"))
+
+
+def _agent_name(role: str, agent_id: str) -> str:
+    """``s3 review``, ``v3 verify``, ``main``: short enough for 80 columns."""
+    short = {"subagent": "review", "verifier": "verify"}.get(role)
+    return f"{agent_id} {short}" if short else agent_id
+
+
+def _tokens(count: int) -> str:
+    """``950``, ``12.3k``, ``1.2M``: at most six characters."""
+    if count < 1000:
+        return str(count)
+    if count < 999_950:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"

@@ -80,12 +80,46 @@ def test_live_view_lists_running_agents_in_start_order() -> None:
     text = _text(console, progress.renderable())
 
     lines = [line.rstrip() for line in text.splitlines()]
-    assert re.match(r"role\s+concern\s+turns\s+tokens\s+elapsed", lines[0])
-    assert lines[1].startswith("main main")
-    assert re.search(r"subagent s1\s+A concern long long .*…\s+4\s+12,345\s+42s$", lines[2])
-    assert re.search(r"verifier v2\s+Another concern\s+0\s+0\s+0s$", lines[3])
+    assert re.match(r"agent\s+concern\s+turns\s+tokens\s+elapsed", lines[0])
+    assert lines[1].startswith("main ")
+    assert re.search(r"s1 review\s+A concern long long .*…\s+4\s+12\.3k\s+42s$", lines[2])
+    assert re.search(r"v2 verify\s+Another concern\s+0\s+0\s+0s$", lines[3])
     assert lines[4] == "3 running · subagents: 1 done"
     assert len(lines) == 5
+
+
+def _busy_view(width: int) -> list[str]:
+    """The live view of a busy review, rendered at ``width`` columns."""
+    console = Console(file=io.StringIO(), width=width)
+    clock = Clock()
+    progress = Progress(console, enabled=False, clock=clock)
+    progress(AgentEvent("main", "main", "main agent", "started"))
+    for n in range(1, 13):
+        progress(AgentEvent(f"s{n}", "subagent", f"Concern {n}: " + "word " * 30, "started"))
+        progress(AgentEvent(f"s{n}", "subagent", "x", "turn", 14, 1_234_567))
+    progress(AgentEvent("v12", "verifier", "Verify concern twelve", "started"))
+    clock.now += 3599
+    return [line.rstrip() for line in _text(console, progress.renderable()).splitlines()]
+
+
+def test_the_live_view_fits_80_columns_shortening_only_the_concern() -> None:
+    for width in (80, 120):
+        lines = _busy_view(width)
+        assert all(len(line) <= width for line in lines)
+        assert re.match(r"agent\s+concern\s+turns\s+tokens\s+elapsed$", lines[0])
+        row = next(line for line in lines if line.startswith("s12 review"))
+        assert re.search(r"Concern 12: word .*…\s+14\s+1\.2M\s+59m59s$", row), row
+        assert next(line for line in lines if line.startswith("v12 verify"))
+        assert lines[-1] == "14 running"
+
+
+def test_a_dumb_terminal_gets_log_lines_not_a_live_view() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=80, _environ={"TERM": "dumb"})
+    with Progress(console) as progress:
+        progress(AgentEvent("s1", "subagent", "A concern", "started"))
+        progress(AgentEvent("s1", "subagent", "A concern", "done"))
+    assert "[subagent s1] started: A concern" in buffer.getvalue()
 
 
 def test_on_a_terminal_the_live_table_replaces_log_lines() -> None:
@@ -96,3 +130,57 @@ def test_on_a_terminal_the_live_table_replaces_log_lines() -> None:
         progress(AgentEvent("s1", "subagent", "A concern", "done"))
     out = buffer.getvalue()
     assert "[subagent s1]" not in out  # no log lines: the (transient) live view was used
+
+
+def _run_in_pty(cwd: object, env: dict[str, str], args: list[str], columns: int) -> str:
+    """Run orch-review on a real pseudo-terminal of ``columns`` columns; all it printed."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", *args],
+        cwd=cwd,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns)},
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the follower side closed: the process is done
+            break
+        if not data:
+            break
+        chunks.append(data)
+    process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_the_live_view_on_a_real_80_column_terminal(
+    fake_api: object, api_env: dict[str, str], git_repo: object
+) -> None:
+    from tests.helpers import make_planted_repo
+    from tests.scripted import planted_script
+
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()  # type: ignore[attr-defined]
+    env = {k: v for k, v in api_env.items() if k != "NO_COLOR"}
+
+    out = _run_in_pty(repo, env, ["--all"], 80)
+
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
+    assert re.search(r"agent\s+concern\s+turns\s+tokens\s+elapsed", plain)
+    assert "[subagent s" not in plain  # the live view, not log lines
+    assert "app.py:6" in plain  # and then the report
