@@ -678,6 +678,8 @@ def github(
     from rich.console import Console
 
     from orch_review.cli.progress import Progress
+    from orch_review.engine.client import has_credentials
+    from orch_review.engine.review import ReportOptions, review
     from orch_review.github.publish import CommentMode
     from orch_review.github.run import GitHubRun, run_github
     from orch_review.scope.git import open_repo, work_tree
@@ -709,8 +711,11 @@ def github(
             repo,
             run,
             env,
+            review=lambda config, scope, mode: review(
+                config, scope, env, events=progress, options=ReportOptions(mode)
+            ),
+            has_credentials=has_credentials(env),
             echo=click.echo,
             warn=lambda line: click.echo(line, err=True),
-            events=progress,
         )
     sys.exit(int(code))

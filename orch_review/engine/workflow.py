@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -22,25 +21,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
 from orch_review.engine.tools import TOOLS_VERSION, ToolInputError
 from orch_review.errors import OrchReviewError
-from orch_review.findings.records import Finding, Verdict
-
-
-@dataclass(frozen=True, slots=True)
-class ConcernOutcome:
-    """What became of one concern."""
-
-    index: int
-    concern: str
-    status: str  # "reviewed", "failed", "skipped"
-    findings: tuple[Finding, ...] = ()
-    summary: str = ""
-    error: str | None = None
-    from_journal: bool = False
-
-    @property
-    def covered(self) -> bool:
-        """Reviewed and every finding verified."""
-        return self.status == "reviewed" and all(f.verdict is not None for f in self.findings)
+from orch_review.findings.records import ConcernOutcome, Finding, Verdict
 
 
 def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The records a review produces: findings, verdicts, and their ranking."""
+"""The records a review produces: findings, verdicts, concern outcomes, and their ranking."""
 
 from __future__ import annotations
 
@@ -29,6 +29,22 @@ class Severity(StrEnum):
 
 _SEVERITY_ORDER = [Severity.HIGH, Severity.MEDIUM, Severity.LOW, Severity.INFO]
 CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
+
+# What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
+CATEGORIES = (
+    "correctness",
+    "security",
+    "concurrency",
+    "error-handling",
+    "performance",
+    "resource-leak",
+    "api-misuse",
+    "data-loss",
+    "compatibility",
+    "testing",
+    "maintainability",
+    "documentation",
+)
 
 
 class Status(StrEnum):
@@ -149,6 +165,24 @@ class Finding:
             filtered=data.get("filtered"),
             suppressed=data.get("suppressed"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ConcernOutcome:
+    """What became of one concern."""
+
+    index: int
+    concern: str
+    status: str  # "reviewed", "failed", "skipped"
+    findings: tuple[Finding, ...] = ()
+    summary: str = ""
+    error: str | None = None
+    from_journal: bool = False
+
+    @property
+    def covered(self) -> bool:
+        """Reviewed and every finding verified."""
+        return self.status == "reviewed" and all(f.verdict is not None for f in self.findings)
 
 
 _STATUS_RANK = {

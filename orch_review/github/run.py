@@ -4,6 +4,8 @@ The review is the same core as ``orch-review --base BASE --head HEAD`` with the 
 and head commits (configuration read from the base, so a PR cannot weaken its own review).
 Then: SARIF/JSON files if asked, comments per the comment mode, annotations and the job
 summary when comments cannot be posted, step outputs, and an exit code per ``fail_on``.
+The caller hands in the review itself (see :data:`Reviewer`): this package publishes reports
+and does not depend on the engine that produces them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orch_review.engine.agent import EventSink
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
 from orch_review.github import outputs, summary
@@ -32,8 +33,13 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.config.choices import FilterMode
+    from orch_review.config.settings import Config
+    from orch_review.scope.resolve import Scope
 
 Echo = Callable[[str], None]
+
+# Reviews a resolved scope, with a filter mode (None: the default for the scope), into a report.
+Reviewer = Callable[["Config", "Scope", "FilterMode | None"], Report]
 
 PR_TARGET_WARNING = (
     "orch-review runs on `pull_request_target`: that job holds secrets and a write token, so "
@@ -82,19 +88,19 @@ def run_github(
     run: GitHubRun,
     env: Mapping[str, str],
     *,
+    review: Reviewer,
+    has_credentials: bool,
     echo: Echo,
     warn: Echo,
-    events: EventSink | None = None,
 ) -> ExitCode:
-    """Review the pull request, post the results, write outputs; returns the exit code."""
+    """Review the pull request with ``review``, post the results, write outputs; returns the
+    exit code. ``has_credentials``: whether an Anthropic API request could be authenticated."""
     from orch_review.config.from_revision import settings_and_scope
-    from orch_review.engine.client import has_credentials
-    from orch_review.engine.review import ReportOptions, review
     from orch_review.scope.resolve import NothingToReview, ScopeRequest
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
-    if not has_credentials(env):
+    if not has_credentials:
         if not pull.from_fork:
             raise CredentialsMissing(
                 "no Anthropic API key: set the `anthropic-api-key` input (or ANTHROPIC_API_KEY) "
@@ -117,7 +123,7 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    report = review(config, scope, env, events=events, options=ReportOptions(run.filter_mode))
+    report = review(config, scope, run.filter_mode)
     _write_files(report, run)
     outcome = _post(report, pull, context, run.comment_mode)
     if outcome.fallback:

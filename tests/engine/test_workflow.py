@@ -7,8 +7,8 @@ import json
 import pytest
 
 from orch_review.engine.tools import ToolInputError
-from orch_review.engine.workflow import ConcernOutcome, describe, parse_subtasks
-from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.engine.workflow import describe, parse_subtasks
+from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 
 
 @pytest.mark.parametrize(
