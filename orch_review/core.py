@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 
 
+def has_credentials(env: Mapping[str, str]) -> bool:
+    """True when a request could be authenticated (or a custom server is configured)."""
+    from orch_review.engine.client import has_credentials as client_has_credentials
+
+    return client_has_credentials(env)
+
+
 def take_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment for the review to read; the secrets are then removed from
     ``environ`` (the process environment by default)."""

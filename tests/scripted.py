@@ -3,6 +3,8 @@
 The "models" here really use the tools: the main agent scouts with bash and calls Workflow;
 each subagent runs a bash command in the repository and reports findings located by what the
 command printed; each verifier reads the cited lines with bash and decides from their text.
+They send every optional field the tools accept (a suggested fix, a verdict's confidence and
+evidence), so what a real model may send is carried end to end.
 Write a new review in a few lines::
 
     script = ReviewScript([
@@ -50,6 +52,8 @@ class Concern:
     category: str = "correctness"
     claim: str = "a defect"
     verdict: VerdictRule = confirm
+    suggestion: str = "Fix the flagged lines."  # sent with every finding
+    confidence: str = "high"  # the verifier's confidence in each of its verdicts
 
 
 @dataclass
@@ -113,6 +117,7 @@ class ReviewScript:
                     "category": concern.category,
                     "claim": concern.claim,
                     "evidence": f"{path}:{line}: {match.group('text').strip()}",
+                    "suggestion": concern.suggestion,
                 }
             )
         return Reply.tool_use(
@@ -135,6 +140,7 @@ class ReviewScript:
                 {
                     "finding": finding["finding"],
                     "verdict": "confirmed" if confirmed else "refuted",
+                    "confidence": concern.confidence,
                     "reason": reason,
                     "evidence": output.strip()[:200],
                 }
@@ -179,6 +185,7 @@ PLANTED_INJECTION = Concern(
     category="security",
     claim="SQL query built with an f-string from the caller's `name`: injection.",
     verdict=confirm,
+    suggestion="Pass `name` as a query parameter: `execute('... WHERE name = ?', (name,))`.",
 )
 
 
@@ -196,6 +203,8 @@ def planted_script(**kwargs: Any) -> ReviewScript:
                 category="correctness",
                 claim="ratio() divides by count, which may be zero.",
                 verdict=refute,
+                suggestion="Return early when `count` is zero.",
+                confidence="low",
             ),
         ],
         **kwargs,

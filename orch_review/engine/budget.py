@@ -1,4 +1,4 @@
-"""Token usage, estimated cost and the session-wide budget caps.
+"""Usage accounting and the session-wide budget caps.
 
 One :class:`Ledger` per review session is shared by every agent thread. It counts agents
 started, sums usage per role and refuses to start a new agent once a cap is reached; agents
@@ -9,54 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
+
+from orch_review.findings.usage import Usage, UsageReport
 
 ROLES = ("main", "subagent", "verifier", "critic")
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Tokens and estimated cost of one or more requests."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
-    cost_usd: float = 0.0
-    requests: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """Every token billed, cache reads and writes included."""
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_write_tokens
-            + self.cache_read_tokens
-        )
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cost_usd + other.cost_usd,
-            self.requests + other.requests,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "total_tokens": self.total_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "requests": self.requests,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,25 +23,6 @@ class Caps:
     max_agents: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UsageReport:
-    """What the session used, per role, and which cap stopped it if any."""
-
-    by_role: dict[str, Usage]
-    agents_started: dict[str, int]
-    agents_from_journal: dict[str, int]
-    cap_reached: str | None
-    unknown_price_models: tuple[str, ...] = field(default=())
-
-    @property
-    def total(self) -> Usage:
-        """Sum over roles."""
-        total = Usage()
-        for usage in self.by_role.values():
-            total = total + usage
-        return total
 
 
 # cost(model, input, output, cache_write, cache_read) -> (usd, price_known)

@@ -16,7 +16,8 @@ from orch_review.engine.journal import journal_key
 from orch_review.engine.prompts import CRITIC_SYSTEM, CRITIC_TURN_LIMIT_NOTE, critic_task
 from orch_review.engine.session import Session
 from orch_review.engine.tools import REPORT_CONCERNS_TOOL, TOOLS_VERSION, ToolInputError
-from orch_review.engine.workflow import ConcernOutcome, Workflow, parse_subtasks
+from orch_review.engine.workflow import Workflow, parse_subtasks
+from orch_review.findings.records import ConcernOutcome
 
 MAX_NEW_CONCERNS = 10
 

@@ -10,25 +10,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
 TOOLS_VERSION = "2026-11-30.3"
 
-CATEGORIES = (
-    "correctness",
-    "security",
-    "concurrency",
-    "error-handling",
-    "performance",
-    "resource-leak",
-    "api-misuse",
-    "data-loss",
-    "compatibility",
-    "testing",
-    "maintainability",
-    "documentation",
-)
 
 WORKFLOW_DESCRIPTION = """\
 Run a review workflow: fan a list of independent subtasks out to parallel subagents, then have \

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -22,25 +21,13 @@ from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
 from orch_review.engine.tools import TOOLS_VERSION, ToolInputError
 from orch_review.errors import OrchReviewError
-from orch_review.findings.records import Finding, Verdict
-
-
-@dataclass(frozen=True, slots=True)
-class ConcernOutcome:
-    """What became of one concern."""
-
-    index: int
-    concern: str
-    status: str  # "reviewed", "failed", "skipped"
-    findings: tuple[Finding, ...] = ()
-    summary: str = ""
-    error: str | None = None
-    from_journal: bool = False
-
-    @property
-    def covered(self) -> bool:
-        """Reviewed and every finding verified."""
-        return self.status == "reviewed" and all(f.verdict is not None for f in self.findings)
+from orch_review.findings.codec import (
+    finding_from_json,
+    finding_to_json,
+    verdict_from_json,
+    verdict_to_json,
+)
+from orch_review.findings.records import ConcernOutcome
 
 
 def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
@@ -66,6 +53,11 @@ def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
     if not subtasks:
         raise ToolInputError("`subtasks` is empty: give at least one concern")
     return subtasks
+
+
+# Part of every verifier's journal key. 2: verdicts are stored with their confidence; entries
+# of version 1 lack it, and reusing them would rank every finding as "medium" confidence.
+VERDICTS_FORMAT = 2
 
 
 class Workflow:
@@ -155,13 +147,13 @@ class Workflow:
                 reported = run_subagent(session, f"s{index}", concern, self.guidance_for(concern))
                 stored = {
                     "summary": reported.summary,
-                    "findings": [f.to_json() for f in reported.findings],
+                    "findings": [finding_to_json(f) for f in reported.findings],
                 }
                 session.journal.put(key, "subagent", stored)
             else:
                 session.ledger.reused("subagent")
                 session.emit(f"s{index}", "subagent", concern, "cached")
-            findings = tuple(Finding.from_json(f) for f in stored["findings"])
+            findings = tuple(finding_from_json(f) for f in stored["findings"])
             result = ConcernOutcome(
                 index, concern, "reviewed", findings, stored["summary"], from_journal=from_journal
             )
@@ -181,8 +173,8 @@ class Workflow:
         session = self._session
         agent_id = f"v{result.index}"
         try:
-            findings_json = [f.to_json() for f in result.findings]
-            key = self._key("verifier", result.concern, findings_json)
+            findings_json = [finding_to_json(f) for f in result.findings]
+            key = self._key("verifier", result.concern, findings_json, VERDICTS_FORMAT)
             stored = session.journal.get(key)
             if stored is None:
                 if session.cancel.is_set() or not session.ledger.start_agent("verifier"):
@@ -197,22 +189,13 @@ class Workflow:
                     result.findings,
                     self.guidance_for(result.concern),
                 )
-                stored = {
-                    "verdicts": {
-                        str(n): {
-                            "confirmed": v.confirmed,
-                            "reason": v.reason,
-                            "evidence": v.evidence,
-                        }
-                        for n, v in verdicts.items()
-                    }
-                }
+                stored = {"verdicts": {str(n): verdict_to_json(v) for n, v in verdicts.items()}}
                 session.journal.put(key, "verifier", stored)
             else:
                 session.ledger.reused("verifier")
                 session.emit(agent_id, "verifier", result.concern, "cached")
             verified = tuple(
-                f.with_verdict(Verdict(**stored["verdicts"][str(n)]))
+                f.with_verdict(verdict_from_json(stored["verdicts"][str(n)]))
                 for n, f in enumerate(result.findings, 1)
             )
             done.set_result(

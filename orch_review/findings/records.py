@@ -1,10 +1,9 @@
-"""The records a review produces: findings, verdicts, and their ranking."""
+"""The records a review produces: findings, verdicts, concern outcomes, and their ranking."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
 
 
 class Severity(StrEnum):
@@ -29,6 +28,22 @@ class Severity(StrEnum):
 
 _SEVERITY_ORDER = [Severity.HIGH, Severity.MEDIUM, Severity.LOW, Severity.INFO]
 CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
+
+# What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
+CATEGORIES = (
+    "correctness",
+    "security",
+    "concurrency",
+    "error-handling",
+    "performance",
+    "resource-leak",
+    "api-misuse",
+    "data-loss",
+    "compatibility",
+    "testing",
+    "maintainability",
+    "documentation",
+)
 
 
 class Status(StrEnum):
@@ -65,7 +80,7 @@ class Finding:
     concern: str
     suggestion: str | None = None
     verdict: Verdict | None = None
-    concerns: tuple[str, ...] = field(default=())
+    concerns: tuple[str, ...] = field(default=())  # when several reported it; () is `concern`
     start_column: int | None = None
     fingerprint: str = ""
     filtered: str | None = None  # why the filter mode dropped it
@@ -100,55 +115,23 @@ class Finding:
         """A copy carrying ``verdict``."""
         return replace(self, verdict=verdict)
 
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (stable keys) used by the journal and the JSON report."""
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "start_column": self.start_column,
-            "severity": self.severity.value,
-            "category": self.category,
-            "claim": self.claim,
-            "evidence": self.evidence,
-            "suggestion": self.suggestion,
-            "concern": self.concern,
-            "concerns": list(self.all_concerns),
-            "status": self.status.value,
-            "fingerprint": self.fingerprint,
-            "filtered": self.filtered,
-            "suppressed": self.suppressed,
-            "verdict": None
-            if self.verdict is None
-            else {
-                "confirmed": self.verdict.confirmed,
-                "reason": self.verdict.reason,
-                "evidence": self.verdict.evidence,
-                "confidence": self.verdict.confidence,
-            },
-        }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Finding:
-        """Inverse of :meth:`to_json`."""
-        verdict = data.get("verdict")
-        return cls(
-            path=data["path"],
-            start_line=int(data["start_line"]),
-            end_line=int(data["end_line"]),
-            severity=Severity(data["severity"]),
-            category=data["category"],
-            claim=data["claim"],
-            evidence=data["evidence"],
-            concern=data["concern"],
-            suggestion=data.get("suggestion"),
-            verdict=None if verdict is None else Verdict(**verdict),
-            concerns=tuple(data.get("concerns") or ()),
-            start_column=data.get("start_column"),
-            fingerprint=data.get("fingerprint") or "",
-            filtered=data.get("filtered"),
-            suppressed=data.get("suppressed"),
-        )
+@dataclass(frozen=True, slots=True)
+class ConcernOutcome:
+    """What became of one concern."""
+
+    index: int
+    concern: str
+    status: str  # "reviewed", "failed", "skipped"
+    findings: tuple[Finding, ...] = ()
+    summary: str = ""
+    error: str | None = None
+    from_journal: bool = False
+
+    @property
+    def covered(self) -> bool:
+        """Reviewed and every finding verified."""
+        return self.status == "reviewed" and all(f.verdict is not None for f in self.findings)
 
 
 _STATUS_RANK = {

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from orch_review.engine.budget import UsageReport
-from orch_review.engine.workflow import ConcernOutcome
 from orch_review.errors import ExitCode
-from orch_review.findings.records import Finding, Status, ranked
+from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
+from orch_review.findings.usage import UsageReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,7 @@ def deduplicated(findings: Iterable[Finding]) -> list[Finding]:
                 and other.start_line <= finding.end_line
             ):
                 merged = tuple(dict.fromkeys((*other.all_concerns, *finding.all_concerns)))
-                kept[index] = replace(other, concerns=merged)
+                kept[index] = replace(other, concerns=merged if len(merged) > 1 else ())
                 break
         else:
             kept.append(finding)

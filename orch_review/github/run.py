@@ -4,6 +4,8 @@ The review is the same core as ``orch-review --base BASE --head HEAD`` with the 
 and head commits (configuration read from the base, so a PR cannot weaken its own review).
 Then: SARIF/JSON files if asked, comments per the comment mode, annotations and the job
 summary when comments cannot be posted, step outputs, and an exit code per ``fail_on``.
+The review itself goes through the library front door (:mod:`orch_review.core`), so this
+package does not depend on the engine that produces reports.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orch_review.engine.agent import EventSink
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
 from orch_review.github import outputs, summary
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.config.choices import FilterMode
+    from orch_review.core import EventSink
 
 Echo = Callable[[str], None]
 
@@ -88,13 +90,12 @@ def run_github(
 ) -> ExitCode:
     """Review the pull request, post the results, write outputs; returns the exit code."""
     from orch_review import core
-    from orch_review.engine.client import has_credentials
     from orch_review.scope.git import work_tree
     from orch_review.scope.resolve import NothingToReview
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
-    if not has_credentials(env):
+    if not core.has_credentials(env):
         if not pull.from_fork:
             raise CredentialsMissing(
                 "no Anthropic API key: set the `anthropic-api-key` input (or ANTHROPIC_API_KEY) "

@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 from orch_review import __version__
+from orch_review.findings.codec import finding_to_json
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
 
@@ -52,7 +53,7 @@ def to_data(report: Report) -> dict[str, Any]:
         "agent_model": report.agent_model,
         "summary": report.summary,
         "incomplete": report.incomplete,
-        "findings": [f.to_json() for f in report.findings],
+        "findings": [finding_to_json(f) for f in report.findings],
         "counts": report.counts(),
         "confirmed_by_severity": {
             s.value: sum(1 for f in confirmed if f.severity is s) for s in Severity

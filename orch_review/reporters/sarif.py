@@ -19,8 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from orch_review import __version__
-from orch_review.engine.tools import CATEGORIES
-from orch_review.findings.records import Finding, Severity
+from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
 
 SARIF_VERSION = "2.1.0"

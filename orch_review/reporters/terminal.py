@@ -20,10 +20,10 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.engine.budget import Usage
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet
+from orch_review.findings.usage import Usage
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",

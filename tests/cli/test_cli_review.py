@@ -14,7 +14,7 @@ from orch_review.engine.prompts import MODE_ENTER
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from tests.scripted import PLANTED_INJECTION, planted_script
 
 
 @pytest.fixture
@@ -35,6 +35,9 @@ def test_confirmed_finding_is_printed_and_refuted_one_is_not(
     assert result.returncode == 1, result.stderr
     assert "app.py:6" in result.stdout
     assert "SQL query built with an f-string" in result.stdout
+    # What the subagent suggested and how sure its verifier was are shown with the finding.
+    assert "fix: Pass `name` as a query parameter" in result.stdout
+    assert "verified (high confidence): re-read the lines" in result.stdout
     assert "calc.py" not in result.stdout.split("concerns reviewed")[0]
     assert "1 finding refuted" in result.stdout
     assert "Traceback" not in result.stderr
@@ -142,6 +145,13 @@ def test_json_report_keeps_refuted_findings_and_usage_per_role(
     assert statuses == {("app.py", "confirmed"), ("calc.py", "refuted")}
     refuted = next(f for f in data["findings"] if f["status"] == "refuted")
     assert refuted["verdict"]["reason"].startswith("the cited code is guarded")
+    # Every optional field the scripted models sent arrives in the report.
+    assert refuted["verdict"]["confidence"] == "low"
+    assert refuted["suggestion"] == "Return early when `count` is zero."
+    confirmed = next(f for f in data["findings"] if f["status"] == "confirmed")
+    assert confirmed["verdict"]["confidence"] == "high"
+    assert confirmed["suggestion"] == PLANTED_INJECTION.suggestion
+    assert confirmed["verdict"]["evidence"].startswith("def find_user(")
     usage = data["usage"]["by_role"]
     assert usage["main"]["requests"] == 3
     assert usage["subagent"]["requests"] == 4

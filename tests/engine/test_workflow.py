@@ -1,14 +1,19 @@
-"""Workflow input parsing, the subtask cap, and what the main agent is told."""
+"""Workflow input parsing, the subtask cap, what the main agent is told, and verdicts kept whole."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from orch_review.engine.tools import ToolInputError
-from orch_review.engine.workflow import ConcernOutcome, describe, parse_subtasks
-from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.engine.workflow import describe, parse_subtasks
+from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.helpers import run_cli
+from tests.scripted import Concern, ReviewScript
 
 
 @pytest.mark.parametrize(
@@ -65,3 +70,40 @@ def test_describe_lists_confirmed_findings_and_uncovered_concerns() -> None:
     assert "[2] check b.py\n    NOT COVERED (failed): API kept failing" in text
     assert "1 unverified" in text
     assert [o.covered for o in outcomes] == [True, False, False]
+
+
+def _eval_concern(name: str, confidence: str) -> Concern:
+    return Concern(
+        name,
+        f"Check {name}.py for eval() of caller input.",
+        f"grep -n 'eval(' {name}.py",
+        path=f"{name}.py",
+        severity="medium",
+        category="security",
+        claim="eval() of a caller-supplied string runs arbitrary code.",
+        confidence=confidence,
+    )
+
+
+def test_verifier_confidence_reaches_the_report_and_ranks_findings(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    code = "def run(text: str) -> object:\n    return eval(text)\n"
+    repo = git_repo({"alpha.py": code, "beta.py": code})
+    out = tmp_path / "report.json"
+    script = [_eval_concern("alpha", "low"), _eval_concern("beta", "high")]
+    confirmed_by_path = []
+    for _ in range(2):  # the second run is served from the journal
+        fake_api.reset()
+        fake_api.policy = ReviewScript(script)
+
+        result = run_cli(repo, api_env, "--all", "--json", str(out), "--fail-on", "medium")
+
+        assert result.returncode == 1, result.stderr
+        findings = json.loads(out.read_text())["findings"]
+        confirmed = [f for f in findings if f["status"] == "confirmed"]
+        confirmed_by_path.append([(f["path"], f["verdict"]["confidence"]) for f in confirmed])
+    # Same severity: the high-confidence finding ranks first although its path sorts last.
+    assert confirmed_by_path[0] == [("beta.py", "high"), ("alpha.py", "low")]
+    assert confirmed_by_path[1] == confirmed_by_path[0]
+    assert fake_api.message_requests == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.errors import ConfigError
+from orch_review.findings.codec import finding_to_json
 from orch_review.findings.records import Finding, Severity, Status, Verdict
 from orch_review.findings.triage import (
     deduplicated,
@@ -162,7 +163,7 @@ def test_baseline_suppresses_known_fingerprints(tmp_path: Path) -> None:
         mode="nofilter",
     )
     baseline_file = tmp_path / "baseline.json"
-    baseline_file.write_text(json.dumps({"findings": [first[0].to_json()]}))
+    baseline_file.write_text(json.dumps({"findings": [finding_to_json(first[0])]}))
 
     again = triage(
         [_finding(start=2), _finding(start=3, claim="other")],

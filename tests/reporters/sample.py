@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from orch_review import __version__
-from orch_review.engine.budget import Usage, UsageReport
-from orch_review.engine.workflow import ConcernOutcome
-from orch_review.findings.records import Finding, Severity, Verdict, ranked
+from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict, ranked
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import collect_snippets
+from orch_review.findings.usage import Usage, UsageReport
 
 FILES = {
     "app.py": [

@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from orch_review.engine.budget import UsageReport
 from orch_review.findings.report import Report
+from orch_review.findings.usage import UsageReport
 from orch_review.reporters import json_report
 from tests.reporters.golden import assert_golden
 from tests.reporters.sample import clean_report, mask, sample_report

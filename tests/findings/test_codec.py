@@ -1,0 +1,145 @@
+"""The one JSON form of findings and verdicts: every field goes out and comes back."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from orch_review.findings.codec import (
+    finding_from_json,
+    finding_to_json,
+    verdict_from_json,
+    verdict_to_json,
+)
+from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.reporters.json_report import schema
+
+VERDICT = Verdict(confirmed=False, reason="guarded at a.py:3", evidence="a.py:3", confidence="low")
+
+# Every field set to something other than its default, so a field the codec drops shows.
+FINDING = Finding(
+    path="pkg/a.py",
+    start_line=4,
+    end_line=9,
+    severity=Severity.LOW,
+    category="security",
+    claim="user input reaches eval()",
+    evidence="pkg/a.py:5: eval(name)",
+    concern="check eval",
+    suggestion="use ast.literal_eval",
+    verdict=VERDICT,
+    concerns=("check eval", "check input handling"),
+    start_column=7,
+    fingerprint="0123abcd:2",
+    filtered="outside the diff hunks",
+    suppressed="already in the baseline report",
+)
+
+
+def _non_default(record: object) -> list[str]:
+    """Names of the fields of ``record`` that hold their default value."""
+    same = []
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        value = getattr(record, f.name)
+        if f.default is not dataclasses.MISSING and value == f.default:
+            same.append(f.name)
+        if f.default_factory is not dataclasses.MISSING and value == f.default_factory():
+            same.append(f.name)
+    return same
+
+
+def _through_text(data: dict[str, Any]) -> Any:
+    return json.loads(json.dumps(data))
+
+
+def test_the_samples_set_every_field() -> None:
+    # A new field must be added to the samples, so the round trips below cover it.
+    assert _non_default(FINDING) == []
+    assert _non_default(VERDICT) == []
+    assert VERDICT.confidence != Verdict(True, "r").confidence
+
+
+def test_verdict_round_trips_every_field() -> None:
+    data = _through_text(verdict_to_json(VERDICT))
+    assert set(data) == {f.name for f in dataclasses.fields(Verdict)}
+    assert verdict_from_json(data) == VERDICT
+
+
+def test_finding_round_trips_every_field() -> None:
+    data = _through_text(finding_to_json(FINDING))
+    assert set(data) == {f.name for f in dataclasses.fields(Finding)} | {"status"}
+    assert finding_from_json(data) == FINDING
+
+
+@pytest.mark.parametrize(
+    "finding",
+    [
+        dataclasses.replace(
+            FINDING,
+            verdict=None,
+            suggestion=None,
+            start_column=None,
+            concerns=(),
+            fingerprint="",
+            filtered=None,
+            suppressed=None,
+        ),
+        dataclasses.replace(FINDING, verdict=dataclasses.replace(VERDICT, confidence="high")),
+    ],
+    ids=["defaults", "high-confidence"],
+)
+def test_finding_round_trips_defaults_and_each_confidence(finding: Finding) -> None:
+    assert finding_from_json(_through_text(finding_to_json(finding))) == finding
+
+
+def test_single_concern_is_written_as_a_list_and_read_back_as_the_default() -> None:
+    alone = dataclasses.replace(FINDING, concerns=())
+    data = finding_to_json(alone)
+    assert data["concerns"] == ["check eval"]
+    assert finding_from_json(data).concerns == ()
+
+
+def test_output_is_valid_under_the_report_schema() -> None:
+    finding_schema = {**schema()["$defs"]["finding"], "$defs": schema()["$defs"]}
+    for finding in (FINDING, dataclasses.replace(FINDING, verdict=None, concerns=())):
+        jsonschema.validate(finding_to_json(finding), finding_schema)
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"confidence": None}, ValueError),
+        ({"confidence": "certain"}, ValueError),
+        ({"confirmed": "yes"}, ValueError),
+        ({"reason": 3}, ValueError),
+    ],
+)
+def test_malformed_verdicts_are_refused(change: dict[str, Any], error: type[Exception]) -> None:
+    data = {**verdict_to_json(VERDICT), **change}
+    with pytest.raises(error):
+        verdict_from_json(data)
+
+
+def test_a_verdict_without_confidence_is_refused_not_defaulted() -> None:
+    # Verdicts stored before confidence was kept must not come back as "medium".
+    data = verdict_to_json(VERDICT)
+    del data["confidence"]
+    with pytest.raises(KeyError):
+        verdict_from_json(data)
+
+
+@pytest.mark.parametrize("key", ["severity", "start_line", "verdict", "concerns", "suppressed"])
+def test_a_finding_missing_a_key_is_refused(key: str) -> None:
+    data = finding_to_json(FINDING)
+    del data[key]
+    with pytest.raises(KeyError):
+        finding_from_json(data)
+
+
+def test_a_finding_with_an_unknown_severity_is_refused() -> None:
+    with pytest.raises(ValueError):
+        finding_from_json({**finding_to_json(FINDING), "severity": "critical"})

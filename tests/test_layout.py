@@ -1,0 +1,171 @@
+"""The import graph of the package: layers point one way, and modules do not import in a circle.
+
+Parsed with ``ast`` from the source, so an import inside a function or under TYPE_CHECKING
+counts as much as one at the top of a module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import orch_review
+
+PACKAGE = Path(orch_review.__file__).parent
+
+# Layers that describe, configure or publish a review; none may depend on the engine.
+ENGINE_FREE = ("config", "findings", "reporters", "github")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {
+        _module_name(path): ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+MODULES = _modules()
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    """The absolute name ``from ... import`` refers to in ``module``."""
+    if node.level == 0:
+        return node.module or ""
+    is_package = (PACKAGE.parent / module.replace(".", "/") / "__init__.py").exists()
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _imported(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """Every module of the package that ``node`` imports (``from pkg import mod`` names mod)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        source = _resolve(module, node)
+        names = [source, *(f"{source}.{alias.name}" for alias in node.names)]
+    for name in names:
+        if name in MODULES:
+            yield name
+
+
+def imports(module: str, tree: ast.Module, *, top_level_only: bool) -> set[str]:
+    """The package modules ``module`` (parsed as ``tree``) imports: anywhere, or only those
+    imported when it is first imported (module body, not functions, not TYPE_CHECKING)."""
+    if not top_level_only:
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    else:
+        nodes = list(_top_level_imports(tree.body))
+    return {name for node in nodes for name in _imported(module, node)} - {module}
+
+
+def _top_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    for stmt in body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            yield stmt
+        elif isinstance(stmt, ast.If):
+            if not _is_type_checking(stmt.test):
+                yield from _top_level_imports(stmt.body)
+            yield from _top_level_imports(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)):
+                yield from _top_level_imports(block)
+        elif isinstance(stmt, ast.With):
+            yield from _top_level_imports(stmt.body)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in ``graph`` as ``[a, b, ..., a]``, or None."""
+    done: set[str] = set()
+    path: list[str] = []
+    on_path: set[str] = set()
+
+    def visit(node: str) -> list[str] | None:
+        path.append(node)
+        on_path.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target in on_path:
+                return [*path[path.index(target) :], target]
+            if target not in done:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        on_path.discard(node)
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        if start not in done:
+            found = visit(start)
+            if found:
+                return found
+    return None
+
+
+def test_the_parser_sees_imports_everywhere_and_resolves_relative_ones() -> None:
+    tree = ast.parse(
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from . import records\n"
+        "from ..engine.budget import Ledger\n"
+        "import orch_review.scope.git\n"
+        "if TYPE_CHECKING:\n"
+        "    from orch_review.engine import workflow\n"
+        "def f():\n"
+        "    from orch_review.engine.review import review\n"
+    )
+    anywhere = imports("orch_review.findings._probe", tree, top_level_only=False)
+    top = imports("orch_review.findings._probe", tree, top_level_only=True)
+    assert anywhere == {
+        "orch_review.findings",
+        "orch_review.findings.records",
+        "orch_review.engine",
+        "orch_review.engine.budget",
+        "orch_review.scope.git",
+        "orch_review.engine.workflow",
+        "orch_review.engine.review",
+    }
+    assert top == {
+        "orch_review.findings",
+        "orch_review.findings.records",
+        "orch_review.engine.budget",
+        "orch_review.scope.git",
+    }
+
+
+def test_find_cycle_reports_the_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_records_config_reporters_and_github_do_not_import_the_engine() -> None:
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if module.split(".")[1:2] and module.split(".")[1] in ENGINE_FREE
+        for target in imports(module, tree, top_level_only=False)
+        if target.split(".")[:2] == ["orch_review", "engine"]
+    )
+    assert len([m for m in MODULES if m.startswith("orch_review.findings.")]) >= 4
+    assert offenders == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = {module: imports(module, tree, top_level_only=True) for module, tree in MODULES.items()}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
