@@ -203,6 +203,7 @@ class Workflow:
                             "confirmed": v.confirmed,
                             "reason": v.reason,
                             "evidence": v.evidence,
+                            "confidence": v.confidence,
                         }
                         for n, v in verdicts.items()
                     }
@@ -211,10 +212,12 @@ class Workflow:
             else:
                 session.ledger.reused("verifier")
                 session.emit(agent_id, "verifier", result.concern, "cached")
+            by_number = stored.get("verdicts") or {}
             verified = tuple(
-                f.with_verdict(Verdict(**stored["verdicts"][str(n)]))
+                f.with_verdict(_verdict(by_number.get(str(n))))
                 for n, f in enumerate(result.findings, 1)
             )
+            missing = [str(n) for n, f in enumerate(verified, 1) if f.verdict is None]
             done.set_result(
                 ConcernOutcome(
                     result.index,
@@ -222,7 +225,8 @@ class Workflow:
                     "reviewed",
                     verified,
                     result.summary,
-                    from_journal=result.from_journal,
+                    f"no verdict for finding {', '.join(missing)}" if missing else None,
+                    result.from_journal,
                 )
             )
         except OrchReviewError as exc:
@@ -255,6 +259,18 @@ class Workflow:
             self.guidance_for(concern),
             *extra,
         )
+
+
+def _verdict(stored: object) -> Verdict | None:
+    """A stored verdict, or None (unverified, never confirmed) when it is missing or odd."""
+    if not isinstance(stored, Mapping) or not isinstance(stored.get("confirmed"), bool):
+        return None
+    return Verdict(
+        confirmed=stored["confirmed"],
+        reason=str(stored.get("reason") or ""),
+        evidence=str(stored.get("evidence") or ""),
+        confidence=str(stored.get("confidence") or "medium"),
+    )
 
 
 def _unverified(result: ConcernOutcome, error: str) -> ConcernOutcome:

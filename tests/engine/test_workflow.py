@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
 from orch_review.engine.tools import ToolInputError
 from orch_review.engine.workflow import ConcernOutcome, describe, parse_subtasks
 from orch_review.findings.records import Finding, Severity, Verdict
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
 
 
 @pytest.mark.parametrize(
@@ -65,3 +72,29 @@ def test_describe_lists_confirmed_findings_and_uncovered_concerns() -> None:
     assert "[2] check b.py\n    NOT COVERED (failed): API kept failing" in text
     assert "1 unverified" in text
     assert [o.covered for o in outcomes] == [True, False, False]
+
+
+def test_a_finding_without_a_verdict_is_unverified_never_confirmed(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    journal = tmp_path / "journal.sqlite3"
+    env = {**api_env, "ORCH_REVIEW_JOURNAL_PATH": str(journal)}
+    assert run_cli(repo, env, "--all").returncode == 1
+    with closing(sqlite3.connect(journal)) as db, db:
+        rows = db.execute("SELECT key, value FROM journal WHERE kind = 'verifier'").fetchall()
+        for key, value in rows:  # a stored verification that lost its verdicts
+            db.execute(
+                "UPDATE journal SET value = ? WHERE key = ?",
+                (json.dumps({**json.loads(value), "verdicts": {}}), key),
+            )
+    assert rows
+    out = tmp_path / "report.json"
+
+    result = run_cli(repo, env, "--all", "--json", str(out))
+
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    findings = json.loads(out.read_text())["findings"]
+    assert findings and {f["status"] for f in findings} == {"unverified"}
