@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GitRepoFactory
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.fakes.wire import canonical_json, validate_messages_body
 from tests.helpers import make_planted_repo, run_cli
 from tests.misbehaving import BEHAVIOURS, MisbehavingModel, draw_key
@@ -128,3 +128,32 @@ def test_reviews_survive_a_model_that_misbehaves_on_a_third_of_its_replies(
 
     assert seen == set(BEHAVIOURS)  # every behaviour was exercised at least once
     assert codes.count(1) >= 1  # and at least one run still found the planted bug
+
+
+def test_a_subagent_that_keeps_refusing_loses_its_concern_with_the_refusal_recorded(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    baseline: tuple[Path, int, set[tuple[Any, ...]]],
+    tmp_path: Path,
+) -> None:
+    repo, _, expected = baseline
+    script = planted_script()
+
+    def policy(request: ModelRequest) -> Reply:
+        if request.role == "subagent" and "division" in request.first_user_text:
+            return Reply.refusal()
+        return script(request)
+
+    fake_api.policy = policy
+    code, report = _review(repo, api_env, tmp_path / "r.json")
+
+    assert code == 3
+    division = next(c for c in report["concerns"] if "division" in c["concern"])
+    assert division["status"] == "failed" and "refused" in division["error"]
+    assert _confirmed(report) == expected  # the injection is still found
+    refused = [
+        r
+        for r in fake_api.requests_for("subagent")
+        if "division" in r.model_request().first_user_text
+    ]
+    assert len(refused) == 2  # the task, and its one restart
