@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.budget import Ledger
-from orch_review.engine.client import Completer, Reply
+from orch_review.engine.client import Completer
 from orch_review.engine.prompts import TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
 
@@ -21,6 +21,18 @@ T = TypeVar("T")
 
 # A tool handler returns (text for the model, is_error).
 ToolHandler = Callable[[Mapping[str, Any]], tuple[str, bool]]
+
+MAX_RESTARTS = 1  # after a refusal
+MAX_CUT_OFF_RETRIES = 1  # after a tool call cut off at the output limit
+CUT_OFF_NOTE = (
+    "Your call to `{name}` was cut off at the output token limit, so it was not run. Send it "
+    "again, smaller: a shorter input, or the work split over several calls."
+)
+EMPTY_REPLY_NOTE = "Your last reply was empty, so it was left out. Continue from here."
+BUNDLED_REPORT_ERROR = (
+    "{name} was not recorded: it came in the same turn as other tool calls, before you could "
+    "read their results. Read them, then call {name} on its own."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +119,16 @@ class AgentLoop(Generic[T]):
         messages: list[dict[str, Any]],
         before_request: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> AgentRun[T]:
-        """Loop until the terminal tool is called, the model ends, or the turn limit."""
+        """Loop until the terminal tool is called, the model ends, or the turn limit.
+
+        Whatever the model sends, the conversation stays one the API accepts: empty replies
+        are left out, every tool call sent back gets its result, a call cut off at the output
+        limit is dropped and the model told to resend it smaller (once), and a refused turn
+        is removed with everything after the task (one restart).
+        """
         run: AgentRun[T] = AgentRun(messages=messages)
+        task_length = len(messages)
+        refusals = cut_offs = 0
         started = time.monotonic()
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
@@ -138,34 +158,66 @@ class AgentLoop(Generic[T]):
                     reply.cache_read_tokens,
                 )
                 run.tokens += usage.total_tokens
-            messages.append({"role": "assistant", "content": reply.content})
             self._emit("turn", run, f"{time.monotonic() - started:.0f}s")
-            if reply.stop_reason == "pause_turn":
+            if reply.stop_reason == "refusal":
+                # Continuing after a refusal only brings more: the API's guidance is to drop
+                # the refused turn. Start over from the task, once.
+                refusals += 1
+                if refusals > MAX_RESTARTS:
+                    run.note = "the model refused the task (stop_reason `refusal`) twice"
+                    return run
+                del messages[task_length:]
                 continue
-            if not reply.tool_uses:
-                if reply.stop_reason == "max_tokens":
-                    self._append_user_text(messages, TRUNCATION_NOTE)
-                    continue
-                if self._terminal is not None and run.result is None:
-                    self._append_user_text(
-                        messages, f"You have not called {self._terminal.name} yet. Call it now."
-                    )
-                    continue
-                run.text = reply.text
-                return run
-            messages.append({"role": "user", "content": self._run_tools(reply, run)})
-            if reply.stop_reason == "max_tokens":
-                self._append_user_text(messages, TRUNCATION_NOTE)
+            content = _sendable(reply.content)
+            if content:
+                messages.append({"role": "assistant", "content": content})
+            if reply.cut_off:
+                cut_offs += 1
+                if cut_offs > MAX_CUT_OFF_RETRIES:
+                    run.note = "its tool calls were cut off at the output token limit twice"
+                    return run
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            if uses:
+                alone = len(uses) + len(reply.cut_off) == 1
+                messages.append({"role": "user", "content": self._run_tools(uses, alone, run)})
+            for name in reply.cut_off:
+                self._append_user_text(messages, CUT_OFF_NOTE.format(name=name))
             if run.result is not None:
                 run.text = reply.text
                 return run
+            if reply.cut_off:
+                continue
+            if uses:
+                if reply.stop_reason == "max_tokens":
+                    self._append_user_text(messages, TRUNCATION_NOTE)
+                continue
+            if not content:
+                self._append_user_text(messages, EMPTY_REPLY_NOTE)
+                continue
+            if reply.stop_reason == "pause_turn":
+                continue  # the content sent back lets the model resume
+            if reply.stop_reason == "max_tokens":
+                self._append_user_text(messages, TRUNCATION_NOTE)
+                continue
+            if self._terminal is not None:
+                self._append_user_text(
+                    messages, f"You have not called {self._terminal.name} yet. Call it now."
+                )
+                continue
+            run.text = reply.text
+            return run
         run.note = f"stopped at the turn limit ({self._max_turns} turns)"
         return run
 
-    def _run_tools(self, reply: Reply, run: AgentRun[T]) -> list[dict[str, Any]]:
+    def _run_tools(
+        self, uses: list[dict[str, Any]], alone: bool, run: AgentRun[T]
+    ) -> list[dict[str, Any]]:
         results = []
-        for use in reply.tool_uses:
-            text, is_error = self._run_tool(use["name"], use.get("input") or {}, run)
+        for use in uses:
+            if not alone and self._terminal is not None and use["name"] == self._terminal.name:
+                text, is_error = BUNDLED_REPORT_ERROR.format(name=use["name"]), True
+            else:
+                text, is_error = self._run_tool(use["name"], use.get("input") or {}, run)
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": use["id"],
@@ -206,3 +258,8 @@ class AgentLoop(Generic[T]):
             messages[-1] = {"role": "user", "content": [*content, block]}
         else:
             messages.append({"role": "user", "content": [block]})
+
+
+def _sendable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``content`` without the blocks the API refuses to take back (whitespace-only text)."""
+    return [b for b in content if b.get("type") != "text" or str(b.get("text") or "").strip()]

@@ -9,6 +9,13 @@ not an ``anthropic.APIError``) and an ``error`` event inside a 200 stream.
 The SDK sends each request and raises its typed errors for HTTP statuses; the event stream of
 a successful response is folded into the final message by :mod:`orch_review.engine.stream`,
 with plain dicts instead of one pydantic object per event.
+
+Transport faults and model outcomes are told apart here, once: a fault (an HTTP error, a
+dropped or garbled stream, an ``error`` event) is retried with the same request; a complete
+response is a :class:`Reply`, whatever the model did (ran out of output tokens in the middle
+of a tool call, refused, said nothing). Resending the same request after an outcome would
+pay again for the same answer, so outcomes go to the agent loop, which changes the
+conversation instead.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ class Reply:
     cache_write_tokens: int
     cache_read_tokens: int
     replayed: bool = False  # served from the journal: no request was made
+    cut_off: tuple[str, ...] = ()  # tools whose calls the output limit cut short (not in content)
 
     @property
     def tool_uses(self) -> list[dict[str, Any]]:
@@ -83,6 +91,22 @@ def _block_to_param(block: Mapping[str, Any]) -> dict[str, Any]:
             "input": block.get("input") or {},
         }
     return {k: v for k, v in block.items() if v is not None}
+
+
+def _reply(message: Mapping[str, Any]) -> Reply:
+    """A complete response as a model outcome; a cut-off tool call is kept out of ``content``
+    (it cannot be sent back) and named in ``cut_off``."""
+    usage = message.get("usage") or {}
+    blocks = list(message.get("content") or ())
+    return Reply(
+        content=[_block_to_param(b) for b in blocks if not b.get("incomplete")],
+        stop_reason=message.get("stop_reason"),
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+        cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+        cut_off=tuple(str(b.get("name")) for b in blocks if b.get("incomplete")),
+    )
 
 
 def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -279,15 +303,7 @@ class ModelClient:
                     f"The API kept failing after {self._attempts} attempts: {exc}"
                 ) from exc
             raise
-        usage = message.get("usage") or {}
-        return Reply(
-            content=[_block_to_param(b) for b in message.get("content") or ()],
-            stop_reason=message.get("stop_reason"),
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-            cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
-        )
+        return _reply(message)
 
     def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """One streamed request, read to its final message; raises on any fault."""

@@ -83,13 +83,23 @@ class JournaledClient:
         )
         stored = session.journal.get(key)
         if stored is not None:
-            return Reply(stored["content"], stored["stop_reason"], 0, 0, 0, 0, replayed=True)
+            cut_off = tuple(stored.get("cut_off") or ())
+            return Reply(
+                stored["content"], stored["stop_reason"], 0, 0, 0, 0, True, cut_off=cut_off
+            )
         reply = session.client.complete(
             model=model, system=system, tools=tools, messages=messages, tool_choice=tool_choice
         )
-        session.journal.put(
-            key, "main", {"content": reply.content, "stop_reason": reply.stop_reason}
-        )
+        if reply.stop_reason != "refusal":  # replaying a refusal would defeat the restart
+            session.journal.put(
+                key,
+                "main",
+                {
+                    "content": reply.content,
+                    "stop_reason": reply.stop_reason,
+                    "cut_off": list(reply.cut_off),
+                },
+            )
         return reply
 
 

@@ -52,7 +52,9 @@ def read_message(lines: Iterable[str]) -> dict[str, Any]:
     """The final ``Message`` of a streamed response, as the API's JSON would have it.
 
     Raises :class:`StreamErrorEvent` for an ``error`` event and :class:`IncompleteStream`
-    for a stream that is cut short or garbled (both worth retrying).
+    for a stream that is cut short or garbled (both worth retrying). A tool call the model
+    was still writing when it hit ``max_tokens`` is not a fault: that block comes back with
+    ``"incomplete": True`` and an empty input, for the agent to tell the model.
     """
     builder = _MessageBuilder()
     # Read on past message_stop: only a body read to its end frees the connection for reuse.
@@ -84,6 +86,7 @@ class _MessageBuilder:
         self.stopped = False
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, list[str]] = {}
+        self._unreadable: set[int] = set()  # tool inputs that are not complete JSON
 
     def add(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -95,10 +98,14 @@ class _MessageBuilder:
         elif kind == "content_block_delta":
             self._delta(event["index"], event["delta"])
         elif kind == "content_block_stop":
-            parts = self._json.pop(event["index"], None)
+            index = event["index"]
+            parts = self._json.pop(index, None)
             if parts is not None:
                 text = "".join(parts)
-                self._blocks[event["index"]]["input"] = json.loads(text) if text else {}
+                try:
+                    self._blocks[index]["input"] = json.loads(text) if text else {}
+                except ValueError:
+                    self._unreadable.add(index)
         elif kind == "message_delta":
             message = self._started()
             message.update(event.get("delta") or {})
@@ -131,5 +138,11 @@ class _MessageBuilder:
         message = self._started()
         if not self.stopped:
             raise IncompleteStream("the response stream ended before message_stop")
+        unreadable = self._unreadable | set(self._json)  # unparsed, or never stopped
+        if unreadable and message.get("stop_reason") != "max_tokens":
+            # Only the output limit cuts a tool input short; anything else is a garbled stream.
+            raise IncompleteStream("the response stream has a tool input that is not JSON")
+        for index in unreadable:
+            self._blocks[index] = {**self._blocks[index], "input": {}, "incomplete": True}
         message["content"] = [self._blocks[i] for i in sorted(self._blocks)]
         return message

@@ -6,6 +6,7 @@ byte-identical across turns and across agents of one role.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,8 +14,22 @@ from typing import Any
 from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-11-30.3"
+TOOLS_VERSION = "2026-12-01.1"
 
+
+OTHER_CATEGORY = "other"  # what any category outside CATEGORIES becomes
+SEVERITY_SYNONYMS = {
+    "critical": "high",
+    "blocker": "high",
+    "severe": "high",
+    "major": "medium",
+    "moderate": "medium",
+    "minor": "low",
+    "trivial": "low",
+    "note": "info",
+    "informational": "info",
+    "information": "info",
+}
 
 WORKFLOW_DESCRIPTION = """\
 Run a review workflow: fan a list of independent subtasks out to parallel subagents, then have \
@@ -111,7 +126,7 @@ REPORT_FINDINGS_TOOL: dict[str, Any] = {
                         "start_line": {"type": "integer", "minimum": 1},
                         "end_line": {"type": "integer", "minimum": 1},
                         "severity": {"type": "string", "enum": [s.value for s in Severity]},
-                        "category": {"type": "string", "enum": list(CATEGORIES)},
+                        "category": {"type": "string", "enum": [*CATEGORIES, OTHER_CATEGORY]},
                         "claim": {
                             "type": "string",
                             "description": "The problem, in one or two sentences.",
@@ -225,13 +240,41 @@ def _text(item: Mapping[str, Any], key: str, *, required: bool = True) -> str:
     return value.strip()
 
 
-def _line(item: Mapping[str, Any], key: str) -> int:
+def _line(item: Mapping[str, Any], key: str, what: str = "line number") -> int:
     value = item.get(key)
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ToolInputError(f"`{key}` must be a positive line number")
+        raise ToolInputError(f"`{key}` must be a positive {what}")
     return value
+
+
+def canonical_path(raw: str) -> str:
+    """A repository-relative path in one spelling (``a/./b``, ``a//b`` and ``a/x/../b`` are
+    ``a/b``); raises :class:`ToolInputError` for a path outside the tree or into ``.git``."""
+    if "\0" in raw:
+        raise ToolInputError(f"`{raw}` is not a repository-relative path")
+    if raw.startswith("/"):
+        raise ToolInputError(f"`{raw}` is absolute; use a repository-relative path")
+    path = posixpath.normpath(raw)
+    if path == "." or path == ".." or path.startswith("../"):
+        raise ToolInputError(f"`{raw}` is not a file inside the repository")
+    if ".git" in path.split("/"):
+        raise ToolInputError(f"`{raw}` is inside .git, which is not under review")
+    return path
+
+
+def _severity(item: Mapping[str, Any]) -> Severity:
+    given = _text(item, "severity").lower()
+    severity = SEVERITY_SYNONYMS.get(given, given)
+    if severity not in {s.value for s in Severity}:
+        raise ToolInputError(f"`severity` must be one of high, medium, low, info, not `{given}`")
+    return Severity(severity)
+
+
+def _category(item: Mapping[str, Any]) -> str:
+    given = _text(item, "category", required=False).lower().replace("_", "-").replace(" ", "-")
+    return given if given in CATEGORIES else OTHER_CATEGORY
 
 
 def parse_findings(
@@ -239,7 +282,11 @@ def parse_findings(
     concern: str,
     line_count: Callable[[str], int | None],
 ) -> ReportedFindings:
-    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files."""
+    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files.
+
+    Unambiguous variants are normalized (path spellings, line numbers as strings, severity
+    synonyms); a category outside :data:`CATEGORIES` becomes ``other``.
+    """
     raw = tool_input.get("findings")
     if not isinstance(raw, list):
         raise ToolInputError("`findings` must be an array (use [] when you found nothing)")
@@ -248,11 +295,9 @@ def parse_findings(
         if not isinstance(item, Mapping):
             raise ToolInputError(f"finding {number}: must be an object")
         try:
-            path = _text(item, "path").removeprefix("./")
+            path = canonical_path(_text(item, "path"))
             start, end = _line(item, "start_line"), _line(item, "end_line")
-            severity = _text(item, "severity").lower()
-            if severity not in {s.value for s in Severity}:
-                raise ToolInputError("`severity` must be one of high, medium, low, info")
+            severity = _severity(item)
             lines = line_count(path)
             if lines is None:
                 raise ToolInputError(
@@ -267,8 +312,8 @@ def parse_findings(
                     path=path,
                     start_line=start,
                     end_line=min(end, max(lines, 1)),
-                    severity=Severity(severity),
-                    category=_text(item, "category").lower(),
+                    severity=severity,
+                    category=_category(item),
                     claim=_text(item, "claim"),
                     evidence=_text(item, "evidence"),
                     suggestion=_text(item, "suggestion", required=False) or None,
@@ -292,9 +337,11 @@ def parse_verdicts(tool_input: Mapping[str, Any], count: int) -> dict[int, Verdi
     for item in raw:
         if not isinstance(item, Mapping):
             raise ToolInputError("each verdict must be an object")
-        number = _line(item, "finding")
+        number = _line(item, "finding", "finding number, as listed in your task")
         if number > count:
             raise ToolInputError(f"there is no finding {number}; you were given {count}")
+        if number in verdicts:
+            raise ToolInputError(f"finding {number} has two verdicts; give exactly one")
         decision = _text(item, "verdict").lower()
         if decision not in {"confirmed", "refuted"}:
             raise ToolInputError("`verdict` must be `confirmed` or `refuted`")

@@ -27,7 +27,7 @@ from orch_review.findings.codec import (
     verdict_from_json,
     verdict_to_json,
 )
-from orch_review.findings.records import ConcernOutcome
+from orch_review.findings.records import ConcernOutcome, Verdict
 
 
 def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
@@ -194,10 +194,12 @@ class Workflow:
             else:
                 session.ledger.reused("verifier")
                 session.emit(agent_id, "verifier", result.concern, "cached")
+            by_number = stored.get("verdicts") or {}
             verified = tuple(
-                f.with_verdict(verdict_from_json(stored["verdicts"][str(n)]))
+                f.with_verdict(_verdict(by_number.get(str(n))))
                 for n, f in enumerate(result.findings, 1)
             )
+            missing = [str(n) for n, f in enumerate(verified, 1) if f.verdict is None]
             done.set_result(
                 ConcernOutcome(
                     result.index,
@@ -205,7 +207,8 @@ class Workflow:
                     "reviewed",
                     verified,
                     result.summary,
-                    from_journal=result.from_journal,
+                    f"no verdict for finding {', '.join(missing)}" if missing else None,
+                    result.from_journal,
                 )
             )
         except OrchReviewError as exc:
@@ -238,6 +241,16 @@ class Workflow:
             self.guidance_for(concern),
             *extra,
         )
+
+
+def _verdict(stored: object) -> Verdict | None:
+    """A stored verdict, or None (unverified, never confirmed) when it is missing or odd."""
+    if not isinstance(stored, Mapping):
+        return None
+    try:
+        return verdict_from_json(stored)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _unverified(result: ConcernOutcome, error: str) -> ConcernOutcome:

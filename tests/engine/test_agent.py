@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from orch_review.engine.agent import AgentLoop, Terminal
+from orch_review.engine.agent import EMPTY_REPLY_NOTE, AgentLoop, Terminal
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.prompts import TRUNCATION_NOTE
@@ -16,12 +17,14 @@ from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 
 
 def _client(api: FakeMessagesAPI) -> ModelClient:
+    # Retries on, without waiting: a reply wrongly taken for a fault would be resent.
     return ModelClient(
         {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"},
-        max_retries=0,
+        max_retries=3,
         request_timeout=10,
         max_output_tokens=1000,
         effort="high",
+        backoff=(0.0, 0.0),
     )
 
 
@@ -32,6 +35,9 @@ def _parse(tool_input: Mapping[str, Any]) -> str:
     return summary
 
 
+LOOKUP_TOOL = {"name": "lookup", "description": "Look something up.", "input_schema": {}}
+
+
 def _loop(api: FakeMessagesAPI, max_turns: int = 5) -> AgentLoop[str]:
     return AgentLoop(
         client=_client(api),
@@ -39,11 +45,16 @@ def _loop(api: FakeMessagesAPI, max_turns: int = 5) -> AgentLoop[str]:
         role="subagent",
         model="claude-test",
         system="system",
-        tools=[REPORT_FINDINGS_TOOL],
+        tools=[LOOKUP_TOOL, REPORT_FINDINGS_TOOL],
         max_turns=max_turns,
         bash=None,
+        handlers={"lookup": lambda tool_input: ("the answer is 42", False)},
         terminal=Terminal("report_findings", _parse, "turn limit: report now"),
     )
+
+
+def _bodies(api: FakeMessagesAPI) -> list[str]:
+    return [json.dumps(r.body, sort_keys=True) for r in api.message_requests]
 
 
 def _report(text: str = "done") -> Reply:
@@ -127,3 +138,102 @@ def test_turn_limit_without_report_returns_a_clear_note(fake_api: FakeMessagesAP
 
     assert run.result is None
     assert run.note == "stopped at the turn limit (2 turns)"
+
+
+@pytest.mark.parametrize("empty", [Reply.empty(), Reply.empty("max_tokens"), Reply.text("  ")])
+def test_an_empty_reply_is_left_out_and_the_model_told(
+    fake_api: FakeMessagesAPI, empty: Reply
+) -> None:
+    replies = iter([Reply.tool_use("lookup", {}), empty, _report()])
+    fake_api.policy = lambda request: next(replies)
+
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result == "done"  # the fake rejects an empty assistant turn with a 400
+    third = fake_api.message_requests[2].model_request()
+    assert [m["role"] for m in third.messages] == ["user", "assistant", "user"]
+    assert EMPTY_REPLY_NOTE in third.last_user_text
+
+
+def test_a_tool_call_cut_off_at_the_output_limit_is_asked_again_not_resent(
+    fake_api: FakeMessagesAPI,
+) -> None:
+    def policy(request: ModelRequest) -> Reply:
+        if request.assistant_turns == 0 and "cut off" not in request.last_user_text:
+            return Reply.cut_off("lookup", {"query": "x" * 200}, text="Looking it up.")
+        if request.assistant_turns <= 1:
+            return Reply.tool_use("lookup", {"query": "x"})
+        return _report()
+
+    fake_api.policy = policy
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result == "done"
+    bodies = _bodies(fake_api)
+    assert len(bodies) == 3 and len(set(bodies)) == 3  # nothing resent byte for byte
+    second = fake_api.message_requests[1].model_request()
+    assert second.messages[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Looking it up."}],  # the cut-off call is dropped
+    }
+    assert "Your call to `lookup` was cut off at the output token limit" in second.last_user_text
+    assert "Send it again, smaller" in second.last_user_text
+
+
+def test_a_second_cut_off_call_ends_the_agent_as_failed(fake_api: FakeMessagesAPI) -> None:
+    fake_api.policy = lambda request: Reply.cut_off("report_findings", {"summary": "x" * 99})
+
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result is None
+    assert run.note == "its tool calls were cut off at the output token limit twice"
+    assert len(set(_bodies(fake_api))) == 2
+
+
+def test_a_refused_turn_is_removed_and_the_task_restarted(fake_api: FakeMessagesAPI) -> None:
+    def policy(request: ModelRequest) -> Reply:
+        if len(fake_api.message_requests) == 2:
+            return Reply.refusal()
+        return Reply.tool_use("lookup", {}) if request.assistant_turns == 0 else _report()
+
+    fake_api.policy = policy
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result == "done"
+    first, refused, restarted = fake_api.message_requests[:3]
+    assert refused.model_request().assistant_turns == 1
+    assert restarted.body["messages"] == first.body["messages"]  # the refused turn is gone
+    assert len(fake_api.message_requests) == 4
+
+
+@pytest.mark.parametrize("refusal", [Reply.refusal(), Reply.refusal("I can't help with")])
+def test_a_second_refusal_fails_the_agent(fake_api: FakeMessagesAPI, refusal: Reply) -> None:
+    fake_api.policy = lambda request: refusal
+
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result is None
+    assert "refused" in run.note
+    assert len(fake_api.message_requests) == 2
+
+
+def test_a_report_sent_with_other_calls_waits_for_their_results(
+    fake_api: FakeMessagesAPI,
+) -> None:
+    def policy(request: ModelRequest) -> Reply:
+        if request.assistant_turns == 0:
+            return Reply.tool_uses(
+                [("lookup", {}), ("report_findings", {"summary": "blind", "findings": []})]
+            )
+        return _report("read the results")
+
+    fake_api.policy = policy
+    run = _loop(fake_api).run([{"role": "user", "content": "task"}])
+
+    assert run.result == "read the results"
+    (_, looked_up, lookup_error), (_, text, is_error) = (
+        fake_api.message_requests[1].model_request().tool_results()
+    )
+    assert looked_up == "the answer is 42" and not lookup_error
+    assert is_error and "report_findings was not recorded" in text
+    assert "same turn as other tool calls" in text

@@ -158,3 +158,33 @@ def test_delta_for_a_block_never_started_is_an_incomplete_stream() -> None:
 
     with pytest.raises(IncompleteStream, match="malformed"):
         read_message(_lines(start, delta))
+
+
+def _tool_call_stream(stop_reason: str, *, stop_block: bool = True) -> list[str]:
+    """A text block, then a tool call whose input the stream leaves half written."""
+    content = [
+        {"type": "text", "text": "Running it."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls " * 20}},
+    ]
+    content[1]["cut_off"] = True
+    usage = {"input_tokens": 1, "output_tokens": 9}
+    events = list(stream_events(message_json("msg_1", "m", content, stop_reason, usage)))
+    if not stop_block:
+        events = [e for e in events if b'"index": 1}' not in e or b"content_block_stop" not in e]
+    return _lines(*events)
+
+
+@pytest.mark.parametrize("stop_block", [True, False])
+def test_tool_input_cut_off_at_max_tokens_is_an_outcome(stop_block: bool) -> None:
+    final = read_message(_tool_call_stream("max_tokens", stop_block=stop_block))
+
+    assert final["stop_reason"] == "max_tokens"
+    assert final["content"] == [
+        {"type": "text", "text": "Running it."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}, "incomplete": True},
+    ]
+
+
+def test_unreadable_tool_input_without_max_tokens_is_a_garbled_stream() -> None:
+    with pytest.raises(IncompleteStream, match="tool input"):
+        read_message(_tool_call_stream("tool_use"))

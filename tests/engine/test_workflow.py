@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,8 @@ from orch_review.engine.workflow import describe, parse_subtasks
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import run_cli
-from tests.scripted import Concern, ReviewScript
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import Concern, ReviewScript, planted_script
 
 
 @pytest.mark.parametrize(
@@ -107,3 +109,29 @@ def test_verifier_confidence_reaches_the_report_and_ranks_findings(
     assert confirmed_by_path[0] == [("beta.py", "high"), ("alpha.py", "low")]
     assert confirmed_by_path[1] == confirmed_by_path[0]
     assert fake_api.message_requests == []
+
+
+def test_a_finding_without_a_verdict_is_unverified_never_confirmed(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    journal = tmp_path / "journal.sqlite3"
+    env = {**api_env, "ORCH_REVIEW_JOURNAL_PATH": str(journal)}
+    assert run_cli(repo, env, "--all").returncode == 1
+    with closing(sqlite3.connect(journal)) as db, db:
+        rows = db.execute("SELECT key, value FROM journal WHERE kind = 'verifier'").fetchall()
+        for key, value in rows:  # a stored verification that lost its verdicts
+            db.execute(
+                "UPDATE journal SET value = ? WHERE key = ?",
+                (json.dumps({**json.loads(value), "verdicts": {}}), key),
+            )
+    assert rows
+    out = tmp_path / "report.json"
+
+    result = run_cli(repo, env, "--all", "--json", str(out))
+
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    findings = json.loads(out.read_text())["findings"]
+    assert findings and {f["status"] for f in findings} == {"unverified"}

@@ -272,7 +272,8 @@ class FakeMessagesAPI:
             self._next_id("msg"), request.model, content, reply.effective_stop_reason, usage
         )
         if request.body.get("stream") is not True:
-            return handler.send_json(200, message)
+            whole = [{k: v for k, v in b.items() if k != "cut_off"} for b in content]
+            return handler.send_json(200, {**message, "content": whole})
         handler.start_stream()
         for event in stream_events(message):
             handler.write_chunk(event)
@@ -315,11 +316,11 @@ class FakeMessagesAPI:
             return {"type": "text", "text": block["text"]}
         if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
             tool_id = self._next_id("toolu")
+            out = {"type": "tool_use", "id": tool_id, "name": str(block["name"])}
             return {
-                "type": "tool_use",
-                "id": tool_id,
-                "name": str(block["name"]),
+                **out,
                 "input": block["input"],
+                **({"cut_off": True} if block.get("cut_off") else {}),
             }
         raise ValueError(f"unsupported reply block {block!r}")
 

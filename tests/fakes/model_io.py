@@ -128,7 +128,8 @@ class Reply:
     """A scripted model answer: content blocks plus the stop reason.
 
     Blocks are `{"type": "text", "text": ...}` or `{"type": "tool_use", "name": ..., "input":
-    {...}}`; the server assigns tool-use ids. `stop_reason` defaults to "tool_use" when a
+    {...}}` (with `"cut_off": True`, only half its input is streamed); the server assigns
+    tool-use ids. `stop_reason` defaults to "tool_use" when a
     tool_use block is present, else "end_turn".
     """
 
@@ -153,6 +154,24 @@ class Reply:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         blocks += [{"type": "tool_use", "name": n, "input": dict(i)} for n, i in calls]
         return cls(blocks)
+
+    @classmethod
+    def empty(cls, stop_reason: str = "end_turn") -> Reply:
+        """No content at all, as models sometimes answer."""
+        return cls([], stop_reason)
+
+    @classmethod
+    def refusal(cls, text: str | None = None) -> Reply:
+        """A streaming-classifier refusal: `stop_reason: "refusal"`, little or no content."""
+        return cls([{"type": "text", "text": text}] if text else [], "refusal")
+
+    @classmethod
+    def cut_off(cls, name: str, input: Mapping[str, Any], text: str | None = None) -> Reply:
+        """A tool call the output limit cuts halfway through its input (`max_tokens`)."""
+        reply = cls.tool_use(name, input, text=text)
+        reply.blocks[-1]["cut_off"] = True
+        reply.stop_reason = "max_tokens"
+        return reply
 
     @property
     def effective_stop_reason(self) -> str:

@@ -395,6 +395,85 @@ def test_unanswered_tool_use_is_a_bad_request(
         client.messages.create(model=MODEL, max_tokens=10, messages=messages)
 
 
+_TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
+_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        (
+            [*USER, {"role": "assistant", "content": []}, {"role": "user", "content": "go on"}],
+            "messages.1: all messages must have non-empty content except for the optional "
+            "final assistant message",
+        ),
+        ([{"role": "user", "content": []}], "messages.0: all messages must have non-empty"),
+        (
+            [*USER, {"role": "assistant", "content": "ok"}, {"role": "user", "content": [_RESULT]}],
+            "unexpected `tool_use_id` found in `tool_result` blocks: toolu_1",
+        ),
+        ([*USER, {"role": "assistant", "content": [_TOOL_USE]}], "without `tool_result`"),
+    ],
+)
+def test_conversations_the_real_api_rejects_are_rejected(
+    fake_api: FakeMessagesAPI, client: anthropic.Anthropic, messages: list[Any], message: str
+) -> None:
+    fake_api.policy = lambda request: Reply.text("unreachable")
+
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        client.messages.create(model=MODEL, max_tokens=10, messages=messages)
+
+    assert raised.value.status_code == 400
+    body = raised.value.body
+    assert isinstance(body, dict) and body["type"] == "error"
+    assert body["error"]["type"] == "invalid_request_error"
+    assert message in body["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [*USER, {"role": "assistant", "content": []}],  # the optional final assistant message
+        [*USER, {"role": "user", "content": "and more"}],  # merged by the real API
+        [
+            *USER,
+            {"role": "assistant", "content": [_TOOL_USE]},
+            {"role": "user", "content": [_RESULT, {"type": "text", "text": "note"}]},
+            {"role": "system", "content": "orchestration mode is on"},
+        ],
+    ],
+)
+def test_conversations_the_real_api_accepts_are_answered(
+    fake_api: FakeMessagesAPI, client: anthropic.Anthropic, messages: list[Any]
+) -> None:
+    fake_api.policy = lambda request: Reply.text("fine")
+
+    message = client.messages.create(model=MODEL, max_tokens=10, messages=messages)
+
+    assert text_of(message) == "fine"
+
+
+def test_cut_off_tool_call_streams_half_its_input(fake_api: FakeMessagesAPI) -> None:
+    fake_api.policy = lambda request: Reply.cut_off("bash", {"command": "ls -la " * 10})
+    response = httpx2.post(
+        f"{fake_api.base_url}/v1/messages",
+        json={"model": MODEL, "max_tokens": 10, "messages": USER, "stream": True},
+    )
+    events = [json.loads(line[6:]) for line in response.text.splitlines() if line[:6] == "data: "]
+    partial = "".join(
+        e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"
+    )
+    assert partial and partial in json.dumps({"command": "ls -la " * 10})
+    with pytest.raises(ValueError):
+        json.loads(partial)
+    assert [e["type"] for e in events][-3:] == [
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert events[-2]["delta"]["stop_reason"] == "max_tokens"
+
+
 def test_unknown_path_is_404(fake_api: FakeMessagesAPI) -> None:
     response = httpx2.get(f"{fake_api.base_url}/v1/models")
 

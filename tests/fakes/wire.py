@@ -91,6 +91,8 @@ def block_deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     """The `delta` payloads that stream a block's content in a few chunks."""
     if block["type"] == "tool_use":
         partial = json.dumps(block["input"], ensure_ascii=False)
+        if block.get("cut_off"):  # the output limit struck halfway through the input
+            partial = partial[: len(partial) // 2]
         return [{"type": "input_json_delta", "partial_json": p} for p in split_chunks(partial, 4)]
     return [{"type": "text_delta", "text": p} for p in split_chunks(block["text"], 3)]
 
@@ -221,8 +223,11 @@ def _usage(input_tokens: int, cache_creation: int = 0, cache_read: int = 0) -> d
 def validate_messages_body(body: Any, *, count_tokens: bool = False) -> str | None:
     """The API's 400 message for a malformed request body, or None if it is acceptable.
 
-    Checks the rules an agent loop most easily breaks: required fields, non-empty content, and
-    that every tool_use is answered by a tool_result first in the very next message.
+    Checks the rules an agent loop most easily breaks: required fields, non-empty content (an
+    empty final assistant message is allowed), and that every tool_use is answered by a
+    tool_result first in the very next message, and every tool_result answers one. Like the
+    real API it accepts consecutive turns of one role (it would merge them) and, as this
+    project relies on, mid-conversation system messages.
     """
     if not isinstance(body, dict):
         return "request body must be a JSON object"
@@ -240,8 +245,12 @@ def validate_messages_body(body: Any, *, count_tokens: bool = False) -> str | No
             return f"messages.{i}: role must be 'user', 'assistant' or 'system'"
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if not isinstance(blocks, list) or not blocks:
-            return f"messages.{i}: all messages must have non-empty content"
+        final_assistant = i == len(messages) - 1 and message["role"] == "assistant"
+        if not isinstance(blocks, list) or (not blocks and not final_assistant):
+            return (
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
         if not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks):
             return f"messages.{i}.content: each content block must be an object with a type"
         if any(b["type"] == "text" and not str(b.get("text", "")).strip() for b in blocks):

@@ -1,0 +1,148 @@
+"""Validation of what the agents report: one spelling per path, known categories only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from orch_review.engine.tools import (
+    CATEGORIES,
+    REPORT_FINDINGS_TOOL,
+    ToolInputError,
+    parse_findings,
+    parse_verdicts,
+)
+from orch_review.findings.records import Severity
+
+FILES = {"app/a.py": 10, "app/server.py": 40, ".git/config": 5}
+
+
+def _finding(**overrides: Any) -> dict[str, Any]:
+    return {
+        "path": "app/a.py",
+        "start_line": 2,
+        "end_line": 3,
+        "severity": "high",
+        "category": "security",
+        "claim": "a claim",
+        "evidence": "app/a.py:2",
+        **overrides,
+    }
+
+
+def _parse(*findings: dict[str, Any]) -> list[Any]:
+    reported = parse_findings({"summary": "s", "findings": list(findings)}, "c", FILES.get)
+    return list(reported.findings)
+
+
+@pytest.mark.parametrize(
+    ("given", "path"),
+    [
+        ("app/a.py", "app/a.py"),
+        ("./app/a.py", "app/a.py"),
+        ("app/./a.py", "app/a.py"),
+        ("app//a.py", "app/a.py"),
+        ("app/../app/server.py", "app/server.py"),
+        (" app/a.py ", "app/a.py"),
+    ],
+)
+def test_paths_are_reported_in_one_spelling(given: str, path: str) -> None:
+    [finding] = _parse(_finding(path=given))
+    assert finding.path == path
+
+
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [
+        ("app/../.git/config", "inside .git"),
+        (".git/config", "inside .git"),
+        ("app/.git/../../.git/config", "inside .git"),
+        ("/etc/passwd", "is absolute"),
+        ("../outside.py", "not a file inside the repository"),
+        ("app/../..", "not a file inside the repository"),
+        ("app/..", "not a file inside the repository"),
+        ("app/missing.py", "not a file under review"),
+    ],
+)
+def test_paths_outside_the_tree_or_into_git_are_refused_with_a_reason(
+    given: str, reason: str
+) -> None:
+    with pytest.raises(ToolInputError, match=f"finding 1: .*{reason}"):
+        _parse(_finding(path=given))
+
+
+@pytest.mark.parametrize(
+    ("given", "severity"),
+    [
+        ("critical", Severity.HIGH),
+        ("Blocker", Severity.HIGH),
+        ("major", Severity.MEDIUM),
+        ("minor", Severity.LOW),
+        ("note", Severity.INFO),
+        ("informational", Severity.INFO),
+        ("MEDIUM", Severity.MEDIUM),
+    ],
+)
+def test_severity_synonyms_are_mapped(given: str, severity: Severity) -> None:
+    [finding] = _parse(_finding(severity=given))
+    assert finding.severity is severity
+
+
+def test_unknown_severity_is_refused_naming_it() -> None:
+    with pytest.raises(ToolInputError, match="not `catastrophic`"):
+        _parse(_finding(severity="catastrophic"))
+
+
+@pytest.mark.parametrize(
+    ("given", "category"),
+    [
+        ("security", "security"),
+        ("Error Handling", "error-handling"),
+        ("resource_leak", "resource-leak"),
+        ("@org/team <!--", "other"),
+        ("style", "other"),
+        ("", "other"),
+        (None, "other"),
+    ],
+)
+def test_categories_outside_the_list_become_other(given: str | None, category: str) -> None:
+    [finding] = _parse(_finding(category=given))
+    assert finding.category == category
+    assert finding.category in (*CATEGORIES, "other")
+
+
+def test_the_schema_offers_other_as_a_category() -> None:
+    items = REPORT_FINDINGS_TOOL["input_schema"]["properties"]["findings"]["items"]
+    assert items["properties"]["category"]["enum"] == [*CATEGORIES, "other"]
+
+
+def test_line_numbers_from_numeric_strings() -> None:
+    [finding] = _parse(_finding(start_line="4", end_line=" 6 "))
+    assert (finding.start_line, finding.end_line) == (4, 6)
+
+
+def _verdict(number: object, verdict: str = "confirmed") -> dict[str, Any]:
+    return {"finding": number, "verdict": verdict, "reason": "r", "evidence": "e"}
+
+
+def test_verdicts_for_every_finding_are_accepted() -> None:
+    verdicts = parse_verdicts({"verdicts": [_verdict(1), _verdict("2", "refuted")]}, 2)
+    assert {n: v.confirmed for n, v in verdicts.items()} == {1: True, 2: False}
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "message"),
+    [
+        ([_verdict(1), _verdict(3)], "there is no finding 3; you were given 2"),
+        ([_verdict(0), _verdict(2)], "`finding` must be a positive finding number"),
+        ([_verdict(1), _verdict(1)], "finding 1 has two verdicts"),
+        ([_verdict(1)], "missing: 2"),
+        ([_verdict(1), _verdict(2, "plausible")], "`verdict` must be `confirmed` or `refuted`"),
+    ],
+)
+def test_verdicts_that_do_not_match_the_findings_are_refused(
+    verdicts: list[dict[str, Any]], message: str
+) -> None:
+    with pytest.raises(ToolInputError, match=message):
+        parse_verdicts({"verdicts": verdicts}, 2)
