@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -352,6 +353,59 @@ def show_file(repo: git.Repo, rev: str, path: str) -> bytes | None:
         return None
     assert isinstance(out, bytes)
     return out
+
+
+def blob_head(repo: git.Repo, rev: str, path: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``path`` at ``rev`` (":0" for the index), or None when it
+    does not exist there; the rest of a large blob is never read."""
+    command = ["git", "cat-file", "blob", f"{rev}:{path}"]
+    with subprocess.Popen(
+        command,
+        cwd=work_tree(repo),
+        env={**os.environ, **repo.git.environment()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as process:
+        assert process.stdout is not None
+        data = process.stdout.read(limit)
+        if len(data) < limit:
+            return data if process.wait() == 0 else None
+        process.kill()
+    return data
+
+
+def check_attributes(
+    repo: git.Repo, paths: Collection[str], names: tuple[str, ...], rev: str | None
+) -> dict[str, dict[str, str]]:
+    """Path -> {attribute: value} for the ``names`` git assigns to ``paths`` ("set",
+    "unset", "unspecified" or a value). With ``rev``, the ``.gitattributes`` files are those
+    of the tree of ``rev`` and the working tree's are never read; else git's usual order
+    (working tree, then index)."""
+    found: dict[str, dict[str, str]] = {path: {} for path in paths}
+    if not found:
+        return found
+    listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in found)
+    with tempfile.TemporaryDirectory(prefix="orch-review-attr-") as tmp:
+        env = {}
+        command = ["git", "check-attr", "-z", "--stdin"]
+        if rev is not None:
+            # `check-attr --source` needs git 2.40; an index of the tree works everywhere.
+            env["GIT_INDEX_FILE"] = str(Path(tmp, "index"))
+            repo.git.execute(["git", "read-tree", rev], env=env)
+            command.append("--cached")
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(listing)
+            stdin.seek(0)
+            out = repo.git.execute(
+                [*command, *names], istream=stdin, env=env, stdout_as_string=False
+            )
+    assert isinstance(out, bytes)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    for path, name, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        if path in found:
+            found[path][name] = value
+    return found
 
 
 def index_file(repo: git.Repo, env: Mapping[str, str]) -> Path:
