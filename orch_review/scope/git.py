@@ -64,16 +64,14 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
 # on the host gets these settings at command-line scope (which beats every file), through
 # GIT_CONFIG_PARAMETERS, so child gits (submodules) get them too. Textconv and external
 # diff drivers are turned off on the diff commands themselves (--no-textconv, --no-ext-diff).
+# Programs git runs only to reach a remote (credential helper, ssh command) are left alone:
+# the only fetch orch-review runs is the `github` command's, in a checkout CI made.
 INERT_CONFIG = {
     "core.fsmonitor": "false",
     "core.hooksPath": "/dev/null",
     "core.pager": "cat",
-    "core.sshCommand": "false",
-    "core.askPass": "false",
-    "credential.helper": "",
     "diff.external": "",
     "log.showSignature": "false",
-    "protocol.allow": "never",
 }
 
 
