@@ -96,3 +96,22 @@ def test_on_a_terminal_the_live_table_replaces_log_lines() -> None:
         progress(AgentEvent("s1", "subagent", "A concern", "done"))
     out = buffer.getvalue()
     assert "[subagent s1]" not in out  # no log lines: the (transient) live view was used
+
+
+HOSTILE_TITLE = "[link=https://evil.test]Click[/link] \x1b]0;owned\x07\x1b[2J ##[stop-commands]t"
+
+
+def test_subtask_titles_are_shown_as_text_never_obeyed() -> None:
+    console, buffer = _plain()
+    progress = Progress(console, enabled=True, clock=Clock())
+    progress(AgentEvent("s1", "subagent", HOSTILE_TITLE, "started"))
+    progress(AgentEvent("s1", "subagent", HOSTILE_TITLE, "failed", detail="\n::error::FORGED"))
+    progress(AgentEvent("s2", "subagent", HOSTILE_TITLE, "started"))
+
+    log = buffer.getvalue()
+    live = _text(console, progress.renderable())
+    for out in (log, live):
+        assert "\x1b" not in out and "\x07" not in out and "##[" not in out
+        assert not any(line.lstrip().startswith("::") for line in out.splitlines())
+    assert "[link=https://evil.test]Click[/link]" in log
+    assert "[link=https://evil.test]Click" in live  # not read as markup
