@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+# The fake GitHub API and a pull request, for the attacks through the `github` command.
+from tests.github.conftest import (  # noqa: F401
+    actions_env,
+    github_api,
+    opened_env,
+    pull_repo,
+)
 from tests.security.verdicts import HOST_RESULTS, RESULTS, render_host_table, render_table
 
 
