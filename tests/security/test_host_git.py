@@ -106,7 +106,7 @@ def test_plan_runs_nothing_the_repository_configures(
 
     result = run_cli(repo, api_env, "plan")
 
-    _record(request, ".git/config programs during `plan`", _ran(log))
+    _record(request, "6. .git/config programs during `plan`", _ran(log))
     assert result.returncode == 0, result.stderr
     assert "calc.py" in result.stdout and "app.py" in result.stdout
     assert _ran(log) == ""
@@ -123,7 +123,7 @@ def test_a_review_runs_nothing_the_repository_configures(
 
     result = run_cli(repo, api_env, "--all")
 
-    _record(request, ".git/config programs during a review", _ran(log))
+    _record(request, "6. .git/config programs during a review", _ran(log))
     assert result.returncode == 1, result.stderr
     assert "app.py:6" in result.stdout
     assert _ran(log) == ""
@@ -144,7 +144,7 @@ def test_the_commit_hook_runs_nothing_the_repository_configures(
 
     result = run_cli(repo, api_env, "hook", "app.py")
 
-    _record(request, ".git/config programs during the commit hook", _ran(log))
+    _record(request, "6. .git/config programs during the commit hook", _ran(log))
     assert result.returncode == 1, result.stderr + result.stdout
     assert "app.py:6" in result.stdout
     assert _ran(log) == ""
