@@ -30,10 +30,12 @@ def _follow_up() -> FollowUp:
 
 def _print_answer(answer: Answer) -> None:
     from orch_review.engine.workflow import describe
+    from orch_review.sanitize import terminal
 
-    click.echo(answer.text)
+    # The model's words and the concerns it named reach the terminal only sanitized.
+    click.echo(terminal(answer.text))
     if answer.outcomes:
-        click.echo("\nReviewed for this answer:\n" + describe(list(answer.outcomes)))
+        click.echo("\nReviewed for this answer:\n" + terminal(describe(list(answer.outcomes))))
 
 
 @click.command(short_help="Ask a follow-up question about the last review.")

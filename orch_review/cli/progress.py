@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orch_review.engine.agent import AgentEvent
+from orch_review.sanitize import line as safe_line
 
 _FINAL = ("done", "failed", "cached", "skipped")
 #: Roles counted in the totals line, and what their work is called there.
@@ -39,7 +40,8 @@ class _Running:
 
 
 def _label(text: str) -> str:
-    first = " ".join(text.split())
+    """A subtask title (model text) on one safe line, cut short."""
+    first = safe_line(text)
     return first if len(first) <= _LABEL_CHARS else first[: _LABEL_CHARS - 1] + "…"
 
 
@@ -122,7 +124,7 @@ class Progress:
             if agent.turns:
                 facts.append(f"{agent.turns} turns, {agent.tokens:,} tokens")
         if event.detail and event.state != "done":
-            facts.append(" ".join(event.detail.split()))
+            facts.append(safe_line(event.detail))
         if facts:
             line += f" ({'; '.join(facts)})"
         if totals:
@@ -161,7 +163,8 @@ class Progress:
             ]
             totals = self._totals_locked()
         for name, label, turns, tokens, elapsed in rows:
-            table.add_row(name, label, str(turns), _tokens(tokens), _elapsed(elapsed))
+            # Text, not str: a cell string would be parsed as rich markup ("[link=...]").
+            table.add_row(name, Text(label), str(turns), _tokens(tokens), _elapsed(elapsed))
         return Group(table, Text(totals, "dim", overflow="fold"))
 
 

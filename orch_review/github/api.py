@@ -30,6 +30,9 @@ from orch_review import __version__
 from orch_review.errors import ExitCode, OrchReviewError
 
 API_VERSION = "2022-11-28"
+#: Who Actions' GITHUB_TOKEN posts as. It is an installation token, which may not read
+#: ``GET /user`` (403 "Resource not accessible by integration").
+ACTIONS_BOT = "github-actions[bot]"
 SECONDARY_LIMIT_WAIT = 60.0  # the docs' "wait at least one minute" when no header says more
 
 
@@ -176,6 +179,16 @@ class GitHubClient:
         self._http.close()
 
     # -- the endpoints ---------------------------------------------------------------------
+
+    def login(self) -> str | None:
+        """The login the token acts as (``GET /user``), or None when GitHub does not say: an
+        installation token (Actions' ``GITHUB_TOKEN``, a GitHub App's) may not read it."""
+        try:
+            data = self._json("GET", "user")
+        except PermissionDenied:
+            return None
+        login = data.get("login") if isinstance(data, dict) else None
+        return str(login) if login else None
 
     def pull(self, number: int) -> dict[str, Any]:
         """``GET /repos/{repo}/pulls/{number}``."""

@@ -5,9 +5,11 @@ a line inside a hunk (added or context), with ``start_line`` in the same hunk as
 anything else fails the whole review with 422. The hunks come from the ``patch`` of each
 file in ``GET /pulls/{n}/files``, so what is planned here is what GitHub will accept.
 
-Every inline comment carries its finding's fingerprint in a hidden marker. A finding already
-commented on the same line is not posted again; an earlier comment whose finding is no longer
-reported is listed as resolved in the summary (and left in place).
+Every inline comment starts with its finding's fingerprint in a hidden marker. A finding
+already commented on the same line is not posted again; an earlier comment whose finding is
+no longer reported is listed as resolved in the summary (and left in place). Anyone can
+write a marker in a comment, so only comments by the account orch-review posts as, starting
+with the marker, count as its own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.findings.records import Finding
+from orch_review.sanitize import markdown
 from orch_review.scope.diff import HUNK
 
 FINDING_MARKER = "<!-- orch-review:finding {} -->"
@@ -131,11 +134,20 @@ class CommentPlan:
         return self.already_posted + self.inline
 
 
-def posted_comments(raw: Iterable[Mapping[str, Any]]) -> list[PostedComment]:
-    """Our markers among ``GET /pulls/{n}/comments`` entries."""
+def written_by(comment: Mapping[str, Any], author: str) -> bool:
+    """Whether ``comment`` (a REST API comment object) was written by ``author``."""
+    user = comment.get("user")
+    return isinstance(user, Mapping) and user.get("login") == author
+
+
+def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[PostedComment]:
+    """Our markers among ``GET /pulls/{n}/comments`` entries: comments by ``author`` (the
+    account orch-review posts as) that start with a finding marker."""
     found = []
     for comment in raw:
-        match = _FINDING_MARKER_RE.search(str(comment.get("body") or ""))
+        if not written_by(comment, author):
+            continue
+        match = _FINDING_MARKER_RE.match(str(comment.get("body") or ""))
         if match is None:
             continue
         line = comment.get("line")
@@ -180,7 +192,7 @@ def comment_body(finding: Finding) -> str:
     """The markdown of one inline comment, starting with its hidden fingerprint marker."""
     parts = [
         FINDING_MARKER.format(finding.fingerprint),
-        f"**orch-review · {finding.severity.value} · {finding.category}**: "
+        f"**orch-review · {finding.severity.value} · {safe_text(finding.category, 80)}**: "
         + safe_text(finding.claim),
         "",
         f"**Evidence:** {safe_text(finding.evidence)}",
@@ -198,14 +210,8 @@ def comment_body(finding: Finding) -> str:
     return "\n".join(parts) + "\n"
 
 
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-
-
 def safe_text(text: str, limit: int = FIELD_LIMIT) -> str:
-    """Model text made safe to post: no hidden markers of ours, no @-mentions that would
-    notify people, cut at ``limit`` characters."""
-    text = text.strip()
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
-    return _MENTION.sub("@\u200b", text)
+    """Model text made safe to post (see :func:`orch_review.sanitize.markdown`): no hidden
+    markers of ours, no code fence, no @-mentions that would notify people, no control
+    characters, cut at ``limit`` characters."""
+    return markdown(text, limit)

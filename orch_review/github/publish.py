@@ -3,9 +3,12 @@
 ``review`` mode: inline comments on diff lines (batches of at most 30 per review; a batch
 GitHub refuses with 422 is split until the one refused comment is found, and that one moves
 to the summary), then the summary comment, edited in place on re-runs. ``summary`` mode posts
-only the summary comment. When the token may not write (a fork's read-only token: 403) or the
-API keeps failing, nothing crashes: the outcome says so, and the caller prints workflow-command
-annotations and writes the job summary instead.
+only the summary comment. Earlier comments count as orch-review's only when the account it
+posts as wrote them: ``GET /user`` names it for a user's token; an installation token may not
+ask, and is taken to post as ``github-actions[bot]`` (Actions' ``GITHUB_TOKEN``) until a
+review this run creates says otherwise. When the token may not write (a fork's read-only
+token: 403) or the API keeps failing, nothing crashes: the outcome says so, and the caller
+prints workflow-command annotations and writes the job summary instead.
 """
 
 from __future__ import annotations
@@ -16,12 +19,19 @@ from typing import Literal
 
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
-from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied, Unprocessable
+from orch_review.github.api import (
+    ACTIONS_BOT,
+    GitHubApiError,
+    GitHubClient,
+    PermissionDenied,
+    Unprocessable,
+)
 from orch_review.github.comments import (
     DiffLines,
     InlineComment,
     plan_comments,
     posted_comments,
+    written_by,
 )
 from orch_review.github.event import PullRequest
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
@@ -63,14 +73,17 @@ def publish(
     posted: list[InlineComment] = []
     reviews = 0
     try:
+        author = client.login() or ACTIONS_BOT
         if mode == "review":
             diff = DiffLines.from_files(client.pull_files(pull.number))
-            earlier = posted_comments(client.review_comments(pull.number))
+            earlier = posted_comments(client.review_comments(pull.number), author)
             plan = plan_comments(report.confirmed, diff, earlier)
             refused: list[tuple[Finding, str]] = []
+            authors: list[str] = []
             for start in range(0, len(plan.inline), batch_size):
                 batch = plan.inline[start : start + batch_size]
-                reviews += _post(client, pull, batch, posted, refused)
+                reviews += _post(client, pull, batch, (posted, refused, authors))
+            author = authors[0] if authors else author
             on_diff = plan.already_posted + tuple(posted)
             placement = Placement(
                 inline=tuple(c.finding for c in on_diff),
@@ -81,7 +94,7 @@ def publish(
         else:
             placement = Placement.none_inline(report, "summary mode")
         body = fit_comment(render(report, placement, head_sha=pull.head_sha))
-        url = upsert_summary(client, pull.number, body)
+        url = upsert_summary(client, pull.number, body, author)
     except GitHubApiError as exc:
         reason = _fallback_reason(exc, pull)
         return Outcome(
@@ -94,38 +107,46 @@ def publish(
     return Outcome(mode, placement, len(posted), reviews, url)
 
 
+_Results = tuple[list[InlineComment], list[tuple[Finding, str]], list[str]]
+
+
 def _post(
-    client: GitHubClient,
-    pull: PullRequest,
-    batch: Sequence[InlineComment],
-    posted: list[InlineComment],
-    refused: list[tuple[Finding, str]],
+    client: GitHubClient, pull: PullRequest, batch: Sequence[InlineComment], results: _Results
 ) -> int:
     """Post ``batch`` as one review; on 422 split it in halves until the refused comment is
-    alone, and move that one to ``refused``. Returns how many reviews were created."""
+    alone. ``results`` collects the comments posted, the refused ones (with why) and the
+    login each review was created by. Returns how many reviews were created."""
+    posted, refused, authors = results
     noun = "finding" if len(batch) == 1 else "findings"
     body = (
         f"orch-review: {len(batch)} verified {noun} on lines of this change; "
         "the overview is in the orch-review summary comment."
     )
     try:
-        client.create_review(pull.number, pull.head_sha, body, [c.payload() for c in batch])
+        review = client.create_review(
+            pull.number, pull.head_sha, body, [c.payload() for c in batch]
+        )
     except Unprocessable:
         if len(batch) == 1:
             refused.append((batch[0].finding, REFUSED))
             return 0
         middle = len(batch) // 2
-        return _post(client, pull, batch[:middle], posted, refused) + _post(
-            client, pull, batch[middle:], posted, refused
+        return _post(client, pull, batch[:middle], results) + _post(
+            client, pull, batch[middle:], results
         )
     posted.extend(batch)
+    user = review.get("user") if isinstance(review, dict) else None
+    if isinstance(user, dict) and user.get("login"):
+        authors.append(str(user["login"]))
     return 1
 
 
-def upsert_summary(client: GitHubClient, number: int, body: str) -> str | None:
-    """Edit the summary comment an earlier run left (found by its marker), else create it."""
+def upsert_summary(client: GitHubClient, number: int, body: str, author: str) -> str | None:
+    """Edit the summary comment an earlier run left (a comment by ``author`` starting with
+    the summary marker), else create it."""
     for comment in client.issue_comments(number):
-        if str(comment.get("body") or "").startswith(SUMMARY_MARKER):
+        body_text = str(comment.get("body") or "")
+        if written_by(comment, author) and body_text.startswith(SUMMARY_MARKER):
             try:
                 updated = client.update_issue_comment(int(comment["id"]), body)
             except PermissionDenied:

@@ -8,6 +8,7 @@ hidden marker so the next run finds it and edits it in place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,15 @@ class Placement:
 def cell(text: str, limit: int = CELL_LIMIT) -> str:
     """Text for one table cell: one line, pipes escaped, safe, short."""
     return safe_text(" ".join(text.split()), limit).replace("|", "\\|")
+
+
+def code(text: str, limit: int = 120) -> str:
+    """``text`` (a file name: hostile) as inline code in a table cell: the backtick fence is
+    longer than any run of backticks inside, so the name cannot close it."""
+    inner = cell(text, limit)
+    fence = "`" * (max((len(run) for run in re.findall("`+", inner)), default=0) + 1)
+    pad = " " if inner.startswith("`") or inner.endswith("`") else ""
+    return f"{fence}{pad}{inner}{pad}{fence}"
 
 
 def _counts(report: Report) -> str:
@@ -81,7 +91,7 @@ def _findings_table(rows: Sequence[tuple[Finding, str]], all_findings: bool) -> 
     ]
     for finding, reason in rows[:MAX_ROWS]:
         lines.append(
-            f"| {finding.severity.value} | `{cell(finding.location, 120)}` | "
+            f"| {finding.severity.value} | {code(finding.location)} | "
             f"{cell(finding.claim)} | {cell(reason, 80)} |"
         )
     if len(rows) > MAX_ROWS:
@@ -123,7 +133,7 @@ def _resolved(resolved: Sequence[PostedComment]) -> list[str]:
     lines = ["", f"### Resolved since an earlier run ({len(resolved)})", ""]
     for comment in resolved[:MAX_ROWS]:
         where = f"{comment.path}:{comment.line}" if comment.line else comment.path
-        link = f"[`{cell(where, 120)}`]({comment.url})" if comment.url else f"`{cell(where)}`"
+        link = f"[{code(where)}]({comment.url})" if comment.url else code(where)
         lines.append(f"- ~~{link}~~ no longer reported")
     return lines
 
@@ -142,9 +152,7 @@ def _refuted(report: Report) -> list[str]:
     ]
     for finding in refuted[:MAX_ROWS]:
         reason = finding.verdict.reason if finding.verdict else ""
-        lines.append(
-            f"| `{cell(finding.location, 120)}` | {cell(finding.claim)} | {cell(reason)} |"
-        )
+        lines.append(f"| {code(finding.location)} | {cell(finding.claim)} | {cell(reason)} |")
     return [*lines, "", "</details>"]
 
 

@@ -24,6 +24,8 @@ from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import Usage
+from orch_review.sanitize import line as safe_line
+from orch_review.sanitize import terminal as safe
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",
@@ -46,7 +48,7 @@ class _Style:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return safe_line(text)
 
 
 def _plain_code(snippet: Snippet, finding: Finding) -> Text:
@@ -58,7 +60,7 @@ def _plain_code(snippet: Snippet, finding: Finding) -> Text:
             text.append("\n")
         text.append(f"{'>' if flagged else ' '} {number:>{width}} |", "dim")
         if line.strip():
-            text.append(" " + line.expandtabs(4).rstrip(), "bold" if flagged else "")
+            text.append(" " + safe(line.expandtabs(4).rstrip()), "bold" if flagged else "")
     return text
 
 
@@ -68,7 +70,7 @@ def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | N
         return None
     if not style.color:
         return _plain_code(snippet, finding)
-    code = "\n".join(snippet.lines)
+    code = "\n".join(safe(line) for line in snippet.lines)
     return Syntax(
         code,
         Syntax.guess_lexer(finding.path, code),
@@ -81,7 +83,7 @@ def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | N
 
 
 def _labelled(label: str, value: str) -> Text:
-    return Text.assemble((label, "dim"), value.strip())
+    return Text.assemble((label, "dim"), safe(value.strip()))
 
 
 def _finding(number: int, finding: Finding, report: Report, style: _Style) -> RenderableType:
@@ -89,8 +91,8 @@ def _finding(number: int, finding: Finding, report: Report, style: _Style) -> Re
         (f"{number}. ", "bold"),
         (f"{finding.severity.value.upper():<6}", SEVERITY_STYLE[finding.severity]),
         " ",
-        (finding.location, "bold underline"),
-        (f"  [{finding.category}]", "dim"),
+        (safe_line(finding.location), "bold underline"),
+        (f"  [{safe_line(finding.category)}]", "dim"),
     )
     fields = [("", finding.claim), ("evidence: ", finding.evidence)]
     tail = []
@@ -159,8 +161,8 @@ def _not_shown(report: Report) -> Iterator[RenderableType]:
             yield Text.assemble(
                 (f"{status.value.upper():<10}", "bold"),
                 f" {finding.severity.value:<6} ",
-                (finding.location, "underline"),
-                (f"  [{finding.category}] ", "dim"),
+                (safe_line(finding.location), "underline"),
+                (f"  [{safe_line(finding.category)}] ", "dim"),
                 _one_line(finding.claim),
                 ("\n" + INDENT + _one_line(why), "dim"),
             )
@@ -238,7 +240,7 @@ def _incomplete(report: Report) -> Text:
 def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     confirmed = report.confirmed
     if not style.quiet:
-        yield Text.assemble(("orch-review", "bold"), "  ", report.scope)
+        yield Text.assemble(("orch-review", "bold"), "  ", safe_line(report.scope))
         yield _counts(report)
         yield Text()
     number = 0
@@ -263,7 +265,7 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     yield from _coverage(report)
     if report.summary:
         yield Text()
-        yield Text(report.summary.strip())
+        yield Text(safe(report.summary.strip()))
     yield Text()
     yield _usage_table(report, style.terminal)
     yield Text(
@@ -272,7 +274,7 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
         "dim",
     )
     for warning in report.warnings:
-        yield Text.assemble(("warning: ", "yellow"), warning)
+        yield Text.assemble(("warning: ", "yellow"), safe(warning))
     if report.incomplete:
         yield _incomplete(report)
 
@@ -327,11 +329,11 @@ def render_compact(report: Report) -> str:
     lines = []
     for index, finding in enumerate(report.confirmed):
         lines.append(
-            f"{finding.severity.value.upper()} {finding.location} [{finding.category}] "
-            + _one_line(finding.claim)
+            f"{finding.severity.value.upper()} {safe_line(finding.location)} "
+            f"[{safe_line(finding.category)}] {_one_line(finding.claim)}"
         )
         if index == 0:
-            evidence = [line.rstrip() for line in finding.evidence.strip().splitlines()]
+            evidence = [line.rstrip() for line in safe(finding.evidence.strip()).splitlines()]
             lines.extend(
                 f"  evidence: {line}" if i == 0 else f"            {line}"
                 for i, line in enumerate(evidence)

@@ -7,6 +7,7 @@ from collections import Counter
 
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
+from orch_review.sanitize import controls
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -46,14 +47,16 @@ def command(name: str, message: str, **properties: object) -> str:
 
 def annotation(finding: Finding) -> str:
     """The annotation of one finding, on its file and lines."""
+    # Escaping keeps the text inside its command; the controls are made visible too, as on
+    # every other sink, so the log viewer shows them rather than obeying them.
     return command(
         COMMAND[finding.severity],
-        f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}",
-        file=finding.path,
+        controls(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}"),
+        file=controls(finding.path),
         line=finding.start_line,
         endLine=max(finding.end_line, finding.start_line),
         col=finding.start_column,
-        title=f"orch-review: {finding.category} ({finding.severity.value})",
+        title=controls(f"orch-review: {finding.category} ({finding.severity.value})"),
     )
 
 

@@ -1,9 +1,11 @@
-"""Every git operation orch-review performs, through GitPython."""
+"""Every git operation orch-review performs, through GitPython, made inert by
+:func:`open_repo` (see :data:`INERT_CONFIG`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -47,8 +49,69 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
             "clone with a checkout."
         )
     # Reading must never write: no opportunistic index refresh behind a running `git commit`.
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    inherited = (os.environ if env is None else env).get("GIT_CONFIG_PARAMETERS", "")
+    repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, INERT_CONFIG))
+    filters = _configured_filters(repo)
+    if filters:
+        inert = {**INERT_CONFIG, **_no_filters(filters)}
+        repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, inert))
     return repo
+
+
+# The repository's own configuration is hostile data: a clone received from a stranger can
+# carry a `.git/config` naming programs for git to run. Every git command orch-review runs
+# on the host gets these settings at command-line scope (which beats every file), through
+# GIT_CONFIG_PARAMETERS, so child gits (submodules) get them too. Textconv and external
+# diff drivers are turned off on the diff commands themselves (--no-textconv, --no-ext-diff).
+# Programs git runs only to reach a remote (credential helper, ssh command) are left alone:
+# the only fetch orch-review runs is the `github` command's, in a checkout CI made.
+INERT_CONFIG = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": "/dev/null",
+    "core.pager": "cat",
+    "diff.external": "",
+    "log.showSignature": "false",
+}
+
+
+def config_parameters(inherited: str, settings: Mapping[str, str]) -> str:
+    """``GIT_CONFIG_PARAMETERS`` holding ``inherited`` (a hook's ``git -c``) then ``settings``,
+    which come later and so win."""
+
+    def quote(text: str) -> str:
+        return "'" + text.replace("'", "'\\''") + "'"
+
+    # The 'key=value' form is understood by every git; 'key'='value' (git 2.31+) is needed
+    # only for a key that holds "=" itself, and an older git refuses it rather than misread it.
+    pairs = [
+        quote(f"{key}={value}") if "=" not in key else f"{quote(key)}={quote(value)}"
+        for key, value in settings.items()
+    ]
+    return " ".join([inherited.strip(), *pairs]).strip()
+
+
+def _configured_filters(repo: git.Repo) -> list[str]:
+    """Names of the filter drivers any configuration file defines."""
+    import git
+
+    try:
+        out = repo.git.execute(["git", "config", "-z", "--name-only", "--get-regexp", r"^filter\."])
+    except git.GitCommandError:  # exit 1: no such key
+        return []
+    names = {key.partition(".")[2].rpartition(".")[0] for key in _lines0(str(out))}
+    return sorted(name for name in names if name)
+
+
+def _no_filters(names: list[str]) -> dict[str, str]:
+    """Settings that make each clean/smudge/process driver a no-op, not a program to run:
+    git stores and checks out the bytes as they are."""
+    settings = {}
+    for name in names:
+        for part in ("clean", "smudge", "process"):
+            settings[f"filter.{name}.{part}"] = ""
+        settings[f"filter.{name}.required"] = "false"
+    return settings
 
 
 def work_tree(repo: git.Repo) -> Path:
@@ -181,6 +244,8 @@ def diff_lines(repo: git.Repo, *args: str) -> list[str]:
     command = [
         "git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff",
         "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--submodule=short",
+        # A submodule's own configuration is not ours to neutralize: never run git in it.
+        "--ignore-submodules=dirty",
         "-M", "--unified=3", *args,
     ]  # fmt: skip
     with _index_copy(repo, os.environ) as copy_env:
@@ -194,7 +259,8 @@ def diff_lines(repo: git.Repo, *args: str) -> list[str]:
 def modified_files(repo: git.Repo) -> list[str]:
     """Tracked files whose working copy differs from the index (deleted ones included)."""
     with _index_copy(repo, os.environ) as copy_env:
-        out = repo.git.execute(["git", "diff", "--name-only", "-z"], env=copy_env)
+        command = ["git", "diff", "--name-only", "-z", "--ignore-submodules=dirty"]
+        out = repo.git.execute(command, env=copy_env)
     return _lines0(str(out))
 
 
@@ -292,6 +358,59 @@ def show_file(repo: git.Repo, rev: str, path: str) -> bytes | None:
         return None
     assert isinstance(out, bytes)
     return out
+
+
+def blob_head(repo: git.Repo, rev: str, path: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``path`` at ``rev`` (":0" for the index), or None when it
+    does not exist there; the rest of a large blob is never read."""
+    command = ["git", "cat-file", "blob", f"{rev}:{path}"]
+    with subprocess.Popen(
+        command,
+        cwd=work_tree(repo),
+        env={**os.environ, **repo.git.environment()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as process:
+        assert process.stdout is not None
+        data = process.stdout.read(limit)
+        if len(data) < limit:
+            return data if process.wait() == 0 else None
+        process.kill()
+    return data
+
+
+def check_attributes(
+    repo: git.Repo, paths: Collection[str], names: tuple[str, ...], rev: str | None
+) -> dict[str, dict[str, str]]:
+    """Path -> {attribute: value} for the ``names`` git assigns to ``paths`` ("set",
+    "unset", "unspecified" or a value). With ``rev``, the ``.gitattributes`` files are those
+    of the tree of ``rev`` and the working tree's are never read; else git's usual order
+    (working tree, then index)."""
+    found: dict[str, dict[str, str]] = {path: {} for path in paths}
+    if not found:
+        return found
+    listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in found)
+    with tempfile.TemporaryDirectory(prefix="orch-review-attr-") as tmp:
+        env = {}
+        command = ["git", "check-attr", "-z", "--stdin"]
+        if rev is not None:
+            # `check-attr --source` needs git 2.40; an index of the tree works everywhere.
+            env["GIT_INDEX_FILE"] = str(Path(tmp, "index"))
+            repo.git.execute(["git", "read-tree", rev], env=env)
+            command.append("--cached")
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(listing)
+            stdin.seek(0)
+            out = repo.git.execute(
+                [*command, *names], istream=stdin, env=env, stdout_as_string=False
+            )
+    assert isinstance(out, bytes)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    for path, name, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        if path in found:
+            found[path][name] = value
+    return found
 
 
 def index_file(repo: git.Repo, env: Mapping[str, str]) -> Path:

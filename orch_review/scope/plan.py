@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orch_review.engine.prompts import MAIN_SYSTEM
+from orch_review.sanitize import terminal
 from orch_review.scope.diff import quote_path
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
@@ -64,7 +65,7 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
     if not boxed:
         console.soft_wrap = True
     scope = data["scope"]
-    console.print(Text.assemble(("scope", "bold"), f": {quote_path(scope['description'])}"))
+    console.print(Text.assemble(("scope", "bold"), f": {_shown(scope['description'])}"))
     count = len(data["files"])
     console.print(Text(f"{count:,} file{'' if count == 1 else 's'} to review", style="bold"))
     table = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
@@ -74,10 +75,10 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
         hunks = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or []))
         status = f["status"] or ""
         if f["old_path"]:
-            status = f"renamed from {quote_path(f['old_path'])}"
+            status = f"renamed from {_shown(f['old_path'])}"
         # Text, not str: a file named "[red]x" is a name, not markup.
         table.add_row(
-            Text(quote_path(f["path"])),
+            Text(_shown(f["path"])),
             Text(status),
             "" if f["additions"] is None else str(f["additions"]),
             "" if f["deletions"] is None else str(f["deletions"]),
@@ -93,7 +94,7 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
         skipped.add_column("file")
         skipped.add_column("reason")
         for s in data["skipped"][:limit]:
-            skipped.add_row(Text(quote_path(s["path"])), Text(quote_path(s["reason"])))
+            skipped.add_row(Text(_shown(s["path"])), Text(_shown(s["reason"])))
         console.print(skipped)
         _more(console, skipped_count, limit)
     tokens = data["tokens"]
@@ -102,6 +103,11 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
     else:
         figure = f"~{tokens['estimate']:,}"
     console.print(Text(f"pre-scout prompt: {figure} input tokens ({tokens['method']})"))
+
+
+def _shown(name: str) -> str:
+    """A file name (hostile) on one line, no escape sequence, no CI log command."""
+    return terminal(quote_path(name))
 
 
 def _more(console: Console, count: int, limit: int | None) -> None:

@@ -17,9 +17,16 @@ from typing import TYPE_CHECKING, Literal
 
 from orch_review.errors import ExitCode, GitError, OrchReviewError, UsageError
 from orch_review.scope import git as gitops
+from orch_review.scope.attributes import (
+    ContentReader,
+    attribute_skips,
+    content_reader,
+    rediff_text_files,
+)
 from orch_review.scope.diff import FileChange, parse_patch
 from orch_review.scope.ignore import IgnoreRules, is_repository
 from orch_review.scope.reviewable import (
+    BINARY_PROBE_BYTES,
     DEFAULT_GENERATED,
     DEFAULT_MAX_FILE_SIZE,
     REVIEW_IGNORE_FILE,
@@ -196,11 +203,11 @@ def resolve_scope(
                 "result before reviewing --staged."
             )
         # With no commit yet, `git diff --cached` compares with the empty tree by itself.
-        against = [head] if head else []
-        lines = gitops.diff_lines(repo, "--cached", *against, "--", *specs)
-        changes = parse_patch(lines)
+        revs = ("--cached", head) if head else ("--cached",)
+        read = content_reader(repo, ":0", BINARY_PROBE_BYTES)
+        changes = _changes(repo, revs, specs, read)
         base_ref = "HEAD" if head else None
-        return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None)
+        return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None, read)
     if head is None:
         _check_paths_exist(repo, request)
         tracked = bool(gitops.index_modes(repo, specs))
@@ -224,18 +231,19 @@ def resolve_scope(
     if request.kind == "base" and request.head is not None:
         head_commit = gitops.resolve_commit(repo, request.head)
         base = gitops.merge_base(repo, base_tip, head_commit, (base_ref, request.head))
-        changes = parse_patch(gitops.diff_lines(repo, base, head_commit, "--", *specs))
-        return _build(
-            repo, request, "commit", base, head_commit, base_ref, changes, (), skip, config_rev
-        )
+        read = content_reader(repo, head_commit, BINARY_PROBE_BYTES)
+        changes = _changes(repo, (base, head_commit), specs, read)
+        pinned = (base, head_commit, base_ref)
+        return _build(repo, request, "commit", *pinned, changes, (), skip, config_rev, read)
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
     untracked = untracked_files(repo, env, specs)
     # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
+    read = content_reader(repo, None, BINARY_PROBE_BYTES)
     changes = [
         c
-        for c in parse_patch(gitops.diff_lines(repo, base, "--", *specs))
+        for c in _changes(repo, (base,), specs, read)
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
@@ -250,7 +258,16 @@ def resolve_scope(
         tuple(untracked),
         skip,
         config_rev,
+        read,
     )
+
+
+def _changes(
+    repo: git.Repo, revs: tuple[str, ...], specs: tuple[str, ...], read: ContentReader
+) -> list[FileChange]:
+    """The changed files between ``revs``; text files are text whatever attributes say."""
+    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *specs))
+    return rediff_text_files(repo, changes, revs, read)
 
 
 def _untracked_change(repo: git.Repo, path: str) -> FileChange:
@@ -287,6 +304,7 @@ def _build(
     untracked: tuple[str, ...],
     skip: SkipSettings,
     config_rev: str | None,
+    read: ContentReader,
 ) -> Scope:
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, config_rev, untracked)
@@ -304,6 +322,7 @@ def _build(
     files: list[ReviewFile] = []
     skipped: list[SkippedFile] = []
     nested: set[str] = set()
+    by_attribute = attribute_skips(repo, present, config_rev, read)
     for change in sorted(changes, key=lambda c: c.path):
         if change.status == "deleted":
             skipped.append(SkippedFile(change.path, "deleted in this change"))
@@ -334,7 +353,7 @@ def _build(
             binary=change.binary,
             link_target=link_target,
             root=root,
-        )
+        ) or by_attribute.get(change.path)
         if reason is not None:
             skipped.append(SkippedFile(change.path, reason))
         else:
@@ -402,9 +421,12 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
     files: list[ReviewFile] = []
     skipped: list[SkippedFile] = []
     top = f"{root}/"
+    modes = gitops.index_modes(repo, request.pathspecs)
+    read = content_reader(repo, None, BINARY_PROBE_BYTES)
+    by_attribute = attribute_skips(repo, modes, None, read)
     # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
     # once per tracked file, 100,000 times in a big repository.
-    for path, mode in gitops.index_modes(repo, request.pathspecs).items():
+    for path, mode in modes.items():
         full = top + path
         try:
             stat = os.lstat(full)
@@ -422,7 +444,7 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
             else False,
             link_target=link_target,
             root=root,
-        )
+        ) or by_attribute.get(path)
         if reason is not None:
             skipped.append(SkippedFile(path, reason))
         else:

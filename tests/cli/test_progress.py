@@ -184,3 +184,22 @@ def test_the_live_view_on_a_real_80_column_terminal(
     assert re.search(r"agent\s+concern\s+turns\s+tokens\s+elapsed", plain)
     assert "[subagent s" not in plain  # the live view, not log lines
     assert "app.py:6" in plain  # and then the report
+
+
+HOSTILE_TITLE = "[link=https://evil.test]Click[/link] \x1b]0;owned\x07\x1b[2J ##[stop-commands]t"
+
+
+def test_subtask_titles_are_shown_as_text_never_obeyed() -> None:
+    console, buffer = _plain()
+    progress = Progress(console, enabled=True, clock=Clock())
+    progress(AgentEvent("s1", "subagent", HOSTILE_TITLE, "started"))
+    progress(AgentEvent("s1", "subagent", HOSTILE_TITLE, "failed", detail="\n::error::FORGED"))
+    progress(AgentEvent("s2", "subagent", HOSTILE_TITLE, "started"))
+
+    log = buffer.getvalue()
+    live = _text(console, progress.renderable())
+    for out in (log, live):
+        assert "\x1b" not in out and "\x07" not in out and "##[" not in out
+        assert not any(line.lstrip().startswith("::") for line in out.splitlines())
+    assert "[link=https://evil.test]Click[/link]" in log
+    assert "[link=https://evil.test]Click" in live  # not read as markup

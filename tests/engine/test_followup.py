@@ -112,3 +112,20 @@ def test_chat_switches_the_mode_with_slash_commands(
     first, second = fake_api.message_requests  # /bogus was not sent to the model
     assert _system_texts(first.body["messages"][-1]) == MODE_EXIT
     assert _system_texts(second.body["messages"][-1]) == MODE_ENTER
+
+
+def test_an_answer_reaches_the_terminal_sanitized(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    run_cli(repo, api_env, "--all")
+    fake_api.reset()
+    fake_api.policy = planted_script(summary="\x1b]52;c;ZXZpbA==\x07Fine.\n::error::forged")
+
+    result = run_cli(repo, api_env, "ask", "is it fine?")
+
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "Fine." in result.stdout
+    assert not any(line.startswith("::") for line in result.stdout.splitlines())

@@ -4,8 +4,13 @@ Enforced as GitHub does: a review whose comments name a line outside the diff (r
 inside a hunk; ``start_line`` before ``line`` in the same hunk) fails whole with 422; lists
 are paginated with ``Link`` headers (``page_size`` caps a page, small in tests); a read-only
 token may read but gets 403 on every write; an unknown token gets 401; a conversation comment
-can be edited only by its author. Faults: rate limits answered with 403/429 and
-``retry-after`` or ``x-ratelimit-reset``. Every request is recorded::
+can be edited only by its author, except by a person with write access (GitHub's "Managing
+disruptive comments": anyone with write access can edit comments on issues and pull
+requests); an installation token, such as Actions' ``GITHUB_TOKEN``, is refused with 403;
+``GET /user`` answers user tokens and refuses installation tokens with 403. Every comment
+and review carries the ``user`` (``login``, ``type``) the token acts as. Faults: rate limits
+answered with 403/429 and ``retry-after`` or ``x-ratelimit-reset``. Every request is
+recorded::
 
     with FakeGitHubAPI(page_size=2) as gh:
         gh.add_pull(1, base_sha=..., head_sha=..., files=files_from_git(repo, base, head))
@@ -29,7 +34,9 @@ from tests.fakes.http_server import Exchange, LocalHTTPServer
 
 WRITE_TOKEN = "ghs_write_token"
 READ_TOKEN = "ghs_read_only_token"
+MAINTAINER_TOKEN = "ghp_maintainer_token"  # a personal access token of a maintainer
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
+MAINTAINER = {"login": "octo-maintainer", "type": "User"}
 DOCS = "https://docs.github.com/rest"
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
@@ -131,7 +138,9 @@ class FakeGitHubAPI:
         self.repository = repository
         self.page_size = page_size
         self.prefix = prefix.rstrip("/")
-        self.tokens = {WRITE_TOKEN: "write", READ_TOKEN: "read"}
+        self.tokens = {WRITE_TOKEN: "write", READ_TOKEN: "read", MAINTAINER_TOKEN: "write"}
+        #: Who each token acts as; tokens starting "ghs_" are installation tokens.
+        self.identities = {WRITE_TOKEN: BOT, READ_TOKEN: BOT, MAINTAINER_TOKEN: MAINTAINER}
         self.pulls: dict[int, FakePull] = {}
         #: (path, line) pairs refused with 422 although in the diff (e.g. the head moved).
         self.refuse_lines: set[tuple[str, int]] = set()
@@ -259,12 +268,19 @@ class FakeGitHubAPI:
             return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
         if method != "GET" and access != "write":
             return 403, {"message": "Resource not accessible by integration"}, {}
+        user = self.identities[token]
+        if (method, path) == ("GET", "/user"):
+            if token.startswith("ghs_"):
+                documentation = f"{DOCS}/users/users#get-the-authenticated-user"
+                refused = {"message": "Resource not accessible by integration", "status": "403"}
+                return 403, {**refused, "documentation_url": documentation}, {}
+            return 200, {**user, "id": 4242}, {}
         base = f"/repos/{self.repository}"
         if not path.startswith(base + "/"):
             return 404, {"message": "Not Found"}, {}
         rest = path[len(base) :]
         if (m := re.fullmatch(r"/issues/comments/(\d+)", rest)) and method == "PATCH":
-            return self._edit_comment(int(m.group(1)), body)
+            return self._edit_comment(int(m.group(1)), body, token)
         m = re.fullmatch(r"/(pulls|issues)/(\d+)(/\w+)?", rest)
         pull = self.pulls.get(int(m.group(2))) if m else None
         if m is None or pull is None:
@@ -277,11 +293,11 @@ class FakeGitHubAPI:
         if route == ("GET", "pulls", "/comments"):
             return self._page(path, query, pull.review_comments)
         if route == ("POST", "pulls", "/reviews"):
-            return self._create_review(pull, body)
+            return self._create_review(pull, body, user)
         if route == ("GET", "issues", "/comments"):
             return self._page(path, query, pull.issue_comments)
         if route == ("POST", "issues", "/comments"):
-            comment = self._comment(pull, str(body["body"]), user=BOT)
+            comment = self._comment(pull, str(body["body"]), user=user)
             return 201, comment, {}
         return 404, {"message": "Not Found"}, {}
 
@@ -314,7 +330,9 @@ class FakeGitHubAPI:
             links += [f'<{url}{page - 1}>; rel="prev"', f'<{url}1>; rel="first"']
         return 200, chunk, {"link": ", ".join(links)} if links else {}
 
-    def _create_review(self, pull: FakePull, body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _create_review(
+        self, pull: FakePull, body: Any, user: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
         if body.get("commit_id") not in pull.commits:
             return _unprocessable("commit_id is not part of the pull request")
         event = body.get("event")
@@ -330,7 +348,7 @@ class FakeGitHubAPI:
             "body": body.get("body"),
             "state": "COMMENTED" if event == "COMMENT" else "PENDING",
             "commit_id": body["commit_id"],
-            "user": BOT,
+            "user": user,
         }
         pull.reviews.append(review)
         for comment in body.get("comments") or []:
@@ -347,7 +365,7 @@ class FakeGitHubAPI:
                     "start_side": comment.get("start_side"),
                     "commit_id": body["commit_id"],
                     "body": comment["body"],
-                    "user": BOT,
+                    "user": user,
                     "html_url": f"https://github.test/{self.repository}/pull/{pull.number}"
                     f"#discussion_r{comment_id}",
                 }
@@ -391,11 +409,39 @@ class FakeGitHubAPI:
         with self._lock:
             self._comment(self.pulls[number], body, {"login": login, "type": "User"})
 
-    def _edit_comment(self, comment_id: int, body: Any) -> tuple[int, Any, dict[str, str]]:
+    def add_review_comment(
+        self, number: int, body: str, path: str, line: int, login: str = "someone"
+    ) -> None:
+        """An inline comment written by another user on ``path:line``."""
+        with self._lock:
+            pull = self.pulls[number]
+            comment_id = next(self._ids)
+            pull.review_comments.append(
+                {
+                    "id": comment_id,
+                    "path": path,
+                    "line": line,
+                    "original_line": line,
+                    "side": "RIGHT",
+                    "commit_id": pull.head_sha,
+                    "body": body,
+                    "user": {"login": login, "type": "User"},
+                    "html_url": f"https://github.test/{self.repository}/pull/{number}"
+                    f"#discussion_r{comment_id}",
+                }
+            )
+
+    def _edit_comment(
+        self, comment_id: int, body: Any, token: str
+    ) -> tuple[int, Any, dict[str, str]]:
+        user = self.identities[token]
+        # docs.github.com "Managing disruptive comments": people with write access may edit
+        # others' comments; an app's installation token edits only what it wrote.
+        may_edit_others = user is MAINTAINER
         for pull in self.pulls.values():
             for comment in pull.issue_comments:
                 if comment["id"] == comment_id:
-                    if comment["user"] != BOT:
+                    if comment["user"] != user and not may_edit_others:
                         return 403, {"message": "Resource not accessible by integration"}, {}
                     comment["body"] = str(body["body"])
                     return 200, comment, {}

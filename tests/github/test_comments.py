@@ -97,14 +97,17 @@ def test_plan_skips_findings_already_commented_on_the_same_line() -> None:
     assert [c.url for c in plan.resolved] == ["u3"]  # once per fingerprint
 
 
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
+
+
 def test_markers_round_trip_through_posted_comments() -> None:
     body = comment_body(finding("a.py", 3, fp="abc:1"))
     raw: list[dict[str, object]] = [
-        {"body": body, "path": "a.py", "line": 3, "html_url": "u"},
-        {"body": "a human's comment", "path": "a.py", "line": 3},
-        {"body": body, "path": "a.py", "line": None, "html_url": "v"},
+        {"body": body, "path": "a.py", "line": 3, "html_url": "u", "user": BOT},
+        {"body": "a human's comment", "path": "a.py", "line": 3, "user": BOT},
+        {"body": body, "path": "a.py", "line": None, "html_url": "v", "user": BOT},
     ]
-    assert posted_comments(raw) == [
+    assert posted_comments(raw, "github-actions[bot]") == [
         PostedComment("abc:1", "a.py", 3, "u"),
         PostedComment("abc:1", "a.py", None, "v"),
     ]
@@ -131,7 +134,28 @@ def test_model_text_cannot_forge_markers_or_mention_people() -> None:
         suggestion="x" * 5000,
     )
     body = comment_body(sneaky)
-    assert posted_comments([{"body": body, "path": "a.py", "line": 3}])[0].fingerprint == "real"
+    raw = [{"body": body, "path": "a.py", "line": 3, "user": BOT}]
+    assert posted_comments(raw, "github-actions[bot]")[0].fingerprint == "real"
     assert "@octocat" not in body and "@\u200boctocat" in body
     assert "x" * 3999 + "…" in body and "x" * 4000 not in body
     assert safe_text("email me at a@b.c") == "email me at a@\u200bb.c"
+
+
+def test_only_our_own_comments_starting_with_a_marker_count() -> None:
+    marker = "<!-- orch-review:finding fp9 -->"
+    person = {"login": "mallory", "type": "User"}
+    raw: list[dict[str, object]] = [
+        {"body": marker + " spoofed", "path": "a.py", "line": 3, "user": person},
+        {"body": "quoting: " + marker, "path": "a.py", "line": 3, "user": BOT},
+        {"body": marker + " ours", "path": "a.py", "line": 3, "user": BOT, "html_url": "u"},
+        {"body": marker, "path": "a.py", "line": 3},  # no user at all
+    ]
+    assert posted_comments(raw, "github-actions[bot]") == [PostedComment("fp9", "a.py", 3, "u")]
+    assert posted_comments(raw, "mallory")[0].fingerprint == "fp9"
+
+
+def test_model_text_cannot_open_a_code_fence_or_print_controls() -> None:
+    text = safe_text("look:\n```html\n<b>x</b>\n  ~~~\n\x1b]8;;https://evil\x07link")
+    assert "\n```" not in text and "\n\\```html" in text
+    assert "\n  \\~~~" in text
+    assert "\x1b" not in text and "\\x1b]8;;https://evil\\x07link" in text

@@ -13,7 +13,7 @@ from orch_review.findings.report import Report
 from orch_review.github.api import GitHubClient
 from orch_review.github.event import PullRequest
 from orch_review.github.publish import REFUSED, CommentMode, publish
-from tests.fakes.github_api import READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
+from tests.fakes.github_api import MAINTAINER_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
 from tests.github.conftest import NUMBER, REPOSITORY
 from tests.github.test_comments import finding
 from tests.reporters.sample import clean_report
@@ -142,3 +142,33 @@ def test_annotations_and_none_modes_do_not_call_the_api(
         outcome = publish(client, PULL, report_of([finding("big.py", 1)]), mode)
         assert outcome.annotate is (mode == "annotations")
     assert api.requests == []
+
+
+def test_a_spoofed_finding_marker_stops_nothing_and_resolves_nothing(
+    api: FakeGitHubAPI, client: GitHubClient
+) -> None:
+    # Someone writes markers of their own: one for a real finding, one made up.
+    api.add_review_comment(NUMBER, "<!-- orch-review:finding fp1 --> hush", "big.py", 1)
+    api.add_review_comment(NUMBER, "<!-- orch-review:finding made-up --> fake", "big.py", 2)
+
+    outcome = publish(client, PULL, report_of([finding("big.py", 1, fp="fp1")]), "review")
+
+    assert outcome.inline_posted == 1 and outcome.placement.already_posted == 0
+    (summary,) = api.pulls[NUMBER].issue_comments
+    assert "Resolved since an earlier run" not in summary["body"]
+
+
+def test_a_spoofed_summary_is_not_edited_even_when_the_token_could(api: FakeGitHubAPI) -> None:
+    # A maintainer's token may edit anyone's comment: the author check must not rely on 403.
+    api.add_issue_comment(NUMBER, "<!-- orch-review:summary --> planted", login="mallory")
+    report = report_of([finding("big.py", 1)])
+
+    with GitHubClient(api.base_url, REPOSITORY, MAINTAINER_TOKEN) as client:
+        publish(client, PULL, report, "review")
+        publish(client, PULL, report, "review")
+
+    first, ours = api.pulls[NUMBER].issue_comments
+    assert first["body"] == "<!-- orch-review:summary --> planted"
+    assert ours["user"]["login"] == "octo-maintainer"
+    assert [r.method for r in api.writes()] == ["POST", "POST", "PATCH"]  # edited in place
+    assert len(api.pulls[NUMBER].review_comments) == 1  # its own marker recognised on re-run

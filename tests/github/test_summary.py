@@ -19,6 +19,7 @@ from orch_review.github.summary import (
     SUMMARY_MARKER,
     Placement,
     cell,
+    code,
     fit_comment,
     render,
 )
@@ -96,3 +97,9 @@ def test_fit_comment_cuts_at_a_line_boundary() -> None:
     assert len(cut) <= 200 and cut.endswith("the job summary and the JSON report have it all.\n")
     kept = cut.split("\n\n…")[0].splitlines()
     assert kept == [f"line {i}" for i in range(len(kept))]
+
+
+def test_a_file_name_cannot_close_its_code_span() -> None:
+    assert code("a`b.py") == "``a`b.py``"
+    assert code("`x`") == "`` `x` ``"
+    assert code("plain.py") == "`plain.py`"

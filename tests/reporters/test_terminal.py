@@ -13,6 +13,8 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
+from orch_review.findings.report import Report
+from orch_review.findings.snippets import Snippet
 from orch_review.reporters.terminal import (
     print_report,
     render,
@@ -166,3 +168,45 @@ def test_text_from_the_model_is_never_read_as_rich_markup() -> None:
         assert "[bold]x[/bold] and [red]" in out
         assert "evidence: a[/]b" in out
         assert "[link=x]y" in out
+
+
+HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;title\x07\x1b[2J\x1b]8;;https://evil.test\x07link"
+
+
+def _hostile_report() -> Report:
+    report = sample_report()
+    first = report.findings[0]
+    forged = "\n::error file=app.py,line=1::FORGED\n::add-mask::x ##[stop-commands]tok"
+    first = replace(
+        first,
+        claim="claim " + HOSTILE + forged,
+        evidence="evidence " + HOSTILE + forged,
+        suggestion="fix " + HOSTILE + forged,
+        category="sec" + HOSTILE,
+        path="app\x1b[2J.py",
+    )
+    assert first.fingerprint in report.snippets
+    start, lines = report.snippets[first.fingerprint]
+    snippets = {**report.snippets, first.fingerprint: Snippet(start, (HOSTILE, *lines[1:]))}
+    return replace(
+        report,
+        findings=(first, *report.findings[1:]),
+        summary="summary " + HOSTILE + forged,
+        snippets=snippets,
+        warnings=("warning " + HOSTILE,),
+    )
+
+
+@pytest.mark.parametrize("color", [False, True], ids=["plain", "colour"])
+def test_escape_sequences_and_ci_commands_from_the_review_are_defused(color: bool) -> None:
+    report = _hostile_report()
+    outputs = [render_terminal(report, color=color, width=100, verbose=True)]
+    outputs.append(render_compact(report))
+    for out in outputs:
+        # Only rich's own colour codes (SGR, "ESC [ ... m") may remain.
+        assert not re.search(r"\x1b(?!\[[0-9;]*m)", out), repr(out)
+        assert "\x07" not in out
+        for line in out.splitlines():
+            assert not ANSI.sub("", line).lstrip().startswith("::"), line
+            assert "##[" not in line, line
+    assert "\\x1b]52;c;cHduZWQ=" in ANSI.sub("", outputs[0])  # shown, not obeyed

@@ -70,3 +70,11 @@ def test_hidden_count_applies_per_level_and_per_job() -> None:
     assert workflow_commands.hidden_count(["error"] * 10 + ["warning"] * 10 + ["notice"] * 10) == 0
     assert workflow_commands.hidden_count(["error"] * 11) == 1
     assert workflow_commands.hidden_count(["error"] * 15 + ["notice"] * 3) == 5
+
+
+def test_annotations_show_escape_sequences_instead_of_carrying_them() -> None:
+    report = sample_report()
+    first = replace(report.findings[0], claim="x \x1b]0;owned\x07", category="c\x1b[2J")
+    out = workflow_commands.render(replace(report, findings=(first, *report.findings[1:])))
+    assert "\x1b" not in out and "\x07" not in out
+    assert "x \\x1b]0;owned\\x07" in out and "c\\x1b[2J" in out

@@ -87,3 +87,25 @@ def render_table(verdicts: list[Verdict]) -> list[str]:
                 state += f" [not promised here: {v.attack.why_not}]"
             lines.append(f"  {v.attack.title:<{width}}  {state}")
     return lines
+
+
+@dataclass(frozen=True)
+class HostVerdict:
+    """One row of the host table: an attack on orch-review itself, not on its sandbox."""
+
+    attack: str
+    contained: bool
+    detail: str = ""
+
+
+HOST_RESULTS = pytest.StashKey[list[HostVerdict]]()
+
+
+def render_host_table(verdicts: list[HostVerdict]) -> list[str]:
+    """Lines of the host attack -> contained? table."""
+    width = max(len(v.attack) for v in verdicts)
+    return [
+        f"  {v.attack:<{width}}  "
+        + ("contained" if v.contained else "NOT contained" + (f": {v.detail}" if v.detail else ""))
+        for v in verdicts
+    ]
