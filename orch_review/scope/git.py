@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Collection, Iterator, Mapping
@@ -48,7 +50,29 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
         )
     # Reading must never write: no opportunistic index refresh behind a running `git commit`.
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+    _check_ownership(repo)
     return repo
+
+
+def _check_ownership(repo: git.Repo) -> None:
+    """A GitError with the command to run when git refuses a repository owned by another
+    user ("dubious ownership", CVE-2022-24765): every later git command would fail."""
+    import git
+
+    try:
+        repo.git.rev_parse("--git-dir")
+    except git.GitCommandError as exc:
+        stderr = str(exc.stderr)
+        if "dubious ownership" not in stderr:
+            raise
+        # git names the exact directory to trust; fall back to the work tree.
+        match = re.search(r"git config --global --add safe\.directory (.+?)'?$", stderr, re.M)
+        directory = match.group(1).strip() if match else str(work_tree(repo))
+        raise GitError(
+            f'git refuses {directory}: it belongs to another user ("dubious ownership"); if '
+            "you trust it, run `git config --global --add safe.directory "
+            f"{shlex.quote(directory)}` and try again."
+        ) from None
 
 
 def work_tree(repo: git.Repo) -> Path:
