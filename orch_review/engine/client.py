@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -40,6 +41,7 @@ from orch_review.errors import (
 if TYPE_CHECKING:
     import anthropic
 
+T = TypeVar("T")
 log = logging.getLogger("orch_review.client")
 
 CACHE_MARKER = {"type": "ephemeral"}
@@ -228,7 +230,6 @@ class ModelClient:
         tool_choice: Mapping[str, Any] | None = None,
     ) -> Reply:
         """Send one streamed request (retried on transient faults) and return the reply."""
-        import anthropic
 
         kwargs: dict[str, Any] = {
             "model": model,
@@ -241,6 +242,21 @@ class ModelClient:
         }
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
+        message = self._with_retries(model, partial(self._stream, kwargs))
+        usage = message.get("usage") or {}
+        return Reply(
+            content=[_block_to_param(b) for b in message.get("content") or ()],
+            stop_reason=message.get("stop_reason"),
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+        )
+
+    def _with_retries(self, model: str, request: Callable[[], T]) -> T:
+        """``request()``, retried on transient faults, its failures mapped to our errors."""
+        import anthropic
+
         retrying = Retrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._backoff,
@@ -256,7 +272,7 @@ class ModelClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    message = self._stream(kwargs)
+                    result = request()
         except anthropic.AuthenticationError as exc:
             raise AuthenticationFailed(
                 "The API rejected the credentials (401): check ANTHROPIC_API_KEY."
@@ -279,15 +295,7 @@ class ModelClient:
                     f"The API kept failing after {self._attempts} attempts: {exc}"
                 ) from exc
             raise
-        usage = message.get("usage") or {}
-        return Reply(
-            content=[_block_to_param(b) for b in message.get("content") or ()],
-            stop_reason=message.get("stop_reason"),
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-            cache_write_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-            cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
-        )
+        return result
 
     def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """One streamed request, read to its final message; raises on any fault."""
@@ -308,13 +316,18 @@ class ModelClient:
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]
     ) -> int:
-        """Ask the API how many input tokens a prompt has."""
-        result = self._sdk.messages.count_tokens(
-            model=model,
-            system=system,
-            messages=list(messages),  # type: ignore[arg-type]
-        )
-        return int(result.input_tokens)
+        """Ask the API how many input tokens a prompt has (retried and mapped to our errors
+        like :meth:`complete`)."""
+
+        def count() -> int:
+            result = self._sdk.messages.count_tokens(
+                model=model,
+                system=system,
+                messages=list(messages),  # type: ignore[arg-type]
+            )
+            return int(result.input_tokens)
+
+        return self._with_retries(model, count)
 
     def close(self) -> None:
         """Close the HTTP connections."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -511,3 +512,32 @@ def test_size_limit_and_generated_list_come_from_config(git_repo: GitRepoFactory
     reasons = {s["path"]: s["reason"] for s in configured["skipped"]}
     assert reasons["big.py"].startswith("larger than 10 bytes")
     assert "poetry.lock" in {f["path"] for f in configured["files"]}
+
+
+def test_count_tokens_with_a_rejected_key_is_a_clean_error(
+    feature_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    fake_api.expected_key = "the-real-key"
+
+    result = run_cli(feature_repo, api_env, "plan", "--count-tokens")
+
+    assert result.returncode == 2
+    assert "rejected the credentials" in result.stderr
+    assert "Traceback" not in result.stderr and "bug" not in result.stderr
+
+
+def test_count_tokens_against_a_server_that_is_down_is_a_clean_error(
+    feature_repo: Path, api_env: dict[str, str]
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {**api_env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+
+    result = run_cli(
+        feature_repo, {**env, "ORCH_REVIEW_MAX_RETRIES": "0"}, "plan", "--count-tokens"
+    )
+
+    assert result.returncode == 3
+    assert "The API kept failing" in result.stderr
+    assert "Traceback" not in result.stderr and "bug" not in result.stderr
