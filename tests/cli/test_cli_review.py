@@ -328,3 +328,33 @@ def test_subtasks_beyond_the_cap_are_dropped_with_a_note(
     (workflow_result,) = fake_api.requests_for("main")[-1].model_request().tool_results()
     assert "only the first 1 subtasks were run; 1 were dropped" in workflow_result[1]
     assert "Call Workflow again with the remaining ones" in workflow_result[1]
+
+
+def test_damaged_journal_gives_one_warning_with_the_way_out(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    run_cli(repo, api_env, "--all")
+    path = repo / ".git" / "orch-review" / "journal.sqlite3"
+    db = sqlite3.connect(path)  # enough pages to damage some past the header
+    with db:
+        db.executemany(
+            "INSERT INTO journal VALUES (?, 'pad', ?, 0, 0)",
+            [(f"pad{i}", "x" * 500) for i in range(200)],
+        )
+    db.close()  # the last connection folds the WAL into the file
+    data = path.read_bytes()
+    path.write_bytes(data[:8192] + b"\xa5" * (len(data) - 8192))
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all", "--no-progress")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout  # the review itself goes on
+    journal_lines = [line for line in result.stderr.splitlines() if "Journal" in line]
+    assert len(journal_lines) == 1, result.stderr
+    assert "orch-review journal clear" in journal_lines[0]
+    stats = run_cli(repo, api_env, "journal", "stats")
+    assert stats.returncode == 2 and "orch-review journal clear" in stats.stderr
