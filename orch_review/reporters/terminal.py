@@ -23,7 +23,7 @@ from rich.text import Text
 from orch_review.engine.budget import Usage
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
-from orch_review.findings.snippets import Snippet
+from orch_review.findings.snippets import Snippet, cap_lines
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",
@@ -81,7 +81,7 @@ def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | N
 
 
 def _labelled(label: str, value: str) -> Text:
-    return Text.assemble((label, "dim"), value.strip())
+    return Text.assemble((label, "dim"), cap_lines(value.strip()))
 
 
 def _finding(number: int, finding: Finding, report: Report, style: _Style) -> RenderableType:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
+from orch_review.findings.snippets import cap_lines
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -48,7 +49,7 @@ def annotation(finding: Finding) -> str:
     """The annotation of one finding, on its file and lines."""
     return command(
         COMMAND[finding.severity],
-        f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}",
+        cap_lines(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}"),
         file=finding.path,
         line=finding.start_line,
         endLine=max(finding.end_line, finding.start_line),

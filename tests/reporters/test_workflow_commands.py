@@ -70,3 +70,13 @@ def test_hidden_count_applies_per_level_and_per_job() -> None:
     assert workflow_commands.hidden_count(["error"] * 10 + ["warning"] * 10 + ["notice"] * 10) == 0
     assert workflow_commands.hidden_count(["error"] * 11) == 1
     assert workflow_commands.hidden_count(["error"] * 15 + ["notice"] * 3) == 5
+
+
+def test_evidence_quoting_a_minified_line_is_capped() -> None:
+    minified = "var a=1;" * 115_000
+    finding = replace(sample_report().confirmed[0], evidence=f"line 1 is `{minified}`")
+
+    line = workflow_commands.annotation(finding)
+
+    assert len(line) < 1500
+    assert "of 920,0" in line
