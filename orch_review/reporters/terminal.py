@@ -230,6 +230,7 @@ def _incomplete(report: Report) -> Text:
         why = ", ".join(filter(None, [why, report.usage.cap_reached]))
     if not report.concerns:
         why = "no review workflow ran"
+    why = ", ".join(filter(None, [why, report.unreadable_note]))
     return Text(f"The review is INCOMPLETE: {why}.", "bold red")
 
 

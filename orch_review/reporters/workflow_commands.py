@@ -75,6 +75,7 @@ def render(report: Report) -> str:
         reasons = [f"{missing} concern(s) not covered"] if missing else []
         reasons += [report.usage.cap_reached] if report.usage.cap_reached else []
         reasons += [] if report.concerns else ["no review workflow ran"]
+        reasons += [report.unreadable_note] if report.unreadable_note else []
         lines.append(
             command(
                 "warning",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.errors import GitError
+from orch_review.scope.reviewable import can_read
 
 if TYPE_CHECKING:
     import git
@@ -208,6 +209,14 @@ def diff_lines(repo: git.Repo, *args: str) -> list[str]:
     return out.decode("utf-8", errors="surrogateescape").split("\n")
 
 
+def changed_names(repo: git.Repo, *args: str) -> list[str]:
+    """``git diff --name-only`` of ``args``: names only, so no file content is read (an
+    unreadable file is listed, not an error)."""
+    with _index_copy(repo, os.environ) as copy_env:
+        out = repo.git.execute(["git", "diff", "--name-only", "-z", *args], env=copy_env)
+    return _lines0(str(out))
+
+
 def modified_files(repo: git.Repo) -> list[str]:
     """Tracked files whose working copy differs from the index (deleted ones included)."""
     with _index_copy(repo, os.environ) as copy_env:
@@ -345,8 +354,10 @@ def working_tree_tree(repo: git.Repo, env: Mapping[str, str], untracked: list[st
 
     Built in a copy of the index, so the user's index is never touched.
     """
+    root = work_tree(repo)
     with _index_copy(repo, env) as copy_env:
-        paths = modified_files(repo) + untracked
+        # A file that cannot be read is skipped by the scope: its indexed content stays.
+        paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
         if paths:
             listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
             with tempfile.TemporaryFile() as stdin:

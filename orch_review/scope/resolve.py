@@ -15,9 +15,9 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal
 
-from orch_review.errors import ExitCode, GitError, OrchReviewError
+from orch_review.errors import ConfigError, ExitCode, GitError, OrchReviewError
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import FileChange, parse_patch
+from orch_review.scope.diff import FileChange, parse_patch, quote_path
 from orch_review.scope.ignore import IgnoreRules, is_repository
 from orch_review.scope.reviewable import (
     DEFAULT_GENERATED,
@@ -25,9 +25,11 @@ from orch_review.scope.reviewable import (
     REVIEW_IGNORE_FILE,
     SUBMODULE_MODE,
     SYMLINK_MODE,
+    UNREADABLE,
     ReviewRules,
     SkippedFile,
     SkipSettings,
+    can_read,
     file_looks_binary,
     has_text_suffix,
     looks_binary,
@@ -44,6 +46,12 @@ class NothingToReview(OrchReviewError):
     """The scope holds no reviewable file; not an error for hooks (exit 0)."""
 
     exit_code = ExitCode.CLEAN
+
+
+class NothingReadable(OrchReviewError):
+    """Every reviewable file in scope is one orch-review may not read: nothing was covered."""
+
+    exit_code = ExitCode.INCOMPLETE
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +141,14 @@ def _review_rules(
         for path in {REVIEW_IGNORE_FILE, *named}:
             full = root / path
             if full.is_file():
-                files[_directory_of(path)] = full.read_text(encoding="utf-8", errors="replace")
+                try:
+                    text = full.read_text(encoding="utf-8", errors="replace")
+                except OSError as exc:
+                    raise ConfigError(
+                        f"cannot read {quote_path(path)} ({exc.strerror}): its exclusions "
+                        "would be lost; give this user read permission."
+                    ) from None
+                files[_directory_of(path)] = text
     return ReviewRules.build(files, skip.exclude, skip.generated, skip.max_file_size)
 
 
@@ -197,10 +212,17 @@ def resolve_scope(
             )
         # With no commit yet, `git diff --cached` compares with the empty tree by itself.
         against = [head] if head else []
-        lines = gitops.diff_lines(repo, "--cached", *against, "--", *specs)
+        # git diffs a staged file from its working copy when that looks unchanged, and shows
+        # an unreadable one as empty: such files are left out and skipped, as in a worktree.
+        names = gitops.changed_names(repo, "--cached", *against, "--", *specs)
+        unreadable = _unreadable(repo, names)
+        leave_out = _left_out(unreadable)
+        lines = gitops.diff_lines(repo, "--cached", *against, "--", *specs, *leave_out)
         changes = parse_patch(lines)
         base_ref = "HEAD" if head else None
-        return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None)
+        return _build(
+            repo, request, "index", head, None, base_ref, changes, (), skip, None, unreadable
+        )
     if head is None:
         raise NothingToReview(
             "nothing to review: HEAD has no commits yet (a new repository or orphan branch), so "
@@ -224,12 +246,16 @@ def resolve_scope(
         )
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
     untracked = untracked_files(repo, env, specs)
+    # git cannot diff a file it may not read: such files are left out by name, and skipped.
+    unreadable = _unreadable(repo, gitops.changed_names(repo, base, "--", *specs) + untracked)
+    untracked = [p for p in untracked if p not in unreadable]
     # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
+    leave_out = _left_out(unreadable)
     changes = [
         c
-        for c in parse_patch(gitops.diff_lines(repo, base, "--", *specs))
+        for c in parse_patch(gitops.diff_lines(repo, base, "--", *specs, *leave_out))
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
@@ -244,7 +270,19 @@ def resolve_scope(
         tuple(untracked),
         skip,
         config_rev,
+        unreadable,
     )
+
+
+def _unreadable(repo: git.Repo, paths: list[str]) -> list[str]:
+    """Those of ``paths`` whose working copy this process may not read, sorted."""
+    root = gitops.work_tree(repo)
+    return sorted({p for p in paths if not can_read(root / p)})
+
+
+def _left_out(paths: list[str]) -> list[str]:
+    """Pathspecs that keep ``paths`` out of a ``git diff``."""
+    return [f":(top,exclude,literal){p}" for p in paths]
 
 
 def _untracked_change(repo: git.Repo, path: str) -> FileChange:
@@ -281,6 +319,7 @@ def _build(
     untracked: tuple[str, ...],
     skip: SkipSettings,
     config_rev: str | None,
+    unreadable: list[str] | None = None,
 ) -> Scope:
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, config_rev, untracked)
@@ -296,7 +335,7 @@ def _build(
     modes = {path: mode for path, (mode, _) in entries.items()}
     sizes = {path: size for path, (_, size) in entries.items()} if source != "worktree" else {}
     files: list[ReviewFile] = []
-    skipped: list[SkippedFile] = []
+    skipped = [SkippedFile(p, UNREADABLE) for p in unreadable or ()]
     nested: set[str] = set()
     for change in sorted(changes, key=lambda c: c.path):
         if change.status == "deleted":
@@ -333,7 +372,9 @@ def _build(
             skipped.append(SkippedFile(change.path, reason))
         else:
             files.append(ReviewFile(change.path, size or 0, change))
+    skipped.sort(key=lambda s: s.path)
     if not files:
+        _refuse_unreadable(skipped)
         raise NothingToReview(_nothing_message(request, source, base, skipped))
     return Scope(
         kind=request.kind,
@@ -351,6 +392,18 @@ def _build(
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
     )
+
+
+def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
+    """When nothing is left to review and files were skipped as unreadable, the review did
+    not cover them: that is not a clean result."""
+    unreadable = [s.path for s in skipped if s.reason == UNREADABLE]
+    if unreadable:
+        raise NothingReadable(
+            f"nothing could be reviewed: {len(unreadable)} file(s) in scope cannot be read "
+            f"({', '.join(quote_path(p) for p in unreadable[:5])}"
+            f"{', ...' if len(unreadable) > 5 else ''}): give this user read permission."
+        )
 
 
 def _nothing_message(
@@ -393,6 +446,9 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
         regular = S_ISREG(stat.st_mode)
+        if regular and not can_read(Path(full)):
+            skipped.append(SkippedFile(path, UNREADABLE))
+            continue
         link_target = os.readlink(full) if mode == SYMLINK_MODE and S_ISLNK(stat.st_mode) else None
         reason = rules.skip_reason(
             path,
@@ -409,6 +465,7 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
         else:
             files.append(ReviewFile(path, stat.st_size))
     if not files:
+        _refuse_unreadable(skipped)
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
         hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
         raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")

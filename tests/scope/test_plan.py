@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import BASE_FILES, branch_repo, commit, head, shallow_clone, write
-from tests.helpers import run_cli
+from tests.helpers import can_drop_read_override, run_cli, run_cli_unprivileged
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -541,3 +541,60 @@ def test_count_tokens_against_a_server_that_is_down_is_a_clean_error(
     assert result.returncode == 3
     assert "The API kept failing" in result.stderr
     assert "Traceback" not in result.stderr and "bug" not in result.stderr
+
+
+# --- files this user may not read ---------------------------------------------------------------
+
+
+@pytest.fixture
+def unreadable_repo(feature_repo: Path, tmp_path: Path) -> Path:
+    """feature_repo plus a staged file and an untracked one, both mode 000, as seen by a
+    process without root's permission override."""
+    if not can_drop_read_override(tmp_path):
+        pytest.skip("needs root and setpriv to run without root's permission to read anything")
+    write(feature_repo, {"locked_staged.py": "x = 1\n", "locked_new.py": "y = 2\n"})
+    git(feature_repo, "add", "locked_staged.py")
+    (feature_repo / "locked_staged.py").chmod(0)
+    (feature_repo / "locked_new.py").chmod(0)
+    return feature_repo
+
+
+@pytest.mark.parametrize(
+    ("scope", "unreadable"),
+    [
+        ((), {"locked_new.py", "locked_staged.py"}),
+        (("--staged",), {"locked_staged.py"}),
+        (("--all",), {"locked_staged.py"}),
+    ],
+)
+def test_unreadable_files_are_skipped_as_unreadable(
+    unreadable_repo: Path, scope: tuple[str, ...], unreadable: set[str]
+) -> None:
+    result = run_cli_unprivileged(unreadable_repo, _env(), "plan", "--json", *scope)
+
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {p for p, why in reasons(data).items() if why == "unreadable"} == unreadable
+    assert not unreadable & set(paths(data))
+    assert "staged.py" in paths(data)  # the readable rest is reviewed as before
+    text = run_cli_unprivileged(unreadable_repo, _env(), "plan", *scope)
+    assert text.returncode == 0, text.stderr
+    assert any(
+        line.split() == ["locked_staged.py", "unreadable"] for line in text.stdout.splitlines()
+    )
+
+
+def test_a_scope_of_only_unreadable_files_is_not_a_clean_result(
+    git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    if not can_drop_read_override(tmp_path):
+        pytest.skip("needs root and setpriv to run without root's permission to read anything")
+    repo = git_repo({"README.md": "# x\n"})
+    write(repo, {"locked.py": "x = 1\n"})
+    git(repo, "add", "locked.py")
+    (repo / "locked.py").chmod(0)
+
+    result = run_cli_unprivileged(repo, _env(), "plan", "--staged")
+
+    assert result.returncode == 3
+    assert "cannot be read (locked.py)" in result.stderr
