@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from orch_review.scope.diff import quote_path
+
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
 _PATH_TOKEN = re.compile(r"[^\s:]+")
 
@@ -88,7 +90,9 @@ class Workspace:
         named = sorted({p for p in self._tokens(text) if p in self._skipped})
         if not named:
             return None
-        return "; ".join(f"`{p}` is out of scope ({self._skipped[p]})" for p in named)
+        return "; ".join(
+            f"`{quote_path(p)}` is out of scope ({quote_path(self._skipped[p])})" for p in named
+        )
 
     @staticmethod
     def _tokens(text: str) -> set[str]:

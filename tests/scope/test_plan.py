@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -598,3 +599,43 @@ def test_a_scope_of_only_unreadable_files_is_not_a_clean_result(
 
     assert result.returncode == 3
     assert "cannot be read (locked.py)" in result.stderr
+
+
+# --- names that are not UTF-8 -------------------------------------------------------------------
+
+LATIN1_NAME = b"caf\xe9.py"
+GIT_QUOTED = '"caf\\351.py"'  # what `git ls-files` prints for it (core.quotePath)
+
+
+@pytest.fixture
+def latin1_repo(git_repo: GitRepoFactory) -> Path:
+    repo = git_repo({"README.md": "# x\n"})
+    with open(os.path.join(os.fsencode(repo), LATIN1_NAME), "wb") as stream:
+        stream.write(b"x = 1\n")
+    return repo
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_git_quotes_it(
+    latin1_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    assert git(latin1_repo, "ls-files", "--others").strip() == GIT_QUOTED
+
+    as_text = run_cli(latin1_repo, _env(PYTHONIOENCODING="utf-8"), "plan")
+    counted = run_cli(latin1_repo, api_env, "plan", "--count-tokens")
+
+    data = json.loads(subprocess_bytes(latin1_repo, "plan", "--json").decode("utf-8"))
+    assert paths(data) == [GIT_QUOTED]
+    assert as_text.returncode == 0, as_text.stderr
+    assert GIT_QUOTED in as_text.stdout
+    assert counted.returncode == 0, counted.stderr
+    prompt = fake_api.requests[0].body["messages"][0]["content"]
+    assert GIT_QUOTED in prompt and "\\udce9" not in prompt
+
+
+def subprocess_bytes(cwd: Path, *args: str) -> bytes:
+    """stdout of ``orch-review ARGS`` as raw bytes (to check they are valid UTF-8)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "orch_review", *args], cwd=cwd, env=_env(), capture_output=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
