@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review import tempdirs
 from orch_review.errors import GitError
 from orch_review.scope.reviewable import can_read
 
@@ -336,7 +337,7 @@ def _index_copy(repo: git.Repo, env: Mapping[str, str]) -> Iterator[dict[str, st
     modification time, which git compares file times with to spot racy entries.
     """
     index_path = index_file(repo, env)
-    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+    with tempdirs.directory("index") as tmp:
         copy = Path(tmp, "index")
         if index_path.exists():
             shutil.copy2(index_path, copy)
