@@ -42,7 +42,8 @@ def run_subagent(
     """Review one concern; raises :class:`OrchReviewError` when it produced no report."""
 
     def parse(tool_input: Mapping[str, Any]) -> ReportedFindings:
-        return parse_findings(tool_input, concern, session.workspace.line_count)
+        workspace = session.workspace
+        return parse_findings(tool_input, concern, workspace.line_count, workspace.canonical_path)
 
     terminal = Terminal("report_findings", parse, SUBAGENT_TURN_LIMIT_NOTE)
     result = _run(

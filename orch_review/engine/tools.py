@@ -252,8 +252,10 @@ def parse_findings(
     tool_input: Mapping[str, Any],
     concern: str,
     line_count: Callable[[str], int | None],
+    canonical: Callable[[str], str] = str,
 ) -> ReportedFindings:
-    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files."""
+    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files;
+    ``canonical`` maps a name as the model saw it to the file's path."""
     raw = tool_input.get("findings")
     if not isinstance(raw, list):
         raise ToolInputError("`findings` must be an array (use [] when you found nothing)")
@@ -262,7 +264,7 @@ def parse_findings(
         if not isinstance(item, Mapping):
             raise ToolInputError(f"finding {number}: must be an object")
         try:
-            path = _text(item, "path").removeprefix("./")
+            path = canonical(_text(item, "path").removeprefix("./"))
             start, end = _line(item, "start_line"), _line(item, "end_line")
             severity = _text(item, "severity").lower()
             if severity not in {s.value for s in Severity}:

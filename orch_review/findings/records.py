@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from orch_review.scope.diff import quote_path
+
 
 class Severity(StrEnum):
     """How much a finding matters; ordered high to info."""
@@ -86,10 +88,11 @@ class Finding:
 
     @property
     def location(self) -> str:
-        """``path:line`` or ``path:start-end``."""
+        """``path:line`` or ``path:start-end``, the path C-quoted when it must be."""
+        path = quote_path(self.path)
         if self.end_line > self.start_line:
-            return f"{self.path}:{self.start_line}-{self.end_line}"
-        return f"{self.path}:{self.start_line}"
+            return f"{path}:{self.start_line}-{self.end_line}"
+        return f"{path}:{self.start_line}"
 
     @property
     def all_concerns(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from collections import Counter
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
+from orch_review.scope.diff import path_for_json
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -50,7 +51,7 @@ def annotation(finding: Finding) -> str:
     return command(
         COMMAND[finding.severity],
         cap_lines(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}"),
-        file=finding.path,
+        file=path_for_json(finding.path),
         line=finding.start_line,
         endLine=max(finding.end_line, finding.start_line),
         col=finding.start_column,
