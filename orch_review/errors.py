@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     INCOMPLETE = 3
     CRASH = 4
+    HANGUP = 129
     INTERRUPTED = 130
     TERMINATED = 143
 

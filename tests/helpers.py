@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -16,6 +18,41 @@ def run_cli(
     """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "orch_review", *args],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+#: Runs a command as this root user without the capabilities that bypass file permissions,
+#: so a mode-000 file is unreadable to it, as to any other user (root reads everything).
+WITHOUT_READ_OVERRIDE = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search")
+
+
+def can_drop_read_override(probe_dir: Path) -> bool:
+    """True when :data:`WITHOUT_READ_OVERRIDE` works here and makes a mode-000 file
+    unreadable (running as root with setpriv installed)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return False
+    probe = probe_dir / "probe-unreadable"
+    probe.write_text("x")
+    probe.chmod(0)
+    try:
+        result = subprocess.run([*WITHOUT_READ_OVERRIDE, "cat", str(probe)], capture_output=True)
+    finally:
+        probe.unlink()
+    return result.returncode != 0
+
+
+def run_cli_unprivileged(
+    cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` without permission to read files whose mode forbids it."""
+    return subprocess.run(
+        [*WITHOUT_READ_OVERRIDE, sys.executable, "-m", "orch_review", *args],
         cwd=cwd,
         env=dict(env),
         capture_output=True,

@@ -17,7 +17,7 @@ from typing import ParamSpec
 
 import click
 
-from orch_review import __version__
+from orch_review import __version__, tempdirs
 from orch_review.errors import ExitCode, OrchReviewError
 
 P = ParamSpec("P")
@@ -59,28 +59,41 @@ RESUME_HINT = "finished agents are in the journal, run the same command again to
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived (a CI job cancelled, a container stopped): unwind like Ctrl-C."""
+    """SIGTERM (a CI job cancelled, a container stopped) or SIGHUP (the terminal closed)
+    arrived: unwind like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated
+def _on_signal(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+#: Signals handled like Ctrl-C, with what is said and the exit code (128 + the signal).
+HANDLED: dict[int, tuple[str, ExitCode]] = {
+    signal.SIGTERM: ("terminated", ExitCode.TERMINATED),
+    signal.SIGHUP: ("hung up", ExitCode.HANGUP),
+}
 
 
 def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
     """The one place exit codes become the process's exit status: a command's returned
     :class:`ExitCode` (None is 0), :class:`OrchReviewError` to its exit code, Ctrl-C to 130,
-    SIGTERM to 143 (both after cleaning up: snapshots removed, finished agents journaled),
-    crashes to a log and 4."""
+    SIGTERM to 143 and SIGHUP to 129 (all after cleaning up: agents stopped, finished ones
+    journaled, temporary directories removed), crashes to a log and 4."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+        previous = {s: signal.signal(s, _on_signal) for s in HANDLED} if in_main else {}
         try:
             code = fn(*args, **kwargs)
-        except Terminated:
-            click.echo(f"orch-review: terminated; {RESUME_HINT}", err=True)
-            sys.exit(int(ExitCode.TERMINATED))
+        except Terminated as exc:
+            said, signalled = HANDLED.get(exc.signum, ("terminated", ExitCode.TERMINATED))
+            click.echo(f"orch-review: {said}; {RESUME_HINT}", err=True)
+            sys.exit(int(signalled))
         except OrchReviewError as exc:
             click.echo(f"orch-review: {exc}", err=True)
             sys.exit(int(exc.exit_code))
@@ -101,8 +114,10 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
             )
             sys.exit(int(ExitCode.CRASH))
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            # Directories of agents abandoned mid-work (their threads never unwind).
+            tempdirs.remove_all()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         if code is not None and code != ExitCode.CLEAN:
             sys.exit(int(code))
 

@@ -17,7 +17,8 @@ Exit codes:
   2  usage or configuration error
   3  review incomplete (API failure, budget cap, agent failure)
   4  internal error (a crash log is written)
-  130 interrupted (Ctrl-C), 143 terminated (SIGTERM): run again to resume"""
+  129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM):
+  run again to resume"""
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

@@ -22,11 +22,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orch_review import tempdirs
 from orch_review.engine.bash import ShellLaunch
 from orch_review.engine.sandbox import (
     Limits,
@@ -103,11 +103,11 @@ class BubblewrapLauncher:
         root = Path(cwd).resolve()
         extra, configs = git_paths(root)
         # Per shell, so each shell sees the config as it is when it starts.
-        masks_dir = tempfile.mkdtemp(prefix="orch-review-git-config-") if configs else None
+        masks_dir = tempdirs.make("git-config") if configs else None
 
         def cleanup() -> None:
             if masks_dir is not None:
-                shutil.rmtree(masks_dir, ignore_errors=True)
+                tempdirs.remove(masks_dir)
 
         try:
             masks = []

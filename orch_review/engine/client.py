@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -47,6 +48,7 @@ from orch_review.errors import (
 if TYPE_CHECKING:
     import anthropic
 
+T = TypeVar("T")
 log = logging.getLogger("orch_review.client")
 
 CACHE_MARKER = {"type": "ephemeral"}
@@ -252,7 +254,6 @@ class ModelClient:
         tool_choice: Mapping[str, Any] | None = None,
     ) -> Reply:
         """Send one streamed request (retried on transient faults) and return the reply."""
-        import anthropic
 
         kwargs: dict[str, Any] = {
             "model": model,
@@ -265,6 +266,12 @@ class ModelClient:
         }
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
+        return _reply(self._with_retries(model, partial(self._stream, kwargs)))
+
+    def _with_retries(self, model: str, request: Callable[[], T]) -> T:
+        """``request()``, retried on transient faults, its failures mapped to our errors."""
+        import anthropic
+
         retrying = Retrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._backoff,
@@ -280,7 +287,7 @@ class ModelClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    message = self._stream(kwargs)
+                    result = request()
         except anthropic.AuthenticationError as exc:
             raise AuthenticationFailed(
                 "The API rejected the credentials (401): check ANTHROPIC_API_KEY."
@@ -303,7 +310,7 @@ class ModelClient:
                     f"The API kept failing after {self._attempts} attempts: {exc}"
                 ) from exc
             raise
-        return _reply(message)
+        return result
 
     def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """One streamed request, read to its final message; raises on any fault."""
@@ -324,13 +331,18 @@ class ModelClient:
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]
     ) -> int:
-        """Ask the API how many input tokens a prompt has."""
-        result = self._sdk.messages.count_tokens(
-            model=model,
-            system=system,
-            messages=list(messages),  # type: ignore[arg-type]
-        )
-        return int(result.input_tokens)
+        """Ask the API how many input tokens a prompt has (retried and mapped to our errors
+        like :meth:`complete`)."""
+
+        def count() -> int:
+            result = self._sdk.messages.count_tokens(
+                model=model,
+                system=system,
+                messages=list(messages),  # type: ignore[arg-type]
+            )
+            return int(result.input_tokens)
+
+        return self._with_retries(model, count)
 
     def close(self) -> None:
         """Close the HTTP connections."""

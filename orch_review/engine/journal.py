@@ -90,6 +90,7 @@ class Journal:
         # closed by their own threads (pooled workers would leak them). Other processes are
         # kept in order by WAL and the busy timeout.
         self._lock = threading.Lock()
+        self._warned = threading.Event()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -161,7 +162,7 @@ class Journal:
                 row = self._conn.execute(sql, (key,)).fetchone()
             value = None if row is None else json.loads(row[0])
         except (sqlite3.Error, ValueError) as exc:
-            logger.warning("Journal %s: lookup failed (%s); the agent runs again.", self.path, exc)
+            self._warn(f"lookup failed ({exc})")
             return None
         return value if isinstance(value, dict) else None
 
@@ -179,9 +180,24 @@ class Journal:
                     (key, kind, text, time.time(), len(text)),
                 )
         except sqlite3.Error as exc:
-            logger.warning("Journal %s: could not store a %s result (%s).", self.path, kind, exc)
+            self._warn(f"could not store a {kind} result ({exc})")
             return False
         return True
+
+    def _warn(self, what: str) -> None:
+        """One warning per journal, with the way out: a damaged file fails every lookup and
+        store alike, and twenty copies of the same message help no one."""
+        if self._warned.is_set():
+            logger.debug("Journal %s: %s.", self.path, what)
+            return
+        self._warned.set()
+        logger.warning(
+            "Journal %s: %s; the review goes on, paying again for what it cannot reuse "
+            "(further journal errors are not shown). If this persists, run "
+            "`orch-review journal clear`.",
+            self.path,
+            what,
+        )
 
     def stats(self) -> JournalStats:
         """Entries, bytes and age of the journal, per kind."""
@@ -190,7 +206,7 @@ class Journal:
             with self._lock:
                 rows = self._conn.execute(sql + " GROUP BY kind").fetchall()
         except sqlite3.Error as exc:
-            raise JournalError(f"Cannot read the journal {self.path} ({exc}).") from exc
+            raise self._unusable(f"cannot be read ({exc})") from exc
         return JournalStats(
             path=self.path,
             entries=sum(r[1] for r in rows),

@@ -3,13 +3,13 @@ sandbox for agents' shells, set up together and torn down together."""
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+from orch_review import tempdirs
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
 from orch_review.engine.agent import EventSink
@@ -60,8 +60,9 @@ def open_session(
     warnings: list[str] | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
-    (the caller's to close); on an error or Ctrl-C, queued agents are cancelled and running
-    ones are not waited for."""
+    (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
+    running ones stop before their next request and are not waited for, and the journal
+    is closed only once no agent can still store a result."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
@@ -70,11 +71,10 @@ def open_session(
     pool = PriorityPool(config.max_concurrent)
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
+    tempdirs.sweep_stale()  # what killed runs left behind
+    journal = open_journal(config, git_dir)
     try:
-        with (
-            open_journal(config, git_dir) as journal,
-            tempfile.TemporaryDirectory(prefix="orch-review-home-") as home,
-        ):
+        with tempdirs.directory("home") as home:
             sandbox = resolve_sandbox(
                 config.sandbox,
                 workspace.root,
@@ -86,24 +86,32 @@ def open_session(
                     warnings.append(sandbox.notice)
                 if notices is not None:
                     notices(sandbox.notice)
-            yield Session(
-                config=config,
-                client=client,
-                ledger=ledger,
-                journal=journal,
-                workspace=workspace,
-                pool=pool,
-                bash_env=agent_environment(env, home),
-                sandbox=sandbox,
-                guidance=guidance,
-                cancel=cancel,
-                events=events,
-                shell_starter=starter,
-            )
-    except BaseException:
-        cancel.set()
-        pool.cancel_pending()
-        raise
+            try:
+                yield Session(
+                    config=config,
+                    client=client,
+                    ledger=ledger,
+                    journal=journal,
+                    workspace=workspace,
+                    pool=pool,
+                    bash_env=agent_environment(env, str(home)),
+                    sandbox=sandbox,
+                    guidance=guidance,
+                    cancel=cancel,
+                    events=events,
+                    shell_starter=starter,
+                )
+            except BaseException:
+                # First of all, before anything agents use goes away: no agent starts, and
+                # running ones stop before their next request.
+                cancel.set()
+                pool.cancel_pending()
+                raise
     finally:
         pool.shutdown(wait=not cancel.is_set())
         starter.shutdown(wait=not cancel.is_set())
+        # An agent still running when the review was interrupted may yet receive a result
+        # that is paid for: the journal stays open for it until the process ends (each
+        # result is one committed transaction, so an unfinished one leaves nothing behind).
+        if not pool.busy():
+            journal.close()

@@ -28,10 +28,12 @@ from orch_review.findings.report import Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
 from orch_review.scope import git as gitops
+from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
 from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope, content_id
+from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
 from orch_review.scope.workspace import Workspace
 
@@ -200,6 +202,13 @@ def review(
             f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
             "(guidance-max-bytes); the most specific guidance was kept."
         )
+    unreadable = tuple(s.path for s in scope.skipped if s.reason == UNREADABLE)
+    if unreadable:
+        warnings.append(
+            f"Not reviewed: {len(unreadable)} file(s) this user may not read "
+            f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
+            "again."
+        )
     if not workflow.outcomes:
         warnings.append("No review workflow ran, so nothing was verified.")
     usage = ledger.report()
@@ -221,5 +230,6 @@ def review(
         findings=findings,
         scope_kind=scope.kind,
         filter_mode=mode,
+        unreadable=unreadable,
     )
     return dataclasses.replace(report, snippets=snippets)

@@ -26,14 +26,13 @@ import ctypes
 import os
 import pwd
 import secrets
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from orch_review import tempdirs
 from orch_review.config.choices import SandboxMode
 from orch_review.engine.bash import ShellLaunch, ShellLauncher
 from orch_review.errors import ExitCode, OrchReviewError
@@ -289,7 +288,7 @@ def unused_uid() -> int:
 
 def private_home(owner: int | None) -> str:
     """A fresh 0700 directory for one shell's $HOME, owned by ``owner`` when given."""
-    home = tempfile.mkdtemp(prefix="orch-review-agent-home-")
+    home = str(tempdirs.make("agent-home"))
     if owner is not None:
         os.chown(home, owner, owner)
     return home
@@ -306,7 +305,7 @@ class PlainLauncher:
             tuple(shell),
             agent_environment(env, home),
             cwd,
-            cleanup=lambda: shutil.rmtree(home, ignore_errors=True),
+            cleanup=lambda: tempdirs.remove(home),
         )
 
 
@@ -327,7 +326,7 @@ class RestrictedLauncher:
         def cleanup() -> None:
             if user is not None:
                 _kill_everything_of(user)
-            shutil.rmtree(home, ignore_errors=True)
+            tempdirs.remove(home)
 
         return ShellLaunch(
             (*stage, *shell),

@@ -41,6 +41,7 @@ class PriorityPool:
         self._idle = threading.Semaphore(0)
         self._threads: list[threading.Thread] = []
         self._closed = False
+        self._running = 0
 
     def submit(self, priority: int, fn: Callable[[], T]) -> Future[T]:
         """Queue ``fn``; lower ``priority`` runs first, ties in submission order."""
@@ -73,11 +74,21 @@ class PriorityPool:
                 if not future.cancelled():
                     future.cancel()
             else:
+                with self._lock:
+                    self._running += 1
                 try:
                     future.set_result(fn())
                 except BaseException as exc:
                     future.set_exception(exc)
+                finally:
+                    with self._lock:
+                        self._running -= 1
             self._idle.release()
+
+    def busy(self) -> bool:
+        """True while some work is running."""
+        with self._lock:
+            return self._running > 0
 
     def cancel_pending(self) -> None:
         """Cancel everything not yet started (running work finishes)."""

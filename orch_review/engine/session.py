@@ -43,6 +43,10 @@ class ReviewedContent(Protocol):
         """Paths under review that ``text`` names."""
         ...
 
+    def canonical_path(self, path: str) -> str:
+        """The path ``path`` names, also in the C-quoted form prompts show."""
+        ...
+
     def refusal(self, text: str) -> str | None:
         """Why a subtask may not run (it names files out of scope), or None."""
         ...

@@ -42,7 +42,8 @@ def run_subagent(
     """Review one concern; raises :class:`OrchReviewError` when it produced no report."""
 
     def parse(tool_input: Mapping[str, Any]) -> ReportedFindings:
-        return parse_findings(tool_input, concern, session.workspace.line_count)
+        workspace = session.workspace
+        return parse_findings(tool_input, concern, workspace.line_count, workspace.canonical_path)
 
     terminal = Terminal("report_findings", parse, SUBAGENT_TURN_LIMIT_NOTE)
     result = _run(
@@ -93,6 +94,12 @@ def _run(
     task: str,
     terminal: Terminal[T],
 ) -> T:
+    def stop_if_cancelled(_: list[dict[str, Any]]) -> None:
+        # After an interruption the snapshot may be gone: tool results can no longer be
+        # trusted, so no request goes out with them (and no result is journaled).
+        if session.cancel.is_set():
+            raise AgentFailed("interrupted")
+
     session.emit(agent_id, role, label, "started")
     with session.bash_session() as bash:
         loop = AgentLoop(
@@ -110,7 +117,7 @@ def _run(
             label=label,
         )
         try:
-            run = loop.run([{"role": "user", "content": task}])
+            run = loop.run([{"role": "user", "content": task}], before_request=stop_if_cancelled)
         except OrchReviewError as exc:
             session.emit(agent_id, role, label, "failed", str(exc))
             raise

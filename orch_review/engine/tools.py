@@ -281,8 +281,10 @@ def parse_findings(
     tool_input: Mapping[str, Any],
     concern: str,
     line_count: Callable[[str], int | None],
+    canonical: Callable[[str], str] = str,
 ) -> ReportedFindings:
-    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files.
+    """Validate a ``report_findings`` input; ``line_count(path)`` is None for unknown files;
+    ``canonical`` maps a name as the model saw it (git's quoted form) to the file's path.
 
     Unambiguous variants are normalized (path spellings, line numbers as strings, severity
     synonyms); a category outside :data:`CATEGORIES` becomes ``other``.
@@ -295,7 +297,7 @@ def parse_findings(
         if not isinstance(item, Mapping):
             raise ToolInputError(f"finding {number}: must be an object")
         try:
-            path = canonical_path(_text(item, "path"))
+            path = canonical(canonical_path(_text(item, "path")))
             start, end = _line(item, "start_line"), _line(item, "end_line")
             severity = _severity(item)
             lines = line_count(path)

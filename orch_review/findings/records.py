@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from orch_review.scope.diff import quote_path
+
 
 class Severity(StrEnum):
     """How much a finding matters; ordered high to info."""
@@ -101,10 +103,11 @@ class Finding:
 
     @property
     def location(self) -> str:
-        """``path:line`` or ``path:start-end``."""
+        """``path:line`` or ``path:start-end``, the path C-quoted when it must be."""
+        path = quote_path(self.path)
         if self.end_line > self.start_line:
-            return f"{self.path}:{self.start_line}-{self.end_line}"
-        return f"{self.path}:{self.start_line}"
+            return f"{path}:{self.start_line}-{self.end_line}"
+        return f"{path}:{self.start_line}"
 
     @property
     def all_concerns(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from orch_review.errors import ExitCode
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
+from orch_review.scope.diff import quote_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,8 @@ class Report:
     filter_mode: str = "nofilter"
     # Fingerprint -> the code a finding points at (see orch_review.findings.snippets); display only.
     snippets: Mapping[str, Snippet] = field(default_factory=dict)
+    # Files in scope this process could not read: skipped, so not covered.
+    unreadable: tuple[str, ...] = ()
 
     @property
     def confirmed(self) -> list[Finding]:
@@ -50,7 +53,21 @@ class Report:
     @property
     def incomplete(self) -> bool:
         """True when part of the review did not happen."""
-        return bool(self.uncovered) or self.usage.cap_reached is not None or not self.concerns
+        return (
+            bool(self.uncovered)
+            or self.usage.cap_reached is not None
+            or not self.concerns
+            or bool(self.unreadable)
+        )
+
+    @property
+    def unreadable_note(self) -> str | None:
+        """Why unreadable files make the review incomplete, naming a few; None when none."""
+        if not self.unreadable:
+            return None
+        shown = ", ".join(quote_path(p) for p in self.unreadable[:3])
+        more = ", ..." if len(self.unreadable) > 3 else ""
+        return f"{len(self.unreadable)} unreadable file(s) not reviewed: {shown}{more}"
 
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""
@@ -74,6 +91,7 @@ def build_report(
     findings: list[Finding],
     scope_kind: str,
     filter_mode: str,
+    unreadable: tuple[str, ...] = (),
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -88,4 +106,5 @@ def build_report(
         warnings=tuple(warnings),
         scope_kind=scope_kind,
         filter_mode=filter_mode,
+        unreadable=unreadable,
     )

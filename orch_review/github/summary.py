@@ -67,6 +67,7 @@ def _incomplete(report: Report) -> list[str]:
     reasons = [f"{len(report.uncovered)} concern(s) not covered"] if report.uncovered else []
     reasons += [report.usage.cap_reached] if report.usage.cap_reached else []
     reasons += [] if report.concerns else ["no review workflow ran"]
+    reasons += [report.unreadable_note] if report.unreadable_note else []
     return [
         "",
         f"> [!WARNING]\n> The review is **incomplete** ({cell('; '.join(reasons))}): "

@@ -15,6 +15,7 @@ from orch_review import __version__
 from orch_review.findings.codec import finding_to_json
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
+from orch_review.scope.diff import path_for_json
 
 SCHEMA_VERSION = 1
 SCHEMA_RESOURCE = "report.schema.json"
@@ -53,7 +54,9 @@ def to_data(report: Report) -> dict[str, Any]:
         "agent_model": report.agent_model,
         "summary": report.summary,
         "incomplete": report.incomplete,
-        "findings": [finding_to_json(f) for f in report.findings],
+        "findings": [
+            {**finding_to_json(f), "path": path_for_json(f.path)} for f in report.findings
+        ],
         "counts": report.counts(),
         "confirmed_by_severity": {
             s.value: sum(1 for f in confirmed if f.severity is s) for s in Severity

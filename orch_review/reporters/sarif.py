@@ -147,7 +147,10 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": quote(finding.path), "uriBaseId": "SRCROOT"},
+                    "artifactLocation": {
+                        "uri": quote(finding.path, errors="surrogateescape"),
+                        "uriBaseId": "SRCROOT",
+                    },
                     "region": region,
                 }
             }

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
-from orch_review.findings.snippets import Snippet
+from orch_review.findings.snippets import Snippet, cap_lines
 from orch_review.findings.usage import Usage
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
@@ -83,7 +83,7 @@ def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | N
 
 
 def _labelled(label: str, value: str) -> Text:
-    return Text.assemble((label, "dim"), safe(value.strip()))
+    return Text.assemble((label, "dim"), safe(cap_lines(value.strip())))
 
 
 def _finding(number: int, finding: Finding, report: Report, style: _Style) -> RenderableType:
@@ -234,6 +234,7 @@ def _incomplete(report: Report) -> Text:
         why = ", ".join(filter(None, [why, report.usage.cap_reached]))
     if not report.concerns:
         why = "no review workflow ran"
+    why = ", ".join(filter(None, [why, report.unreadable_note]))
     return Text(f"The review is INCOMPLETE: {why}.", "bold red")
 
 

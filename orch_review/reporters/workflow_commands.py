@@ -7,7 +7,9 @@ from collections import Counter
 
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
+from orch_review.findings.snippets import cap_lines
 from orch_review.sanitize import controls
+from orch_review.scope.diff import path_for_json
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -51,8 +53,8 @@ def annotation(finding: Finding) -> str:
     # every other sink, so the log viewer shows them rather than obeying them.
     return command(
         COMMAND[finding.severity],
-        controls(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}"),
-        file=controls(finding.path),
+        controls(cap_lines(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}")),
+        file=controls(path_for_json(finding.path)),
         line=finding.start_line,
         endLine=max(finding.end_line, finding.start_line),
         col=finding.start_column,
@@ -77,6 +79,7 @@ def render(report: Report) -> str:
         reasons = [f"{missing} concern(s) not covered"] if missing else []
         reasons += [report.usage.cap_reached] if report.usage.cap_reached else []
         reasons += [] if report.concerns else ["no review workflow ran"]
+        reasons += [report.unreadable_note] if report.unreadable_note else []
         lines.append(
             command(
                 "warning",

@@ -36,13 +36,51 @@ def unquote_path(raw: str) -> str:
     return raw
 
 
+# git's short escapes (quote.c sq_lookup); every other control byte is written in octal.
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}  # fmt: skip
+
+
+def _c_escape(ch: str) -> str:
+    if ch in _C_ESCAPES:
+        return _C_ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    # A byte that was not UTF-8 (decoded with surrogateescape) is that byte; any other
+    # unprintable character is its UTF-8 bytes, as git writes them.
+    raw = ch.encode("utf-8", "surrogateescape")
+    return "".join(f"\\{byte:03o}" for byte in raw)
+
+
 def quote_path(path: str) -> str:
-    """``path`` on one line: quoted with C escapes, as git shows it, when it holds a control
-    character (a newline or tab in a file name); unchanged otherwise."""
+    """``path`` on one line and in valid UTF-8: C-quoted as git shows it (``"caf\\351.py"``,
+    ``"a\\tb"``) when it holds a control character or a byte that is not UTF-8; unchanged
+    otherwise (printable non-ASCII names stay readable, as with ``core.quotePath=false``)."""
     if path.isprintable():
         return path
-    escaped = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in path)
-    return '"' + escaped.replace('"', '\\"') + '"'
+    return '"' + "".join(_c_escape(ch) for ch in path) + '"'
+
+
+def is_utf8(text: str) -> bool:
+    """False when ``text`` holds bytes that were not UTF-8 (surrogate escapes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def path_for_json(path: str) -> str:
+    """``path`` as machine output carries it: itself when it is UTF-8 (JSON escapes any
+    control character), else git's C-quoted form, since JSON text must be valid UTF-8."""
+    return path if is_utf8(path) else quote_path(path)
+
+
+def text_for_json(text: str) -> str:
+    """Free text (a description naming paths) with any non-UTF-8 byte written in octal."""
+    if is_utf8(text):
+        return text
+    return "".join(_c_escape(ch) if not is_utf8(ch) else ch for ch in text)
 
 
 def _strip_side(raw: str, side: str) -> str | None:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -12,7 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review import tempdirs
 from orch_review.errors import GitError
+from orch_review.scope.reviewable import can_read
 
 if TYPE_CHECKING:
     import git
@@ -50,6 +54,7 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
         )
     # Reading must never write: no opportunistic index refresh behind a running `git commit`.
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    _check_ownership(repo)
     inherited = (os.environ if env is None else env).get("GIT_CONFIG_PARAMETERS", "")
     repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, INERT_CONFIG))
     filters = _configured_filters(repo)
@@ -112,6 +117,27 @@ def _no_filters(names: list[str]) -> dict[str, str]:
             settings[f"filter.{name}.{part}"] = ""
         settings[f"filter.{name}.required"] = "false"
     return settings
+
+
+def _check_ownership(repo: git.Repo) -> None:
+    """A GitError with the command to run when git refuses a repository owned by another
+    user ("dubious ownership", CVE-2022-24765): every later git command would fail."""
+    import git
+
+    try:
+        repo.git.rev_parse("--git-dir")
+    except git.GitCommandError as exc:
+        stderr = str(exc.stderr)
+        if "dubious ownership" not in stderr:
+            raise
+        # git names the exact directory to trust; fall back to the work tree.
+        match = re.search(r"git config --global --add safe\.directory (.+?)'?$", stderr, re.M)
+        directory = match.group(1).strip() if match else str(work_tree(repo))
+        raise GitError(
+            f'git refuses {directory}: it belongs to another user ("dubious ownership"); if '
+            "you trust it, run `git config --global --add safe.directory "
+            f"{shlex.quote(directory)}` and try again."
+        ) from None
 
 
 def work_tree(repo: git.Repo) -> Path:
@@ -254,6 +280,14 @@ def diff_lines(repo: git.Repo, *args: str) -> list[str]:
         )
     assert isinstance(out, bytes)
     return out.decode("utf-8", errors="surrogateescape").split("\n")
+
+
+def changed_names(repo: git.Repo, *args: str) -> list[str]:
+    """``git diff --name-only`` of ``args``: names only, so no file content is read (an
+    unreadable file is listed, not an error)."""
+    with _index_copy(repo, os.environ) as copy_env:
+        out = repo.git.execute(["git", "diff", "--name-only", "-z", *args], env=copy_env)
+    return _lines0(str(out))
 
 
 def modified_files(repo: git.Repo) -> list[str]:
@@ -429,7 +463,7 @@ def _index_copy(repo: git.Repo, env: Mapping[str, str]) -> Iterator[dict[str, st
     modification time, which git compares file times with to spot racy entries.
     """
     index_path = index_file(repo, env)
-    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+    with tempdirs.directory("index") as tmp:
         copy = Path(tmp, "index")
         if index_path.exists():
             shutil.copy2(index_path, copy)
@@ -447,8 +481,10 @@ def working_tree_tree(repo: git.Repo, env: Mapping[str, str], untracked: list[st
 
     Built in a copy of the index, so the user's index is never touched.
     """
+    root = work_tree(repo)
     with _index_copy(repo, env) as copy_env:
-        paths = modified_files(repo) + untracked
+        # A file that cannot be read is skipped by the scope: its indexed content stays.
+        paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
         if paths:
             listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
             with tempfile.TemporaryFile() as stdin:

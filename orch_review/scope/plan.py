@@ -11,7 +11,7 @@ from rich.text import Text
 
 from orch_review.engine.prompts import MAIN_SYSTEM
 from orch_review.sanitize import terminal
-from orch_review.scope.diff import quote_path
+from orch_review.scope.diff import path_for_json, quote_path, text_for_json
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 
@@ -24,23 +24,26 @@ def estimate_tokens(scope: Scope) -> int:
 
 
 def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]:
-    """The plan as JSON-ready data (sorted, deterministic)."""
+    """The plan as JSON-ready data (sorted, deterministic; names that are not UTF-8 in
+    git's C-quoted form, so the JSON is valid UTF-8)."""
     return {
         "scope": {
             "kind": scope.kind,
-            "description": scope.describe(),
+            "description": text_for_json(scope.describe()),
             "base": scope.base_commit,
             "base_ref": scope.base_ref,
             "head": scope.head_commit,
             "source": scope.source,
-            "pathspecs": list(scope.pathspecs),
+            "pathspecs": [text_for_json(p) for p in scope.pathspecs],
         },
         "files": [
             {
-                "path": f.path,
+                "path": path_for_json(f.path),
                 "size": f.size,
                 "status": f.change.status if f.change else None,
-                "old_path": f.change.old_path if f.change else None,
+                "old_path": path_for_json(f.change.old_path)
+                if f.change and f.change.old_path
+                else None,
                 "additions": f.change.additions if f.change else None,
                 "deletions": f.change.deletions if f.change else None,
                 "hunks": [list(h) for h in f.change.hunks] if f.change else None,
@@ -48,7 +51,7 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
             for f in sorted(scope.files, key=lambda f: f.path)
         ],
         "skipped": [
-            {"path": s.path, "reason": s.reason}
+            {"path": path_for_json(s.path), "reason": text_for_json(s.reason)}
             for s in sorted(scope.skipped, key=lambda s: s.path)
         ],
         "tokens": {

@@ -15,7 +15,7 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal
 
-from orch_review.errors import ExitCode, GitError, OrchReviewError, UsageError
+from orch_review.errors import ConfigError, ExitCode, GitError, OrchReviewError, UsageError
 from orch_review.scope import git as gitops
 from orch_review.scope.attributes import (
     ContentReader,
@@ -23,7 +23,7 @@ from orch_review.scope.attributes import (
     content_reader,
     rediff_text_files,
 )
-from orch_review.scope.diff import FileChange, parse_patch
+from orch_review.scope.diff import FileChange, parse_patch, quote_path
 from orch_review.scope.ignore import IgnoreRules, is_repository
 from orch_review.scope.reviewable import (
     BINARY_PROBE_BYTES,
@@ -32,9 +32,11 @@ from orch_review.scope.reviewable import (
     REVIEW_IGNORE_FILE,
     SUBMODULE_MODE,
     SYMLINK_MODE,
+    UNREADABLE,
     ReviewRules,
     SkippedFile,
     SkipSettings,
+    can_read,
     file_looks_binary,
     has_text_suffix,
     looks_binary,
@@ -51,6 +53,12 @@ class NothingToReview(OrchReviewError):
     """The scope holds no reviewable file; not an error for hooks (exit 0)."""
 
     exit_code = ExitCode.CLEAN
+
+
+class NothingReadable(OrchReviewError):
+    """Every reviewable file in scope is one orch-review may not read: nothing was covered."""
+
+    exit_code = ExitCode.INCOMPLETE
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +148,14 @@ def _review_rules(
         for path in {REVIEW_IGNORE_FILE, *named}:
             full = root / path
             if full.is_file():
-                files[_directory_of(path)] = full.read_text(encoding="utf-8", errors="replace")
+                try:
+                    text = full.read_text(encoding="utf-8", errors="replace")
+                except OSError as exc:
+                    raise ConfigError(
+                        f"cannot read {quote_path(path)} ({exc.strerror}): its exclusions "
+                        "would be lost; give this user read permission."
+                    ) from None
+                files[_directory_of(path)] = text
     return ReviewRules.build(files, skip.exclude, skip.generated, skip.max_file_size)
 
 
@@ -204,10 +219,15 @@ def resolve_scope(
             )
         # With no commit yet, `git diff --cached` compares with the empty tree by itself.
         revs = ("--cached", head) if head else ("--cached",)
+        # git diffs a staged file from its working copy when that looks unchanged, and shows
+        # an unreadable one as empty: such files are left out and skipped, as in a worktree.
+        unreadable = _unreadable(repo, gitops.changed_names(repo, *revs, "--", *specs))
         read = content_reader(repo, ":0", BINARY_PROBE_BYTES)
-        changes = _changes(repo, revs, specs, read)
+        changes = _changes(repo, revs, specs, read, _left_out(unreadable))
         base_ref = "HEAD" if head else None
-        return _build(repo, request, "index", head, None, base_ref, changes, (), skip, None, read)
+        return _build(
+            repo, request, "index", head, None, base_ref, changes, (), skip, None, read, unreadable
+        )
     if head is None:
         _check_paths_exist(repo, request)
         tracked = bool(gitops.index_modes(repo, specs))
@@ -237,13 +257,16 @@ def resolve_scope(
         return _build(repo, request, "commit", *pinned, changes, (), skip, config_rev, read)
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
     untracked = untracked_files(repo, env, specs)
+    # git cannot diff a file it may not read: such files are left out by name, and skipped.
+    unreadable = _unreadable(repo, gitops.changed_names(repo, base, "--", *specs) + untracked)
+    untracked = [p for p in untracked if p not in unreadable]
     # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
     changes = [
         c
-        for c in _changes(repo, (base,), specs, read)
+        for c in _changes(repo, (base,), specs, read, _left_out(unreadable))
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
@@ -259,15 +282,32 @@ def resolve_scope(
         skip,
         config_rev,
         read,
+        unreadable,
     )
 
 
 def _changes(
-    repo: git.Repo, revs: tuple[str, ...], specs: tuple[str, ...], read: ContentReader
+    repo: git.Repo,
+    revs: tuple[str, ...],
+    specs: tuple[str, ...],
+    read: ContentReader,
+    leave_out: list[str] | None = None,
 ) -> list[FileChange]:
-    """The changed files between ``revs``; text files are text whatever attributes say."""
-    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *specs))
+    """The changed files between ``revs`` (without ``leave_out``); text files are text
+    whatever attributes say."""
+    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *specs, *(leave_out or ())))
     return rediff_text_files(repo, changes, revs, read)
+
+
+def _unreadable(repo: git.Repo, paths: list[str]) -> list[str]:
+    """Those of ``paths`` whose working copy this process may not read, sorted."""
+    root = gitops.work_tree(repo)
+    return sorted({p for p in paths if not can_read(root / p)})
+
+
+def _left_out(paths: list[str]) -> list[str]:
+    """Pathspecs that keep ``paths`` out of a ``git diff``."""
+    return [f":(top,exclude,literal){p}" for p in paths]
 
 
 def _untracked_change(repo: git.Repo, path: str) -> FileChange:
@@ -305,6 +345,7 @@ def _build(
     skip: SkipSettings,
     config_rev: str | None,
     read: ContentReader,
+    unreadable: list[str] | None = None,
 ) -> Scope:
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, config_rev, untracked)
@@ -320,7 +361,7 @@ def _build(
     modes = {path: mode for path, (mode, _) in entries.items()}
     sizes = {path: size for path, (_, size) in entries.items()} if source != "worktree" else {}
     files: list[ReviewFile] = []
-    skipped: list[SkippedFile] = []
+    skipped = [SkippedFile(p, UNREADABLE) for p in unreadable or ()]
     nested: set[str] = set()
     by_attribute = attribute_skips(repo, present, config_rev, read)
     for change in sorted(changes, key=lambda c: c.path):
@@ -358,7 +399,9 @@ def _build(
             skipped.append(SkippedFile(change.path, reason))
         else:
             files.append(ReviewFile(change.path, size or 0, change))
+    skipped.sort(key=lambda s: s.path)
     if not files:
+        _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
         raise NothingToReview(_nothing_message(request, source, base, skipped))
     return Scope(
@@ -389,6 +432,18 @@ def _check_paths_exist(repo: git.Repo, request: ScopeRequest) -> None:
                 f"`{shown}` matches no file in the repository (tracked, untracked or "
                 "committed): check the path."
             )
+
+
+def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
+    """When nothing is left to review and files were skipped as unreadable, the review did
+    not cover them: that is not a clean result."""
+    unreadable = [s.path for s in skipped if s.reason == UNREADABLE]
+    if unreadable:
+        raise NothingReadable(
+            f"nothing could be reviewed: {len(unreadable)} file(s) in scope cannot be read "
+            f"({', '.join(quote_path(p) for p in unreadable[:5])}"
+            f"{', ...' if len(unreadable) > 5 else ''}): give this user read permission."
+        )
 
 
 def _nothing_message(
@@ -434,6 +489,9 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
         regular = S_ISREG(stat.st_mode)
+        if regular and not can_read(Path(full)):
+            skipped.append(SkippedFile(path, UNREADABLE))
+            continue
         link_target = os.readlink(full) if mode == SYMLINK_MODE and S_ISLNK(stat.st_mode) else None
         reason = rules.skip_reason(
             path,
@@ -450,6 +508,7 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
         else:
             files.append(ReviewFile(path, stat.st_size))
     if not files:
+        _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
         hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""

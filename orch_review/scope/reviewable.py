@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -79,6 +80,9 @@ TEXT_SUFFIXES = frozenset(
         "ini",
     )
 )
+
+#: The skip reason of a file this process may not read; such a file counts as not covered.
+UNREADABLE = "unreadable"
 
 SUBMODULE_MODE = "160000"
 SYMLINK_MODE = "120000"
@@ -208,3 +212,15 @@ def file_looks_binary(path: str) -> bool:
 def has_text_suffix(path: str) -> bool:
     """True for a name ending in one of :data:`TEXT_SUFFIXES` (not read for NUL bytes)."""
     return path.rpartition(".")[2] in TEXT_SUFFIXES
+
+
+def can_read(path: Path) -> bool:
+    """False for a regular file this process may not read (mode 000, another user's file);
+    True for anything else, a deleted file included (git records the deletion)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return True
+    if not stat.S_ISREG(mode) or mode & 0o444 == 0o444:
+        return True  # readable by everyone: no access check needed (the common case)
+    return os.access(path, os.R_OK)

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from orch_review.scope.diff import quote_path, unquote_path
+
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
 _PATH_TOKEN = re.compile(r"[^\s:]+")
 
@@ -49,6 +51,19 @@ class Workspace:
         """Repository-relative paths under review."""
         return self._files
 
+    def canonical_path(self, path: str) -> str:
+        """The path under review or skipped that ``path`` names, also when written as git
+        and the prompts show a name that is not UTF-8 (``"caf\\351.py"``, quotes optional);
+        ``path`` itself otherwise."""
+        if path in self._files or path in self._skipped or "\\" not in path:
+            return path
+        quoted = path if len(path) >= 2 and path[0] == path[-1] == '"' else f'"{path}"'
+        try:
+            raw = unquote_path(quoted)
+        except ValueError:
+            return path
+        return raw if raw in self._files or raw in self._skipped else path
+
     def _readable(self, path: str) -> bool:
         if path in self._files:
             return True
@@ -88,7 +103,9 @@ class Workspace:
         named = sorted({p for p in self._tokens(text) if p in self._skipped})
         if not named:
             return None
-        return "; ".join(f"`{p}` is out of scope ({self._skipped[p]})" for p in named)
+        return "; ".join(
+            f"`{quote_path(p)}` is out of scope ({quote_path(self._skipped[p])})" for p in named
+        )
 
     @staticmethod
     def _tokens(text: str) -> set[str]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from orch_review import __version__
 from orch_review.cli import main
 from orch_review.cli.exits import handle_errors
+from orch_review.errors import ExitCode
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli
@@ -138,3 +140,30 @@ def test_usage_error_is_exit_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--all", "--effort", "extreme"])
     assert result.exit_code == 2
     assert "extreme" in result.output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another uid")
+@pytest.mark.parametrize("scope", [[], ["--staged"], ["--all"], ["--base", "main"]])
+def test_repository_of_another_user_says_how_to_trust_it(
+    scope: list[str], api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 12345, 12345)
+
+    for command in (["plan", *scope], scope, ["hook"]):
+        result = run_cli(repo, api_env, *command)
+
+        assert result.returncode == 2, (command, result.stderr)
+        assert f"git config --global --add safe.directory {repo}" in result.stderr
+        assert "Traceback" not in result.stderr and "bug" not in result.stderr
+
+
+def test_the_readme_lists_every_exit_code() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    listed = {
+        int(line.split("|")[1]) for line in table.splitlines() if line[:3].strip("| ").isdigit()
+    }
+
+    assert listed == {int(code) for code in ExitCode}

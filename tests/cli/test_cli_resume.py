@@ -10,6 +10,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from orch_review import tempdirs
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, Fault, ModelRequest
 from tests.helpers import make_planted_repo, run_cli
@@ -118,3 +121,95 @@ def test_sigterm_exits_143_and_removes_the_snapshot(
     assert proc.returncode == 143
     assert "terminated" in stderr and "Traceback" not in stderr
     assert not any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
+
+
+def _ours(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("orch-review-"))
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "hung up"),
+    ],
+)
+def test_a_signal_leaves_no_temporary_directory_and_keeps_finished_work(
+    signum: int,
+    code: int,
+    said: str,
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+) -> None:
+    repo = make_planted_repo(git_repo)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc, hang = _start_review_that_hangs(fake_api, repo, {**api_env, "TMPDIR": str(scratch)})
+    _wait_for(
+        lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
+        "the division verifier to hang and the other one to be journaled",
+    )
+    assert _ours(scratch)  # snapshot, homes of the agents' shells, ...
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=30)
+
+    assert proc.returncode == code, stderr
+    assert said in stderr and "Traceback" not in stderr
+    assert "could not store" not in stderr and "closed database" not in stderr
+    assert _ours(scratch) == []
+    assert _journal_kinds(repo) == {"subagent": 2, "verifier": 1, "main": 2}
+
+
+def test_after_sigterm_a_rerun_pays_only_for_what_never_finished(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    proc, hang = _start_review_that_hangs(fake_api, repo, api_env)
+    _wait_for(
+        lambda: hang.hits == 1 and _journal_kinds(repo).get("verifier") == 1,
+        "the division verifier to hang",
+    )
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert fake_api.requests_for("subagent") == []
+    verifiers = fake_api.requests_for("verifier")
+    assert verifiers and all(_division_verifier(r.model_request()) for r in verifiers)
+    assert len(fake_api.requests_for("main")) == 1
+
+
+def test_the_next_run_sweeps_what_a_killed_run_left(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**api_env, "TMPDIR": str(scratch)}
+    proc, hang = _start_review_that_hangs(fake_api, repo, env)
+    _wait_for(lambda: hang.hits == 1, "the division verifier to hang")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = [name for name in _ours(scratch) if tempdirs.owner_pid(name) == proc.pid]
+    assert left, _ours(scratch)
+    # Made read-only, as a snapshot is: a plain `rm -rf` by its owner would fail.
+    locked = scratch / left[0] / "locked"
+    (locked / "deeper").mkdir(parents=True)
+    (locked / "deeper" / "file").write_text("x")
+    for path in (locked / "deeper", locked):
+        path.chmod(0o555)
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert not any(tempdirs.owner_pid(name) == proc.pid for name in _ours(scratch))

@@ -13,8 +13,13 @@ import pytest
 from orch_review.engine.prompts import MODE_ENTER
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import PLANTED_INJECTION, planted_script
+from tests.helpers import (
+    can_drop_read_override,
+    make_planted_repo,
+    run_cli,
+    run_cli_unprivileged,
+)
+from tests.scripted import PLANTED_FILES, PLANTED_INJECTION, planted_script
 
 
 @pytest.fixture
@@ -340,3 +345,50 @@ def test_subtasks_beyond_the_cap_are_dropped_with_a_note(
     (workflow_result,) = fake_api.requests_for("main")[-1].model_request().tool_results()
     assert "only the first 1 subtasks were run; 1 were dropped" in workflow_result[1]
     assert "Call Workflow again with the remaining ones" in workflow_result[1]
+
+
+def test_damaged_journal_gives_one_warning_with_the_way_out(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    run_cli(repo, api_env, "--all")
+    path = repo / ".git" / "orch-review" / "journal.sqlite3"
+    db = sqlite3.connect(path)  # enough pages to damage some past the header
+    with db:
+        db.executemany(
+            "INSERT INTO journal VALUES (?, 'pad', ?, 0, 0)",
+            [(f"pad{i}", "x" * 500) for i in range(200)],
+        )
+    db.close()  # the last connection folds the WAL into the file
+    data = path.read_bytes()
+    path.write_bytes(data[:8192] + b"\xa5" * (len(data) - 8192))
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all", "--no-progress")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout  # the review itself goes on
+    journal_lines = [line for line in result.stderr.splitlines() if "Journal" in line]
+    assert len(journal_lines) == 1, result.stderr
+    assert "orch-review journal clear" in journal_lines[0]
+    stats = run_cli(repo, api_env, "journal", "stats")
+    assert stats.returncode == 2 and "orch-review journal clear" in stats.stderr
+
+
+def test_an_unreadable_file_makes_the_review_incomplete_and_is_named(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    if not can_drop_read_override(tmp_path):
+        pytest.skip("needs root and setpriv to run without root's permission to read anything")
+    repo = git_repo({**PLANTED_FILES, "locked.py": "SECRET = 1\n"})
+    (repo / "locked.py").chmod(0)
+    fake_api.policy = planted_script()
+
+    result = run_cli_unprivileged(repo, api_env, "--all", "--no-progress")
+
+    assert result.returncode == 3, result.stderr
+    assert "app.py:6" in result.stdout  # the rest is reviewed
+    assert "INCOMPLETE: 1 unreadable file(s) not reviewed: locked.py" in result.stdout
+    assert "SECRET" not in json.dumps([r.body for r in fake_api.requests])

@@ -217,7 +217,35 @@ def test_closed_journal_misses_and_refuses_writes_without_raising(
     with caplog.at_level(logging.WARNING, logger="orch_review.journal"):
         assert journal.put("k2", "main", {"n": 2}) is False
         assert journal.get("k") is None
-    assert len(caplog.records) == 2
+    assert len(caplog.records) == 1  # one warning, with the way out
+    assert "journal clear" in caplog.text
+
+
+def _damage_pages(path: Path) -> None:
+    """Overwrite everything after the first two pages: the header still reads fine."""
+    data = path.read_bytes()
+    path.write_bytes(data[:8192] + random.Random(0).randbytes(len(data) - 8192))
+
+
+def test_damaged_pages_give_one_warning_with_the_hint(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "j.sqlite3"
+    with Journal(path) as journal:
+        for i in range(200):
+            journal.put(f"k{i}", "subagent", {"pad": "x" * 500})
+    _damage_pages(path)
+
+    with Journal(path) as journal, caplog.at_level(logging.DEBUG, logger="orch_review.journal"):
+        for i in range(10):
+            assert journal.get(f"k{i}") is None
+            assert journal.put(f"new{i}", "verifier", {}) is False
+        with pytest.raises(JournalError, match="journal clear"):
+            journal.stats()
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1
+    assert "malformed" in warnings[0].getMessage()
+    assert "`orch-review journal clear`" in warnings[0].getMessage()
 
 
 def test_corrupt_file_raises_journal_error_naming_it(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ files are validated against the SchemaStore schemas vendored in check-jsonschema
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -273,3 +275,99 @@ def test_readme_shows_the_example_workflow() -> None:
     if not examples:
         pytest.skip("the README has no GitHub workflow example yet")
     assert examples[0] == WORKFLOW.read_text(encoding="utf-8")
+
+
+# -- installing: pinned versions, cached downloads, a sandbox without sudo -----------------------
+
+CONSTRAINTS = ROOT / "constraints.txt"
+CONSTRAINTS_HEADER = """\
+# The versions of orch-review's runtime dependencies (and theirs) that CI tested; the Action
+# installs with `pip install --constraint constraints.txt`. Regenerate from the test
+# environment with: UPDATE_CONSTRAINTS=1 pytest tests/github/test_action.py -k constraints
+"""
+
+
+def _tested_runtime_versions() -> str:
+    """``name==version`` of every runtime dependency, recursively, as installed here."""
+    import tomllib
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    todo = [Requirement(spec) for spec in project["dependencies"]]
+    pinned: dict[str, str] = {}
+    while todo:
+        requirement = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        name = canonicalize_name(requirement.name)
+        if name in pinned:
+            continue
+        dist = metadata.distribution(requirement.name)
+        pinned[name] = dist.version
+        todo += [Requirement(spec) for spec in dist.requires or ()]
+    return "".join(f"{name}=={version}\n" for name, version in sorted(pinned.items()))
+
+
+def test_constraints_pin_the_runtime_dependencies_ci_tested() -> None:
+    expected = CONSTRAINTS_HEADER + _tested_runtime_versions()
+    if os.environ.get("UPDATE_CONSTRAINTS"):
+        CONSTRAINTS.write_text(expected, encoding="utf-8")
+    assert CONSTRAINTS.read_text(encoding="utf-8") == expected, (
+        "constraints.txt is not what this environment tested: regenerate it (see its header)"
+    )
+
+
+def _step(name: str) -> dict[str, Any]:
+    return next(step for step in steps() if step["name"] == name)
+
+
+def test_install_uses_the_constraints_and_caches_pip_downloads() -> None:
+    install = _step("Install orch-review")
+    assert '--constraint "$ACTION_PATH/constraints.txt"' in install["run"]
+    cache = _step("Restore pip's download cache")
+    assert cache["uses"].startswith("actions/cache@")
+    assert cache["with"]["path"] == install["env"]["PIP_CACHE_DIR"]
+    assert "steps.pins.outputs.hash" in cache["with"]["key"]
+
+
+def test_the_cache_key_changes_with_the_pinned_versions(tmp_path: Path) -> None:
+    outputs = tmp_path / "outputs"
+    env = {**os.environ, "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(outputs)}
+
+    result = run_step(_step("Find the pinned versions"), {}, env)
+
+    assert result.returncode == 0, result.stderr
+    digest = hashlib.sha256(CONSTRAINTS.read_bytes()).hexdigest()
+    assert outputs.read_text() == f"hash={digest}\n"
+
+
+def _path_without(tmp_path: Path, *missing: str) -> str:
+    """A PATH with bash and cat, but not ``missing`` (sudo, bwrap)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "cat"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bin_dir / tool).symlink_to(found)
+    for tool in missing:
+        assert not (bin_dir / tool).exists()
+    return str(bin_dir)
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "code", "says"),
+    [("auto", 0, "::warning title=orch-review::"), ("on", 2, "::error title=orch-review::")],
+)
+def test_preparing_the_sandbox_needs_no_sudo_for_auto(
+    sandbox: str, code: int, says: str, tmp_path: Path
+) -> None:
+    env = {"RUNNER_TEMP": str(tmp_path), "PATH": _path_without(tmp_path, "sudo", "bwrap")}
+
+    result = run_step(_step("Prepare the sandbox (bubblewrap)"), {"sandbox": sandbox}, env)
+
+    assert result.returncode == code, result.stdout + result.stderr
+    assert says in result.stdout and "no sudo" in result.stdout
+    assert "command not found" not in result.stderr

@@ -130,3 +130,18 @@ def test_output_is_deterministic_with_sorted_keys() -> None:
 
     check(json.loads(first))
     assert first.endswith("}\n")
+
+
+def test_a_path_that_is_not_utf8_is_written_as_git_quotes_it() -> None:
+    from orch_review.reporters import sarif, terminal, workflow_commands
+
+    report = sample_report()
+    odd = replace(report.confirmed[0], path="caf\udce9.py")
+    report = replace(report, findings=(odd,), snippets={})
+
+    data = json.loads(json_report.render(report).encode("utf-8"))
+    assert data["findings"][0]["path"] == '"caf\\351.py"'
+    uri = sarif.to_sarif(report)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert uri["artifactLocation"]["uri"] == "caf%E9.py"  # the file's bytes, percent-encoded
+    assert '"caf\\351.py":6' in terminal.render(report).encode("utf-8").decode()
+    assert 'file="caf\\351.py"' in workflow_commands.render(report).encode("utf-8").decode()

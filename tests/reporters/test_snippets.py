@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from orch_review.findings.records import Finding, Severity
-from orch_review.findings.snippets import MAX_FLAGGED_LINES, Snippet, collect_snippets, snippet_for
+from orch_review.findings.snippets import (
+    MAX_FLAGGED_LINES,
+    MAX_LINE_CHARS,
+    Snippet,
+    cap_line,
+    cap_lines,
+    collect_snippets,
+    snippet_for,
+)
 
 LINES = [f"line {n}" for n in range(1, 41)]
 
@@ -73,3 +81,37 @@ def test_collect_keys_by_fingerprint_and_skips_what_it_cannot_show() -> None:
 
     assert snippets == {"aa:1": Snippet(3, ("line 3",)), "dd:1": Snippet(20, ("line 20",))}
     assert "gone.py" in reads
+
+
+MINIFIED = "var a=1;" * 115_000  # 920,000 characters on one line
+
+
+def test_a_long_line_is_cut_with_an_ellipsis_and_the_columns_shown() -> None:
+    snippet = snippet_for(_finding(2, 2), ["short", MINIFIED, "after"])
+
+    assert snippet is not None
+    assert snippet.lines[0] == "short" and snippet.lines[2] == "after"
+    cut = snippet.lines[1]
+    assert cut.startswith(MINIFIED[:MAX_LINE_CHARS])
+    assert cut.endswith(f"… [columns 1-{MAX_LINE_CHARS} of {len(MINIFIED):,}]")
+    assert len(cut) < MAX_LINE_CHARS + 50
+
+
+def test_the_cut_line_shows_the_flagged_column() -> None:
+    line = "x" * 5000 + "eval(input())" + "y" * 5000
+    finding = replace(_finding(1, 1), start_column=5001)
+
+    snippet = snippet_for(finding, [line])
+
+    assert snippet is not None
+    assert "eval(input())" in snippet.lines[0]
+    assert snippet.lines[0].startswith("…")
+    assert len(snippet.lines[0]) < MAX_LINE_CHARS + 60
+
+
+def test_lines_within_the_limit_are_left_alone() -> None:
+    line = "z" * MAX_LINE_CHARS
+    assert cap_line(line) == line
+    assert cap_lines("a\n" + "b" * 10) == "a\n" + "b" * 10
+    capped = cap_lines("claim\n" + MINIFIED).split("\n")
+    assert capped[0] == "claim" and len(capped[1]) < 1100

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from orch_review.findings.report import Report
-from orch_review.findings.snippets import Snippet
+from orch_review.findings.snippets import Snippet, collect_snippets
 from orch_review.reporters.terminal import (
     print_report,
     render,
@@ -210,3 +210,20 @@ def test_escape_sequences_and_ci_commands_from_the_review_are_defused(color: boo
             assert not ANSI.sub("", line).lstrip().startswith("::"), line
             assert "##[" not in line, line
     assert "\\x1b]52;c;cHduZWQ=" in ANSI.sub("", outputs[0])  # shown, not obeyed
+
+
+def test_a_finding_in_a_minified_file_prints_no_huge_line() -> None:
+    minified = "var a=1;" * 115_000
+    report = sample_report()
+    finding = replace(
+        report.confirmed[0], start_line=2, end_line=2, evidence=f"line 2 is `{minified}`"
+    )
+    lines = {"app.py": ["// bundle", minified, "// end"]}
+    report = replace(report, findings=(finding,), snippets=collect_snippets([finding], lines.get))
+
+    plain = render(report)
+    assert "columns 1-200 of 920,000" in plain
+    assert max(len(line) for line in plain.splitlines()) < 1100
+    # On a terminal rich wraps the text to the width: the cut keeps it to a few lines.
+    coloured = ANSI.sub("", render_terminal(report, color=True, width=100))
+    assert len(coloured) < 6000

@@ -78,3 +78,13 @@ def test_annotations_show_escape_sequences_instead_of_carrying_them() -> None:
     out = workflow_commands.render(replace(report, findings=(first, *report.findings[1:])))
     assert "\x1b" not in out and "\x07" not in out
     assert "x \\x1b]0;owned\\x07" in out and "c\\x1b[2J" in out
+
+
+def test_evidence_quoting_a_minified_line_is_capped() -> None:
+    minified = "var a=1;" * 115_000
+    finding = replace(sample_report().confirmed[0], evidence=f"line 1 is `{minified}`")
+
+    line = workflow_commands.annotation(finding)
+
+    assert len(line) < 1500
+    assert "of 920,0" in line

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import FileChange, parse_patch, unquote_path
+from orch_review.scope.diff import FileChange, parse_patch, quote_path, unquote_path
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import commit, head
 
@@ -167,3 +167,11 @@ def test_unquote_path_decodes_octal_escapes_and_keeps_plain_names() -> None:
     assert unquote_path('"\\303\\274n\\tx\\"y\\\\z"') == 'ün\tx"y\\z'
     assert unquote_path("plain name") == "plain name"
     assert unquote_path('"\\377bad"') == "\udcffbad"  # not UTF-8: kept, not lost
+
+
+def test_quote_path_writes_what_git_writes_and_round_trips() -> None:
+    assert quote_path("caf\udce9.py") == '"caf\\351.py"'
+    assert quote_path('a\tb"c\\d\x01') == '"a\\tb\\"c\\\\d\\001"'
+    assert quote_path("café.py") == "café.py"  # printable: left readable
+    for name in ("caf\udce9.py", "a\nb", "x\x7f\udcff"):
+        assert unquote_path(quote_path(name)) == name

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import BASE_FILES, branch_repo, commit, head, shallow_clone, write
-from tests.helpers import run_cli
+from tests.helpers import can_drop_read_override, run_cli, run_cli_unprivileged
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -533,3 +535,129 @@ def test_a_path_that_matches_nothing_is_a_usage_error(feature_repo: Path) -> Non
 
     assert "`src/tyop.py` matches no file" in message
     assert "matches no file" in fails_with(feature_repo, "--all", "nope/", code=2)
+
+
+def test_count_tokens_with_a_rejected_key_is_a_clean_error(
+    feature_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    fake_api.expected_key = "the-real-key"
+
+    result = run_cli(feature_repo, api_env, "plan", "--count-tokens")
+
+    assert result.returncode == 2
+    assert "rejected the credentials" in result.stderr
+    assert "Traceback" not in result.stderr and "bug" not in result.stderr
+
+
+def test_count_tokens_against_a_server_that_is_down_is_a_clean_error(
+    feature_repo: Path, api_env: dict[str, str]
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {**api_env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+
+    result = run_cli(
+        feature_repo, {**env, "ORCH_REVIEW_MAX_RETRIES": "0"}, "plan", "--count-tokens"
+    )
+
+    assert result.returncode == 3
+    assert "The API kept failing" in result.stderr
+    assert "Traceback" not in result.stderr and "bug" not in result.stderr
+
+
+# --- files this user may not read ---------------------------------------------------------------
+
+
+@pytest.fixture
+def unreadable_repo(feature_repo: Path, tmp_path: Path) -> Path:
+    """feature_repo plus a staged file and an untracked one, both mode 000, as seen by a
+    process without root's permission override."""
+    if not can_drop_read_override(tmp_path):
+        pytest.skip("needs root and setpriv to run without root's permission to read anything")
+    write(feature_repo, {"locked_staged.py": "x = 1\n", "locked_new.py": "y = 2\n"})
+    git(feature_repo, "add", "locked_staged.py")
+    (feature_repo / "locked_staged.py").chmod(0)
+    (feature_repo / "locked_new.py").chmod(0)
+    return feature_repo
+
+
+@pytest.mark.parametrize(
+    ("scope", "unreadable"),
+    [
+        ((), {"locked_new.py", "locked_staged.py"}),
+        (("--staged",), {"locked_staged.py"}),
+        (("--all",), {"locked_staged.py"}),
+    ],
+)
+def test_unreadable_files_are_skipped_as_unreadable(
+    unreadable_repo: Path, scope: tuple[str, ...], unreadable: set[str]
+) -> None:
+    result = run_cli_unprivileged(unreadable_repo, _env(), "plan", "--json", *scope)
+
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {p for p, why in reasons(data).items() if why == "unreadable"} == unreadable
+    assert not unreadable & set(paths(data))
+    assert "staged.py" in paths(data)  # the readable rest is reviewed as before
+    text = run_cli_unprivileged(unreadable_repo, _env(), "plan", *scope)
+    assert text.returncode == 0, text.stderr
+    assert any(
+        line.split() == ["locked_staged.py", "unreadable"] for line in text.stdout.splitlines()
+    )
+
+
+def test_a_scope_of_only_unreadable_files_is_not_a_clean_result(
+    git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    if not can_drop_read_override(tmp_path):
+        pytest.skip("needs root and setpriv to run without root's permission to read anything")
+    repo = git_repo({"README.md": "# x\n"})
+    write(repo, {"locked.py": "x = 1\n"})
+    git(repo, "add", "locked.py")
+    (repo / "locked.py").chmod(0)
+
+    result = run_cli_unprivileged(repo, _env(), "plan", "--staged")
+
+    assert result.returncode == 3
+    assert "cannot be read (locked.py)" in result.stderr
+
+
+# --- names that are not UTF-8 -------------------------------------------------------------------
+
+LATIN1_NAME = b"caf\xe9.py"
+GIT_QUOTED = '"caf\\351.py"'  # what `git ls-files` prints for it (core.quotePath)
+
+
+@pytest.fixture
+def latin1_repo(git_repo: GitRepoFactory) -> Path:
+    repo = git_repo({"README.md": "# x\n"})
+    with open(os.path.join(os.fsencode(repo), LATIN1_NAME), "wb") as stream:
+        stream.write(b"x = 1\n")
+    return repo
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_git_quotes_it(
+    latin1_repo: Path, fake_api: FakeMessagesAPI, api_env: dict[str, str]
+) -> None:
+    assert git(latin1_repo, "ls-files", "--others").strip() == GIT_QUOTED
+
+    as_text = run_cli(latin1_repo, _env(PYTHONIOENCODING="utf-8"), "plan")
+    counted = run_cli(latin1_repo, api_env, "plan", "--count-tokens")
+
+    data = json.loads(subprocess_bytes(latin1_repo, "plan", "--json").decode("utf-8"))
+    assert paths(data) == [GIT_QUOTED]
+    assert as_text.returncode == 0, as_text.stderr
+    assert GIT_QUOTED in as_text.stdout
+    assert counted.returncode == 0, counted.stderr
+    prompt = fake_api.requests[0].body["messages"][0]["content"]
+    assert GIT_QUOTED in prompt and "\\udce9" not in prompt
+
+
+def subprocess_bytes(cwd: Path, *args: str) -> bytes:
+    """stdout of ``orch-review ARGS`` as raw bytes (to check they are valid UTF-8)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "orch_review", *args], cwd=cwd, env=_env(), capture_output=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
