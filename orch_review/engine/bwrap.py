@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orch_review.engine.bash import ShellLaunch
-from orch_review.engine.sandbox import (
+from orch_review.engine.confinement import (
     Limits,
     SandboxUnavailable,
     agent_environment,

@@ -19,15 +19,8 @@ from orch_review.engine.bwrap import (
     git_paths,
     sanitized_git_config,
 )
-from orch_review.engine.sandbox import (
-    INSTALL_HINT,
-    Limits,
-    Sandbox,
-    SandboxUnavailable,
-    agent_environment,
-    apparmor_hint,
-    resolve_sandbox,
-)
+from orch_review.engine.confinement import Limits, SandboxUnavailable, agent_environment
+from orch_review.engine.sandbox import INSTALL_HINT, Sandbox, apparmor_hint, resolve_sandbox
 from orch_review.errors import ExitCode
 from tests.conftest import GitRepoFactory, git
 
