@@ -83,6 +83,23 @@ def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[s
     return _lines0(out)
 
 
+# What git reads to find the user's global configuration and excludes file.
+_USER_CONFIG_VARIABLES = ("HOME", "XDG_CONFIG_HOME")
+
+
+def untracked_files(
+    repo: git.Repo, env: Mapping[str, str], pathspecs: tuple[str, ...] = ()
+) -> list[str]:
+    """Untracked files git does not ignore, sorted, as git decides: ``.gitignore`` at every
+    level, ``.git/info/exclude`` and the global excludes file of the user ``env`` describes.
+
+    A nested repository is listed as its directory (git would record it as a submodule).
+    """
+    command = ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs]
+    user = {name: env[name] for name in _USER_CONFIG_VARIABLES if name in env}
+    return sorted(p.removesuffix("/") for p in _lines0(str(repo.git.execute(command, env=user))))
+
+
 def head_commit(repo: git.Repo) -> str | None:
     """The full object id of HEAD, or None when HEAD has no commit yet."""
     import git

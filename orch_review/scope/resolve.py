@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Literal
 from orch_review.errors import ExitCode, GitError, OrchReviewError
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import FileChange, parse_patch
-from orch_review.scope.ignore import IgnoreRules, is_repository
 from orch_review.scope.reviewable import (
     DEFAULT_GENERATED,
     DEFAULT_MAX_FILE_SIZE,
@@ -141,32 +140,6 @@ def _directory_of(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def untracked_files(
-    repo: git.Repo, env: Mapping[str, str], pathspecs: tuple[str, ...] = ()
-) -> list[str]:
-    """Untracked files git does not ignore, decided with pathspec's gitwildmatch rules.
-
-    A nested repository is listed as its directory (git would record it as a submodule).
-    """
-    root = gitops.work_tree(repo)
-    rules = IgnoreRules.for_repository(
-        root, gitops.git_dir(repo), gitops.global_excludes_file(repo, env)
-    )
-    found: list[str] = []
-    for entry in gitops.untracked_entries(repo, pathspecs):
-        if entry.endswith("/"):
-            directory = entry.rstrip("/")
-            if rules.is_ignored(directory, is_dir=True):
-                continue
-            if is_repository(root / directory):
-                found.append(directory)
-            else:
-                found.extend(rules.walk(directory))
-        elif not rules.is_ignored(entry):
-            found.append(entry)
-    return sorted(found)
-
-
 def resolve_scope(
     repo: git.Repo,
     request: ScopeRequest,
@@ -223,7 +196,7 @@ def resolve_scope(
             repo, request, "commit", base, head_commit, base_ref, changes, (), skip, config_rev
         )
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
-    untracked = untracked_files(repo, env, specs)
+    untracked = gitops.untracked_files(repo, env, specs)
     # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
