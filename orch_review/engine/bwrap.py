@@ -28,7 +28,7 @@ from pathlib import Path
 
 from orch_review import tempdirs
 from orch_review.engine.bash import ShellLaunch
-from orch_review.engine.sandbox import (
+from orch_review.engine.confinement import (
     Limits,
     SandboxUnavailable,
     agent_environment,

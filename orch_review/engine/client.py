@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -202,7 +203,10 @@ class ModelClient:
         max_output_tokens: int,
         effort: str,
         backoff: tuple[float, float] = (1.0, 30.0),
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``backoff`` is the first and the longest wait between attempts, in seconds;
+        ``sleep`` waits that long (tests pass one that records instead)."""
         if not has_credentials(env):
             raise CredentialsMissing(
                 "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
@@ -229,6 +233,7 @@ class ModelClient:
         ).start()
         self._attempts = max_retries + 1
         self._backoff = _Backoff(*backoff)
+        self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
 
@@ -275,6 +280,7 @@ class ModelClient:
         retrying = Retrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._backoff,
+            sleep=self._sleep,
             retry=retry_if_exception(_is_transient),
             reraise=True,
             before_sleep=lambda s: log.warning(

@@ -15,8 +15,9 @@ from orch_review.config.settings import Config
 from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
+from orch_review.engine.confinement import agent_environment
 from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
-from orch_review.engine.sandbox import agent_environment, resolve_sandbox
+from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.scope.workspace import Workspace

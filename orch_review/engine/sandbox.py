@@ -14,9 +14,9 @@ is hostile. Three policies, chosen by ``--sandbox`` / ``ORCH_REVIEW_SANDBOX``:
 ``none`` (``off``)
     The scrubbed environment and a private home, nothing else.
 
-Every policy hands the shell only :func:`agent_environment` and applies :class:`Limits` (but
-``none``) as hard rlimits, so a fork bomb, a memory bomb or a huge file fails inside the
-sandbox instead of taking the machine down.
+Every policy hands the shell only :func:`.confinement.agent_environment` and applies
+:class:`.confinement.Limits` (but ``none``) as hard rlimits, so a fork bomb, a memory bomb or
+a huge file fails inside the sandbox instead of taking the machine down.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import pwd
-import secrets
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,16 +33,20 @@ from typing import Literal
 from orch_review import tempdirs
 from orch_review.config.choices import SandboxMode
 from orch_review.engine.bash import ShellLaunch, ShellLauncher
-from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.engine.bwrap import BubblewrapLauncher
+from orch_review.engine.confinement import (
+    DEFAULT_PATH,
+    Limits,
+    SandboxUnavailable,
+    agent_environment,
+    kill_everything_of,
+    limit_stage,
+    private_home,
+    unused_uid,
+)
 
 APPARMOR_USERNS_SYSCTL = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
-# Only these variables reach an agent's shell: nothing secret, nothing from a git hook.
-_PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
-_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-# Shells run as root get a random uid from here, unknown to the system and unique per shell,
-# so the process limit of one sandbox is not shared with any other process.
-_UID_BASE, _UID_SPAN = 0x6F000000, 0x00FFFFFF
 _PR_SET_DUMPABLE = 4
 _UNREADABLE = 4
 _PROBE = (
@@ -55,50 +57,8 @@ _PROBE = (
 Kind = Literal["bubblewrap", "restricted", "none"]
 
 
-class SandboxUnavailable(OrchReviewError):
-    """``--sandbox on`` was asked for and bubblewrap cannot run here."""
-
-    exit_code = ExitCode.USAGE
-
-
 class ContentUnreadable(SandboxUnavailable):
     """The sandbox's unprivileged user cannot read the content (no fallback would either)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Hard resource limits of every process in a sandbox (rlimits, per process)."""
-
-    cpu_seconds: int = 600
-    address_space_mb: int = 4096
-    processes: int = 256  # on top of what the sandbox's uid already runs (see _limit_stage)
-    file_size_mb: int = 1024
-    tmp_size_mb: int = 1024  # the size of bubblewrap's private /tmp (a tmpfs, so in memory)
-
-
-def agent_environment(env: Mapping[str, str], home: str) -> dict[str, str]:
-    """The whole environment of an agent's shell: no keys, tokens or hook variables.
-
-    ``PATH`` keeps only absolute entries (a relative one would run the content's own scripts
-    in place of system tools); ``HOME`` and ``TMPDIR`` are ``home``.
-    """
-    passed = {k: env[k] for k in _PASSED_ENV if k in env}
-    passed.setdefault("LANG", "C.UTF-8")
-    entries = [p for p in env.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
-    return {
-        "PATH": os.pathsep.join(dict.fromkeys(entries)) or _DEFAULT_PATH,
-        **passed,
-        "HOME": home,
-        "TMPDIR": home,
-        "TERM": "dumb",
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        # The shell may run under another uid than the content's owner; git must still read it.
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "safe.directory",
-        "GIT_CONFIG_VALUE_0": "*",
-    }
 
 
 @dataclass(frozen=True)
@@ -138,8 +98,6 @@ def resolve_sandbox(
     ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it. Raises
     :class:`SandboxUnavailable` for ``on`` when bubblewrap cannot run.
     """
-    from orch_review.engine.bwrap import BubblewrapLauncher  # it builds on this module
-
     limits = limits or Limits()
     if mode == "off":
         return Sandbox("none", PlainLauncher())
@@ -176,7 +134,7 @@ def resolve_sandbox(
 
 def probe(launcher: ShellLauncher, root: Path) -> None:
     """Start a shell exactly as agents will and check it works; SandboxUnavailable if not."""
-    env = agent_environment({"PATH": _DEFAULT_PATH}, "/")
+    env = agent_environment({"PATH": DEFAULT_PATH}, "/")
     launch = launcher.launch(root, env, ("bash", "--noprofile", "--norc", "-c", _PROBE))
     try:
         result = subprocess.run(
@@ -232,68 +190,6 @@ def _protect_this_process() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def limit_stage(limits: Limits, uid: int, running: int | None = None) -> tuple[str, ...]:
-    """argv that sets ``limits`` as hard rlimits, then execs the rest of the command line.
-
-    RLIMIT_NPROC counts every process of a uid (per user namespace on Linux 5.14+, globally
-    before), so the cap is what ``uid`` runs already plus ``limits.processes``. It is not
-    enforced for uid 0 at all: that is why root's shells run under another uid.
-    """
-    if running is None:  # a fresh uid runs nothing: no need to scan /proc
-        running = tasks_of(uid)
-    import resource
-
-    wanted = {
-        "-t": (resource.RLIMIT_CPU, limits.cpu_seconds, 1),
-        "-v": (resource.RLIMIT_AS, limits.address_space_mb * 1024, 1024),
-        "-u": (resource.RLIMIT_NPROC, running + limits.processes, 1),
-        "-f": (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024, 1024),  # bash: 1 KiB blocks
-        "-c": (resource.RLIMIT_CORE, 0, 1024),
-    }
-    flags = []
-    for flag, (which, value, unit) in wanted.items():
-        hard = resource.getrlimit(which)[1]  # never ask for more than we have: ulimit would fail
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard // unit)
-        flags += [flag, str(value)]
-    script = f'ulimit -HS {" ".join(flags)} || exit 125; exec "$@"'
-    return ("bash", "--noprofile", "--norc", "-c", script, "orch-review-limits")
-
-
-def tasks_of(uid: int) -> int:
-    """How many tasks (threads included, as RLIMIT_NPROC counts them) ``uid`` runs now."""
-    count = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = Path(entry.path, "status").read_text()
-        except OSError:
-            continue  # exited meanwhile
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("Uid", "").split()[:1] == [str(uid)]:
-            count += int(fields.get("Threads", "1").strip() or 1)
-    return count
-
-
-def unused_uid() -> int:
-    """A uid no account has, for one sandboxed shell started by root."""
-    while True:
-        uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            return uid
-
-
-def private_home(owner: int | None) -> str:
-    """A fresh 0700 directory for one shell's $HOME, owned by ``owner`` when given."""
-    home = str(tempdirs.make("agent-home"))
-    if owner is not None:
-        os.chown(home, owner, owner)
-    return home
-
-
 @dataclass(frozen=True)
 class PlainLauncher:
     """``--sandbox off``: the shell as this user, with a scrubbed environment only."""
@@ -325,7 +221,7 @@ class RestrictedLauncher:
 
         def cleanup() -> None:
             if user is not None:
-                _kill_everything_of(user)
+                kill_everything_of(user)
             tempdirs.remove(home)
 
         return ShellLaunch(
@@ -335,25 +231,3 @@ class RestrictedLauncher:
             user=user,
             cleanup=cleanup,
         )
-
-
-def _kill_everything_of(uid: int) -> None:
-    """SIGKILL every process of ``uid``, which belongs to one shell only.
-
-    Killing the shell's process group misses processes that left it (``setsid``); the uid
-    catches them. ``kill -1`` from a process of that uid reaches exactly that uid's processes.
-    """
-    if uid < _UID_BASE:  # never a real account, let alone root: kill -1 would hit all of it
-        raise ValueError(f"refusing to kill every process of uid {uid}")
-    subprocess.run(
-        ["bash", "--noprofile", "--norc", "-c", "kill -KILL -1"],
-        env={"PATH": _DEFAULT_PATH},
-        cwd="/",
-        user=uid,
-        group=uid,
-        extra_groups=[],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )

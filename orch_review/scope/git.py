@@ -164,19 +164,28 @@ def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, st
     return modes
 
 
-def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[str]:
-    """Untracked files and whole untracked directories (ending in ``/``), ignored or not."""
-    out = repo.git.ls_files(
-        "-z", "--others", "--directory", "--no-empty-directory", "--", *pathspecs
-    )
-    return _lines0(out)
-
-
 def pathspec_matches(repo: git.Repo, spec: str, revisions: tuple[str, ...] = ()) -> bool:
     """True when ``spec`` names any file: tracked, untracked, or in one of ``revisions``."""
     if repo.git.ls_files("-z", "--cached", "--others", "--", spec):
         return True
     return any(repo.git.ls_tree("-r", "-z", "--name-only", rev, "--", spec) for rev in revisions)
+
+
+# What git reads to find the user's global configuration and excludes file.
+_USER_CONFIG_VARIABLES = ("HOME", "XDG_CONFIG_HOME")
+
+
+def untracked_files(
+    repo: git.Repo, env: Mapping[str, str], pathspecs: tuple[str, ...] = ()
+) -> list[str]:
+    """Untracked files git does not ignore, sorted, as git decides: ``.gitignore`` at every
+    level, ``.git/info/exclude`` and the global excludes file of the user ``env`` describes.
+
+    A nested repository is listed as its directory (git would record it as a submodule).
+    """
+    command = ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs]
+    user = {name: env[name] for name in _USER_CONFIG_VARIABLES if name in env}
+    return sorted(p.removesuffix("/") for p in _lines0(str(repo.git.execute(command, env=user))))
 
 
 def head_commit(repo: git.Repo) -> str | None:
@@ -296,22 +305,6 @@ def modified_files(repo: git.Repo) -> list[str]:
         command = ["git", "diff", "--name-only", "-z", "--ignore-submodules=dirty"]
         out = repo.git.execute(command, env=copy_env)
     return _lines0(str(out))
-
-
-def global_excludes_file(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
-    """The user's global ignore file: core.excludesFile, else $XDG_CONFIG_HOME/git/ignore."""
-    import git
-
-    try:
-        configured = str(repo.git.config("--path", "--get", "core.excludesFile")).strip()
-        if configured:
-            # git opens a relative path from where it runs: the top of the work tree here.
-            return work_tree(repo) / configured
-    except git.GitCommandError:
-        pass
-    if env.get("XDG_CONFIG_HOME"):
-        return Path(env["XDG_CONFIG_HOME"], "git", "ignore")
-    return Path(env["HOME"], ".config", "git", "ignore") if env.get("HOME") else None
 
 
 # Bytes of path arguments for one command; past this, everything is listed and filtered.

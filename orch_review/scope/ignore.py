@@ -1,236 +1,165 @@
-"""Git's ignore rules, evaluated with pathspec's gitwildmatch patterns.
+"""orch-review's own exclusions (``.orch-reviewignore`` files, the ``exclude`` setting, the
+generated-file globs), read with gitignore syntax and git's rules through pathspec.
 
-Sources, lowest precedence first: the user's global excludes file, ``.git/info/exclude``,
-then the ``.gitignore`` of every directory from the top down (patterns relative to their
-directory). Within and across sources the last matching pattern wins, and, as in git, nothing
-inside an ignored directory can be re-included.
+What git itself ignores is git's to say (see :func:`orch_review.scope.git.untracked_files`);
+these patterns are not git's, and may come from a revision rather than the working tree.
+
+The rules this module keeps from git: the last matching pattern wins; a deeper file's patterns
+win over a shallower one's (so files are merged, deepest last, into one list); a trailing
+``/`` restricts a pattern to directories; and nothing inside an excluded directory can be
+included again, so directories are decided from the top down.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-IGNORE_FILE = ".gitignore"
-_DIR_MARK = "ps_d"  # pathspec's regex group for "a directory this pattern matched ends here"
-# How pathspec's regex for a pattern without a leading "/" or inner "/" begins.
-_FLOATING = "^(?:.+/)?"
+if TYPE_CHECKING:
+    import pathspec
 
-
-def _mark_end(match: re.Match[str]) -> int | None:
-    group = match.re.groupindex.get(_DIR_MARK)
-    if group is None or match.start(group) == -1:
-        return None
-    return match.end(group)
+_ANY_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_AT_ANY_DEPTH = "^(?:.+/)?"  # how a pattern's regex begins when it matches a name at any depth
+# Characters a directory name must have escaped to stand for itself in a pattern.
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]!#])")
 
 
-def _matches(regex: re.Pattern[str], path: str, is_dir: bool) -> bool:
-    """Whether a pattern matches ``path`` itself, as git's matcher decides.
+def _compiles(line: str) -> bool:
+    """True when pathspec reads ``line`` as a pattern that can match (not blank, not a
+    comment, not a lone ``/`` or ``!``); git skips a pattern it cannot parse, so do we."""
+    import pathspec
 
-    pathspec's regexes also match everything *below* a matched directory (the ``ps_d``
-    group marks where that directory ends); git's rule that an ignored directory's content
-    cannot be re-included needs the match of each path on its own.
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return any(p.include is not None for p in spec.patterns)
+
+
+def _body(line: str) -> str:
+    """The pattern without its unescaped trailing spaces, as git reads it."""
+    return line if line.endswith("\\ ") else line.rstrip()
+
+
+def _for_directories(line: str) -> str:
+    """``line`` as it applies to a directory: a trailing ``/`` only says "directories only",
+    which a directory satisfies, so it is dropped."""
+    body = _body(line)
+    if body.endswith("/") and body.lstrip("!").strip("/"):
+        return body[:-1]
+    return line
+
+
+def _for_files(line: str) -> str:
+    """``line`` as it applies to files: unchanged, except that pathspec reads a trailing
+    ``/**/`` ("every directory below") as ``/`` (the directory itself). A file lies below
+    such a directory exactly when it lies below one a level down, which ``/*/`` says."""
+    body = _body(line)
+    stem = body.removesuffix("**/")
+    if stem != body and (stem.lstrip("!") == "" or stem.endswith("/")):
+        return stem + "*/"
+    return line
+
+
+def _rebased(line: str, directory: str) -> str:
+    """``line`` from the ignore file of ``directory``, as a pattern of the top directory."""
+    if not directory:
+        return line
+    negated = line.startswith("!")
+    body = _body(line[1:] if negated else line)
+    prefix = _GLOB_SPECIAL.sub(r"\\\1", directory)
+    if "/" in body.rstrip("/"):  # anchored to its directory
+        rebased = f"{prefix}/{body.removeprefix('/')}"
+    else:  # matches a name at any depth below its directory
+        rebased = f"{prefix}/**/{body}"
+    return ("!" if negated else "") + rebased
+
+
+def _any_pattern_search(spec: pathspec.PathSpec) -> Callable[[str], object] | None:
+    """One regex search that finds a match exactly when some pattern of ``spec`` matches
+    (the path or a directory of it), or None when the patterns' regexes cannot be joined.
+
+    pathspec tries its patterns one by one; most paths match none, and one search of all
+    patterns' public ``regex`` joined together settles them several times faster. Named
+    groups are made anonymous so the regexes can be joined, and the prefix of patterns that
+    match a name at any depth is searched for once; no verdict ever depends on this.
     """
-    if is_dir:
-        full = regex.fullmatch(path + "/")
-        if full is not None and _mark_end(full) == len(path) + 1:
-            return True
-    full = regex.fullmatch(path)
-    if full is not None and _mark_end(full) is None:
-        return True
-    # Patterns such as "dir/**" or "**" match what lies below a prefix: a match of a leading
-    # part of the path, ending at a "/", with no directory mark.
-    found = regex.search(path)
-    return found is not None and _mark_end(found) is None and found.end() < len(path)
+    floating, others = [], []
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or not isinstance(regex, re.Pattern):
+            continue
+        source = _ANY_GROUP_NAME.sub("(?:", regex.pattern)
+        if source.startswith(_AT_ANY_DEPTH):
+            floating.append(source.removeprefix(_AT_ANY_DEPTH))
+        else:
+            others.append(f"(?:{source})")
+    if floating:  # paths never start with "/": "^(?:.+/)?x" finds what "(?:^|/)x" finds
+        others.insert(0, f"(?:^|/)(?:{'|'.join(floating)})")
+    try:
+        return re.compile("|".join(others)).search if others else None
+    except re.error:
+        return None
 
 
-def _unnamed(pattern: str) -> str:
-    """A regex with its named groups made anonymous, so several can be joined."""
-    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
+class _Rules:
+    """Patterns relative to the top, in order of precedence (the last match wins)."""
 
-
-class PatternList:
-    """The patterns of one ignore file (or list of globs), in order."""
-
-    def __init__(self, lines: Iterable[str]) -> None:
+    def __init__(self, lines: list[str]) -> None:
         import pathspec
 
-        # (regex, ignore (False: a "!" re-inclusion), directories only)
-        self._patterns: list[tuple[re.Pattern[str], bool, bool]] = []
-        for line in lines:
-            if not line.strip() or line.startswith("#"):
-                continue
-            # As git does: a trailing "/" only restricts the pattern to directories. pathspec
-            # folds it into the pattern, which turns "dir/**/" into "dir/" (dir itself).
-            text = line if line.endswith("\\ ") else line.rstrip()
-            dir_only = text.endswith("/") and text.strip("!/") != ""
-            if dir_only:
-                text = text[:-1]
-            try:
-                compiled = pathspec.GitIgnoreSpec.from_lines([text]).patterns
-            except (ValueError, re.error):
-                continue  # git skips a pattern it cannot parse, so do we
-            for pattern in compiled:
-                if pattern.regex is not None and pattern.include is not None:
-                    self._patterns.append((pattern.regex, bool(pattern.include), dir_only))
-        # One alternation of every pattern: a path it does not even *search*-match is matched
-        # by no pattern, nor is any of its directories (a pattern's regex also matches what
-        # lies below a directory it matches). That settles most paths with one regex call
-        # instead of one per rule. Most patterns float ("*.lock" matches at any depth): their
-        # shared "^(?:.+/)?" prefix is factored out, which halves the cost of that call.
-        floating, anchored = [], []
-        for regex, _, _ in self._patterns:
-            body = _unnamed(regex.pattern)
-            if body.startswith(_FLOATING):
-                floating.append(body[len(_FLOATING) :])
-            else:
-                anchored.append(f"(?:{body})")
-        if floating:
-            anchored.insert(0, f"(?:^|/)(?:{'|'.join(floating)})")
-        self._any = re.compile("|".join(anchored)) if anchored else None
-        self._dir_verdicts: dict[str, bool | None] = {}
-        self._inside: dict[str, bool] = {}  # directory -> it or a parent is excluded
+        self._any = bool(lines)
+        # One spec for files, one for directories: see _for_directories. For a path, pathspec
+        # gives the last pattern matching the path itself if there is one, else the last one
+        # matching one of its directories; as directories are decided first (from the top),
+        # the second case only arises once they all turned out not excluded, when that last
+        # pattern is necessarily a re-inclusion: "not excluded", which is git's answer too.
+        self._files = pathspec.GitIgnoreSpec.from_lines([_for_files(x) for x in lines])
+        self._dirs = pathspec.GitIgnoreSpec.from_lines([_for_directories(x) for x in lines])
+        self._excluded_dirs: dict[str, bool] = {}  # many files share their directories
+        self._may_match = _any_pattern_search(self._files)
 
     def __bool__(self) -> bool:
-        return bool(self._patterns)
-
-    def _may_match(self, path: str, is_dir: bool) -> bool:
-        if self._any is None:
-            return False
-        return bool(self._any.search(path) or (is_dir and self._any.search(path + "/")))
-
-    def verdict(self, path: str, is_dir: bool) -> bool | None:
-        """The last matching pattern's verdict for ``path`` itself: True ignored, False
-        re-included, None when no pattern matches."""
-        if is_dir:
-            if path not in self._dir_verdicts:  # many files share their directories
-                self._dir_verdicts[path] = (
-                    self._verdict(path, True) if self._may_match(path, True) else None
-                )
-            return self._dir_verdicts[path]
-        return self._verdict(path, False) if self._may_match(path, False) else None
-
-    def _verdict(self, path: str, is_dir: bool) -> bool | None:
-        for regex, include, dir_only in reversed(self._patterns):
-            if (is_dir or not dir_only) and _matches(regex, path, is_dir):
-                return include
-        return None
+        return self._any
 
     def ignores(self, path: str) -> bool:
         """True if the patterns exclude ``path`` or one of its directories."""
         path = path.strip("/")
-        if self._any is None or self._any.search(path) is None:
+        if not self._any:
+            return False
+        if self._may_match is not None and self._may_match(path) is None:
+            return False
+        verdict = self._files.check_file(path).include
+        if verdict is None:  # no pattern matches the path or any of its directories
             return False
         parent = path.rpartition("/")[0]
-        return (bool(parent) and self._excluded_directory(parent)) or bool(
-            self._verdict(path, False)
-        )
+        return (bool(parent) and self._excluded(parent)) or bool(verdict)
 
-    def _excluded_directory(self, directory: str) -> bool:
-        """True if the patterns exclude ``directory`` or one of its parents (cached: many
-        files share their directories)."""
-        known = self._inside.get(directory)
+    def _excluded(self, directory: str) -> bool:
+        """True if the patterns exclude ``directory`` or one of its parents."""
+        known = self._excluded_dirs.get(directory)
         if known is None:
             parent = directory.rpartition("/")[0]
-            known = (bool(parent) and self._excluded_directory(parent)) or bool(
-                self.verdict(directory, is_dir=True)
+            known = (bool(parent) and self._excluded(parent)) or bool(
+                self._dirs.check_file(directory).include
             )
-            self._inside[directory] = known
+            self._excluded_dirs[directory] = known
         return known
 
 
-def _read(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
+class PatternList:
+    """The patterns of one ignore file at the top (or a list of globs), in order."""
 
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._rules = _Rules([line for line in lines if _compiles(line)])
 
-class IgnoreRules:
-    """Decides whether repository-relative paths are ignored, like ``git check-ignore``."""
+    def __bool__(self) -> bool:
+        return bool(self._rules)
 
-    def __init__(
-        self,
-        root: Path,
-        *,
-        root_lines: Iterable[str] = (),
-        per_directory_file: str | None = IGNORE_FILE,
-        directory_patterns: Mapping[str, PatternList] | None = None,
-    ) -> None:
-        """``root_lines`` are root-relative patterns (global excludes, info/exclude), oldest
-        first; ``per_directory_file`` names the file read in each directory (None: none);
-        ``directory_patterns`` gives the files' patterns instead (directory, "" for the top)."""
-        self._root = root
-        self._base = PatternList(root_lines)
-        self._file = per_directory_file
-        self._dirs: dict[str, PatternList | None] = {
-            directory: patterns or None
-            for directory, patterns in (directory_patterns or {}).items()
-        }
-
-    @classmethod
-    def for_repository(cls, root: Path, git_dir: Path, global_excludes: Path | None) -> IgnoreRules:
-        """The rules git applies in the work tree ``root``."""
-        lines: list[str] = []
-        if global_excludes is not None:
-            lines += _read(global_excludes)
-        lines += _read(git_dir / "info" / "exclude")
-        return cls(root, root_lines=lines)
-
-    def _directory_patterns(self, directory: str) -> PatternList | None:
-        if directory not in self._dirs:
-            patterns = None
-            if self._file is not None:
-                patterns = PatternList(_read(self._root / directory / self._file)) or None
-            self._dirs[directory] = patterns
-        return self._dirs[directory]
-
-    def _decide(self, path: str, is_dir: bool) -> bool | None:
-        """The deepest matching rule's verdict for ``path`` itself (None: no rule matched)."""
-        parts = path.split("/")
-        for depth in range(len(parts) - 1, -1, -1):
-            directory = "/".join(parts[:depth])
-            patterns = self._directory_patterns(directory)
-            if patterns is None:
-                continue
-            relative = "/".join(parts[depth:])
-            verdict = patterns.verdict(relative, is_dir)
-            if verdict is not None:
-                return verdict
-        return self._base.verdict(path, is_dir)
-
-    def is_ignored(self, path: str, is_dir: bool = False) -> bool:
-        """True if git would ignore ``path`` (repository-relative, ``/``-separated)."""
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            if self._decide("/".join(parts[:depth]), is_dir=True):
-                return True
-        return bool(self._decide("/".join(parts), is_dir))
-
-    def walk(self, directory: str) -> Iterator[str]:
-        """Files under ``directory`` (repository-relative) that are not ignored; ignored
-        directories are not entered, so an ignored build tree costs one check. A nested
-        repository is yielded as its directory, not entered: git does not track its files."""
-        top = self._root / directory if directory else self._root
-        for current, dirs, files in os.walk(top):
-            rel = Path(current).relative_to(self._root).as_posix()
-            prefix = "" if rel == "." else rel + "/"
-            # git records a link to a directory as a file, and matches it as one.
-            links = [d for d in dirs if os.path.islink(os.path.join(current, d))]
-            kept = [d for d in dirs if d != ".git" and d not in links]
-            dirs[:] = []
-            for name in kept:
-                if self._decide(prefix + name, True):
-                    continue
-                if is_repository(Path(current, name)):
-                    yield prefix + name
-                else:
-                    dirs.append(name)
-            for name in sorted([*links, *files]):
-                if not self._decide(prefix + name, False):
-                    yield prefix + name
+    def ignores(self, path: str) -> bool:
+        """True if the patterns exclude ``path`` or one of its directories."""
+        return self._rules.ignores(path)
 
 
 class NestedPatterns:
@@ -240,18 +169,18 @@ class NestedPatterns:
 
     def __init__(self, files: Mapping[str, str]) -> None:
         """``files``: directory ("" for the top) -> the text of its file."""
-        patterns = {directory: PatternList(text.splitlines()) for directory, text in files.items()}
-        self._rules = IgnoreRules(Path(), per_directory_file=None, directory_patterns=patterns)
-        self._any = any(patterns.values())
+        top_down = sorted(files, key=lambda d: (d.count("/") + bool(d), d))
+        lines = [
+            _rebased(line, directory)
+            for directory in top_down
+            for line in files[directory].splitlines()
+            if _compiles(line)
+        ]
+        self._rules = _Rules(lines)
 
     def __bool__(self) -> bool:
-        return self._any
+        return bool(self._rules)
 
     def ignores(self, path: str) -> bool:
         """True if the files exclude ``path`` or one of its directories."""
-        return self._any and self._rules.is_ignored(path)
-
-
-def is_repository(directory: Path) -> bool:
-    """True if ``directory`` is the top of a (nested) git repository."""
-    return (directory / ".git").exists()
+        return self._rules.ignores(path)

@@ -24,7 +24,6 @@ from orch_review.scope.attributes import (
     rediff_text_files,
 )
 from orch_review.scope.diff import FileChange, parse_patch, quote_path
-from orch_review.scope.ignore import IgnoreRules, is_repository
 from orch_review.scope.reviewable import (
     BINARY_PROBE_BYTES,
     DEFAULT_GENERATED,
@@ -163,32 +162,6 @@ def _directory_of(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def untracked_files(
-    repo: git.Repo, env: Mapping[str, str], pathspecs: tuple[str, ...] = ()
-) -> list[str]:
-    """Untracked files git does not ignore, decided with pathspec's gitwildmatch rules.
-
-    A nested repository is listed as its directory (git would record it as a submodule).
-    """
-    root = gitops.work_tree(repo)
-    rules = IgnoreRules.for_repository(
-        root, gitops.git_dir(repo), gitops.global_excludes_file(repo, env)
-    )
-    found: list[str] = []
-    for entry in gitops.untracked_entries(repo, pathspecs):
-        if entry.endswith("/"):
-            directory = entry.rstrip("/")
-            if rules.is_ignored(directory, is_dir=True):
-                continue
-            if is_repository(root / directory):
-                found.append(directory)
-            else:
-                found.extend(rules.walk(directory))
-        elif not rules.is_ignored(entry):
-            found.append(entry)
-    return sorted(found)
-
-
 def resolve_scope(
     repo: git.Repo,
     request: ScopeRequest,
@@ -206,7 +179,7 @@ def resolve_scope(
     env = dict(os.environ) if env is None else env
     skip = SkipSettings(exclude, generated, max_file_size)
     if request.kind == "all":
-        return _resolve_all(repo, request, skip)
+        return _resolve_all(repo, request, skip, env)
     head = gitops.head_commit(repo)
     specs = request.pathspecs
     if request.kind == "staged":
@@ -256,7 +229,7 @@ def resolve_scope(
         pinned = (base, head_commit, base_ref)
         return _build(repo, request, "commit", *pinned, changes, (), skip, config_rev, read)
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
-    untracked = untracked_files(repo, env, specs)
+    untracked = gitops.untracked_files(repo, env, specs)
     # git cannot diff a file it may not read: such files are left out by name, and skipped.
     unreadable = _unreadable(repo, gitops.changed_names(repo, base, "--", *specs) + untracked)
     untracked = [p for p in untracked if p not in unreadable]
@@ -470,7 +443,9 @@ def _nothing_message(
     return f"nothing to review: no changed files{where}; use --all to review every file."
 
 
-def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> Scope:
+def _resolve_all(
+    repo: git.Repo, request: ScopeRequest, skip: SkipSettings, env: Mapping[str, str]
+) -> Scope:
     root = gitops.work_tree(repo)
     rules = _review_rules(repo, skip, None)
     files: list[ReviewFile] = []
@@ -512,7 +487,7 @@ def _resolve_all(repo: git.Repo, request: ScopeRequest, skip: SkipSettings) -> S
         _check_paths_exist(repo, request)
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
         hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
-        if not skipped and gitops.untracked_entries(repo, request.pathspecs):
+        if not skipped and gitops.untracked_files(repo, env, request.pathspecs):
             hint = "; --all reviews tracked files: `git add` the files to review first"
         raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")
     return Scope(

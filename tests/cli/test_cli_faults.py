@@ -68,7 +68,9 @@ def test_hanging_request_times_out_and_is_retried(
     fake_api.policy = planted_script()
     fake_api.add_fault("hang", delay=60, match=_injection_subagent)
 
-    result = run_cli(repo, {**api_env, "ORCH_REVIEW_REQUEST_TIMEOUT": "1"}, "--all")
+    # Every request of the review gets this timeout: a few seconds, so that the others finish
+    # within it on a loaded machine, while the hanging one (60 s) clearly does not.
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_REQUEST_TIMEOUT": "5"}, "--all")
 
     assert result.returncode == 1, result.stderr
     assert "app.py:6" in result.stdout

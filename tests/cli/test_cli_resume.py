@@ -24,7 +24,7 @@ def _journal_kinds(repo: Path) -> dict[str, int]:
     if not path.exists():
         return {}
     try:
-        with sqlite3.connect(path, timeout=5) as db:
+        with sqlite3.connect(path, timeout=60) as db:
             return dict(db.execute("SELECT kind, count(*) FROM journal GROUP BY kind").fetchall())
     except sqlite3.Error:
         return {}

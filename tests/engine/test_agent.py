@@ -21,7 +21,7 @@ def _client(api: FakeMessagesAPI) -> ModelClient:
     return ModelClient(
         {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"},
         max_retries=3,
-        request_timeout=10,
+        request_timeout=120,  # an upper bound: no request here hangs
         max_output_tokens=1000,
         effort="high",
         backoff=(0.0, 0.0),

@@ -18,6 +18,9 @@ from orch_review.engine.bash import (
     handle_tool_call,
 )
 
+# Session timeout of tests where one command must time out and the others must not.
+QUICK_COMMANDS_BOUND = 3
+
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
@@ -35,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def session(repo: Path, env: dict[str, str]) -> Iterator[BashSession]:
-    with BashSession(repo, env=env, timeout=10) as bash:
+    with BashSession(repo, env=env, timeout=60) as bash:  # an upper bound: nothing here hangs
         yield bash
 
 
@@ -53,8 +56,9 @@ def _gone(pid: int) -> bool:
 
 
 def _wait_gone(pid: int) -> bool:
-    # SIGKILL is delivered asynchronously; give the kernel a moment, then decide.
-    deadline = time.monotonic() + 5
+    # SIGKILL is delivered asynchronously; give the kernel a moment, then decide (an upper
+    # bound for a loaded machine: a process that is gone returns at once).
+    deadline = time.monotonic() + 30
     while not _gone(pid):
         if time.monotonic() > deadline:
             return False
@@ -106,13 +110,15 @@ def test_exit_is_noticed_while_a_background_job_holds_the_pipe(session: BashSess
 def test_timeout_kills_the_group_and_the_next_command_starts_fresh(
     repo: Path, env: dict[str, str]
 ) -> None:
-    with BashSession(repo, env=env, timeout=1) as bash:
+    # The timeout must fire on a hang, and hold for the quick commands around it (a fresh
+    # shell's start included) on a loaded machine: a few seconds, not one.
+    with BashSession(repo, env=env, timeout=QUICK_COMMANDS_BOUND) as bash:
         background = int(bash.run("cd sub; sleep 1000 & echo $!").output)
         result = bash.run("echo started; sleep 100")
         assert result.timed_out
         assert result.exit_code is None
         assert result.output.startswith("started\n")
-        assert "command timed out after 1 s; the shell was restarted" in result.output
+        assert "command timed out after 3 s; the shell was restarted" in result.output
         assert _wait_gone(background)
         assert bash.run("pwd").output == f"{repo}\n"
 
@@ -139,8 +145,10 @@ def test_yes_piped_to_head_is_truncated(session: BashSession) -> None:
 
 
 def test_endless_output_is_bounded_until_the_timeout(repo: Path, env: dict[str, str]) -> None:
-    with BashSession(repo, env=env, timeout=1, output_cap=2000) as bash:
-        result = bash.run("while :; do echo y; done")  # slow enough to reach the timeout
+    with BashSession(repo, env=env, timeout=QUICK_COMMANDS_BOUND, output_cap=2000) as bash:
+        # Endless, but paced (at most 100 kB/s): it reaches the timeout long before the
+        # 4,000,000 bytes that would stop it as runaway output, however fast the machine.
+        result = bash.run("while :; do printf 'y\\n%.0s' {1..500}; sleep 0.01; done")
         assert result.timed_out and result.truncated
         assert len(result.output) <= 2000
         assert result.output.startswith("y\ny\n")
@@ -194,7 +202,7 @@ def test_restart_resets_cwd_and_variables(session: BashSession, repo: Path) -> N
 
 
 def test_close_kills_background_jobs(repo: Path, env: dict[str, str]) -> None:
-    bash = BashSession(repo, env=env, timeout=10)
+    bash = BashSession(repo, env=env, timeout=60)
     pid = int(bash.run("sleep 1000 & echo $!").output)
     assert not _gone(pid)
     bash.close()

@@ -1,0 +1,115 @@
+"""The Messages API client against the fake API: how long it waits between attempts.
+
+The wait is injected: the client's ``sleep`` records what it was asked to wait, so these
+tests check the retry policy exactly without ever sleeping.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from orch_review.engine.client import ModelClient, Reply
+from orch_review.errors import ApiUnavailable, RequestRejected
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.messages_api import Reply as FakeReply
+
+FIRST_WAIT, LONGEST_WAIT = 1.0, 30.0
+
+
+def _client(api: FakeMessagesAPI, waits: list[float], max_retries: int = 3) -> ModelClient:
+    return ModelClient(
+        {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"},
+        max_retries=max_retries,
+        request_timeout=120,
+        max_output_tokens=1000,
+        effort="high",
+        backoff=(FIRST_WAIT, LONGEST_WAIT),
+        sleep=waits.append,
+    )
+
+
+def _ask(client: ModelClient) -> Reply:
+    try:
+        return client.complete(
+            model="claude-test",
+            system="system",
+            tools=[],
+            messages=[{"role": "user", "content": "Review this change."}],
+        )
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def answering(fake_api: FakeMessagesAPI) -> FakeMessagesAPI:
+    fake_api.policy = lambda request: FakeReply.text("looks fine")
+    return fake_api
+
+
+@pytest.mark.parametrize(("status", "retry_after"), [(429, 7), (529, 2.5), (503, 0)])
+def test_waits_exactly_what_retry_after_says(
+    answering: FakeMessagesAPI, status: int, retry_after: float
+) -> None:
+    answering.add_fault("status", status=status, retry_after=retry_after, times=2)
+    waits: list[float] = []
+
+    reply = _ask(_client(answering, waits))
+
+    assert reply.text == "looks fine"
+    assert waits == [retry_after, retry_after]
+    assert [r.fault for r in answering.message_requests] == ["status", "status", None]
+
+
+def test_a_retry_after_longer_than_the_longest_wait_is_cut_to_it(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("status", status=429, retry_after=3600)
+    waits: list[float] = []
+
+    _ask(_client(answering, waits))
+
+    assert waits == [LONGEST_WAIT]
+
+
+def test_without_retry_after_the_wait_doubles_with_jitter(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("status", status=529, times=3)
+    waits: list[float] = []
+
+    _ask(_client(answering, waits))
+
+    # wait_exponential_jitter: first * 2**(n-1), plus up to one second of jitter.
+    assert len(waits) == 3
+    for n, wait in enumerate(waits):
+        assert FIRST_WAIT * 2**n <= wait <= FIRST_WAIT * 2**n + 1
+
+
+def test_a_cut_stream_is_retried_after_a_backoff_wait(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("drop_stream")
+    waits: list[float] = []
+
+    reply = _ask(_client(answering, waits))
+
+    assert reply.text == "looks fine"
+    assert len(waits) == 1 and FIRST_WAIT <= waits[0] <= FIRST_WAIT + 1
+
+
+def test_gives_up_after_the_retries_without_a_last_wait(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("status", status=529, retry_after=4, times=None)
+    waits: list[float] = []
+
+    with pytest.raises(ApiUnavailable, match="after 3 attempts"):
+        _ask(_client(answering, waits, max_retries=2))
+
+    assert waits == [4, 4]
+    assert len(answering.message_requests) == 3
+
+
+def test_a_request_the_api_rejects_is_not_retried(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("status", status=400, retry_after=1)
+    waits: list[float] = []
+
+    with pytest.raises(RequestRejected):
+        _ask(_client(answering, waits))
+
+    assert waits == []
+    assert len(answering.message_requests) == 1
