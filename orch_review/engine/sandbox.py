@@ -37,6 +37,7 @@ from typing import Literal
 from orch_review.config.choices import SandboxMode
 from orch_review.engine.bash import ShellLaunch, ShellLauncher
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.scope.view import View
 
 APPARMOR_USERNS_SYSCTL = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -133,10 +134,12 @@ def resolve_sandbox(
     bwrap_path: Path | None = None,
     limits: Limits | None = None,
     apparmor_sysctl: Path = APPARMOR_USERNS_SYSCTL,
+    view: View | None = None,
 ) -> Sandbox:
     """The sandbox for a review of ``root``: bubblewrap if it works there, as ``mode`` allows.
 
-    ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it. Raises
+    ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it; ``view``
+    says how bubblewrap shows the content at ``root`` (else ``root`` holds it). Raises
     :class:`SandboxUnavailable` for ``on`` when bubblewrap cannot run.
     """
     from orch_review.engine.bwrap import BubblewrapLauncher  # it builds on this module
@@ -145,7 +148,7 @@ def resolve_sandbox(
     if mode == "off":
         return Sandbox("none", PlainLauncher())
     try:
-        launcher = BubblewrapLauncher.find(bwrap_path, search_path, limits)
+        launcher = BubblewrapLauncher.find(bwrap_path, search_path, limits, view)
         probe(launcher, root)
         return Sandbox("bubblewrap", launcher)
     except ContentUnreadable:

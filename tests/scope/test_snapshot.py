@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from orch_review.engine.bash import BashSession
+from orch_review.engine.sandbox import SandboxUnavailable, resolve_sandbox
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
-from orch_review.scope.snapshot import snapshot
+from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import branch_repo, commit, head, write
 
@@ -24,8 +26,9 @@ def _resolve(repo: Path, request: ScopeRequest) -> Scope:
 
 @contextmanager
 def _written(repo: Path, scope: Scope) -> Iterator[Path]:
-    """The snapshot's directory, once its files are written."""
+    """The snapshot's directory, once its files are written (as without bubblewrap)."""
     with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        content.use(mounted=False)
         content.wait()
         yield content.root
 
@@ -36,6 +39,8 @@ def _files(root: Path) -> dict[str, str]:
     for current, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in files:
+            if name == ".git" and Path(current) == root:  # the file naming its git directory
+                continue
             path = Path(current, name)
             found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return found
@@ -235,6 +240,7 @@ def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
     ):
         scope = resolve_scope(opened, ScopeRequest(kind), env=dict(os.environ))  # type: ignore[arg-type]
         with snapshot(opened, scope, os.environ) as content:
+            content.use(mounted=False)
             content.wait()
             assert (content.root / "app.py").read_text() == expected
             assert not (content.root / ".git" / "next-index.lock").exists()
@@ -259,3 +265,119 @@ def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
         assert (root / "a.py").read_text() == "b\n"
 
     assert diff.returncode == 0 and " a.py | 2 +-" in diff.stdout, diff.stderr
+
+
+# The view: the working tree read-only under bubblewrap, the differences mounted over it
+
+
+@contextmanager
+def _viewed(repo: Path, scope: Scope) -> Iterator[tuple[Snapshot, BashSession]]:
+    """The snapshot shown through its view, and an agent's shell in it."""
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        assert content.view is not None
+        try:
+            sandbox = resolve_sandbox(
+                "on", content.root, search_path=os.environ["PATH"], view=content.view
+            )
+        except SandboxUnavailable as exc:
+            pytest.skip(f"bubblewrap cannot run here: {exc}")
+        content.use(mounted=True)
+        content.wait()
+        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+        with BashSession(content.root, env=env, timeout=30, sandbox=sandbox) as bash:
+            yield content, bash
+        # Nothing was written out but the file naming the snapshot's git directory.
+        assert [p.name for p in content.root.iterdir()] == [".git"]
+
+
+def _seen(bash: BashSession) -> dict[str, str]:
+    """Every file an agent finds (``.git`` left out), with its text."""
+    listing = bash.run("find . -path ./.git -prune -o -type f -print0 | sort -z").output
+    names = [n.removeprefix("./") for n in listing.split("\0") if n]
+    return {name: bash.run(f"cat -- '{name}'").output for name in names}
+
+
+def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        status = bash.run("git status --porcelain --untracked-files=all").output
+        diff = bash.run(f"git diff --stat {scope.base_commit} HEAD").output
+
+    assert files["app.py"] == "working copy version\n"
+    assert files["new.py"] == "untracked\n"
+    assert files["committed.py"] == "committed\n"
+    assert "README.md" not in files
+    # Ignored files keep a name at most: their content is out of reach.
+    assert {files.get(p, "") for p in (".env", "build/out.py", "debug.log")} == {""}
+    assert status == ""
+    assert "app.py" in diff and "new.py" in diff
+
+
+def test_view_of_the_index_shows_staged_content_and_staged_only_files(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest("staged"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log -p -1 --format=%s").output
+
+    assert files["app.py"] == "staged version\n"
+    assert files["README.md"] == "# demo\n"  # deleted in the working tree only
+    assert {"new.py", ".env", "build/out.py", "debug.log"}.isdisjoint(files)
+    assert log.startswith("orch-review snapshot") and "+staged version" in log
+
+
+def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path) -> None:
+    git(worked_repo, "stash", "-q", "--include-untracked")
+    git(worked_repo, "checkout", "-q", "main")
+    write(worked_repo, {"app.py": "uncommitted on main\n", "lib/extra.py": "only on disk\n"})
+    scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log --format=%s -1").output
+
+    assert files["committed.py"] == "committed\n"  # not on disk at all
+    assert files["app.py"] == BASE_APP
+    assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
+    assert files.get("lib/extra.py", "") == "" and files.get(".env", "") == ""
+    assert log == "c\n"
+
+
+def test_view_is_read_only_and_files_under_review_do_not_change(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _viewed(worked_repo, scope) as (content, bash):
+        write(worked_repo, {"app.py": "edited during the review\n"})
+        seen = bash.run("cat app.py").output
+        tried = bash.run("echo x >> lib/util.py; touch new-file; rm app.py; ls new-file")
+        read = content.read("app.py")  # what orch-review itself reads: git's blob
+
+    assert seen == "working copy version\n"
+    assert "Read-only file system" in tried.output and tried.exit_code != 0
+    assert (worked_repo / "lib" / "util.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert read == b"working copy version\n"
+
+
+def _loose_objects(repo: Path) -> list[str]:
+    objects = repo / ".git" / "objects"
+    return sorted(str(p) for p in objects.glob("??/*"))
+
+
+@pytest.mark.parametrize("kind", ["change", "staged", "all"])
+def test_no_object_is_written_into_the_users_repository(worked_repo: Path, kind: str) -> None:
+    before = _loose_objects(worked_repo)
+    scope = _resolve(worked_repo, ScopeRequest(kind))  # type: ignore[arg-type]
+
+    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+        content.use(mounted=False)
+        content.wait()
+        content_files = gitops.files_at(content.repo, content.commit)
+        in_users_repo = subprocess.run(
+            ["git", "cat-file", "-e", content.commit], cwd=worked_repo, capture_output=True
+        )
+
+    assert "app.py" in content_files
+    assert in_users_repo.returncode != 0
+    assert _loose_objects(worked_repo) == before
