@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,10 @@ from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import branch_repo, commit, head, write
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
 
 
 def _resolve(repo: Path, request: ScopeRequest) -> Scope:
@@ -381,3 +385,56 @@ def test_no_object_is_written_into_the_users_repository(worked_repo: Path, kind:
     assert "app.py" in content_files
     assert in_users_repo.returncode != 0
     assert _loose_objects(worked_repo) == before
+
+
+def _planted_with_a_change(git_repo: GitRepoFactory) -> Path:
+    """The planted-bug repository with an uncommitted edit: the review must make a tree."""
+    repo = make_planted_repo(git_repo)
+    with (repo / "app.py").open("a") as stream:
+        stream.write("# edited\n")
+    return repo
+
+
+def test_a_review_adds_no_object_to_the_repository(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = _planted_with_a_change(git_repo)
+    before = _loose_objects(repo)
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1 and "app.py:6" in result.stdout, result.stderr
+    assert _loose_objects(repo) == before
+
+
+def test_a_review_works_with_a_read_only_git_directory(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = _planted_with_a_change(git_repo)
+    dot_git = repo / ".git"
+    # Root ignores file permissions: a read-only bind mount in a mount namespace of its own.
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"mount --bind -o ro '{dot_git}' '{dot_git}' && "
+         f"! touch '{dot_git}/probe' 2>/dev/null"],
+        capture_output=True,
+    )  # fmt: skip
+    if os.geteuid() != 0 or probe.returncode != 0:
+        pytest.skip(f"no read-only bind mount here: {probe.stderr.decode().strip()}")
+    fake_api.policy = planted_script()
+    journal = tmp_path / "journal.sqlite3"  # the default one lives in .git
+
+    mount = f"mount --bind -o ro '{dot_git}' '{dot_git}' && exec \"$0\" \"$@\""
+    command = [sys.executable, "-m", "orch_review", "--all", "--journal", str(journal)]
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", mount, *command],
+        cwd=repo,
+        env=api_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+    assert result.returncode == 1 and "app.py:6" in result.stdout, result.stderr
+    assert journal.exists()
