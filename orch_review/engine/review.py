@@ -64,7 +64,7 @@ def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) ->
         data = gitops.show_file(repo, revision, name)
         return None if data is None else data.decode("utf-8", "replace")
 
-    return load_guidance(config, gitops.files_at(repo, revision), read)
+    return load_guidance(config, gitops.files_called(repo, revision, config.guidance_files), read)
 
 
 CRITIC_FILES = 20

@@ -101,8 +101,7 @@ class Snapshot:
             if self._written is not None:
                 return
             if mounted and self.view is not None:
-                self._written = Future()
-                self._written.set_result(None)
+                self._written = self._writer.submit(self._index)
             else:
                 self._written = self._writer.submit(self._check_out)
             for callback in self._callbacks:
@@ -111,6 +110,18 @@ class Snapshot:
     def _notify(self, callback: Callable[[BaseException | None], None]) -> None:
         assert self._written is not None
         self._written.add_done_callback(lambda written: callback(written.exception()))
+
+    def settle(self) -> None:
+        """Nothing more will be asked: when :meth:`use` never was, write nothing."""
+        with self._lock:
+            if self._written is None:
+                self._written = Future()
+                self._written.set_result(None)
+                for callback in self._callbacks:
+                    self._notify(callback)
+
+    def _index(self) -> None:
+        gitops.index_private(self._repo, self._git_directory, self.root, self.commit)
 
     def _check_out(self) -> None:
         gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
@@ -162,6 +173,9 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         root.mkdir()
         gitops.init_private_repo(repo, git_dir, root)
         own = gitops.writing_objects_to(repo, git_dir / "objects")
+        # Two listings of the whole working tree, run while the commit is made.
+        untracked = writer.submit(gitops.untracked_entries, own)
+        submodules = writer.submit(gitops.submodules, own, scope.head_commit)
         commit = snapshot_commit(own, scope, env)
         gitops.point_head(own, git_dir, root, commit)
         plan = plan_view(
@@ -170,6 +184,8 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             same_as_working_tree=scope.source == "worktree",
             under_review=[f.path for f in scope.files if f.change is not None],
             untracked_kept=scope.untracked,
+            untracked=untracked.result(),
+            submodules=submodules.result(),
         )
         view = None
         if plan is not None:
@@ -179,7 +195,7 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         try:
             yield content
         finally:
-            content.use(mounted=True)  # never asked: nothing to write
+            content.settle()
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
         content.wait()  # a failure nobody waited for is still a failure

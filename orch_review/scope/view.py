@@ -77,11 +77,14 @@ def plan_view(
     same_as_working_tree: bool,
     under_review: Iterable[str],
     untracked_kept: Iterable[str],
+    untracked: Iterable[str],
+    submodules: Iterable[str],
 ) -> ViewPlan | None:
     """What must be mounted over the working tree to show ``commit``'s tree, or None when
     mounts cannot show it. ``same_as_working_tree``: the tree was made from the working tree
     (its tracked files as on disk plus ``untracked_kept``), so only untracked and ignored
-    entries differ."""
+    entries differ. ``untracked`` lists the working tree's untracked and ignored entries
+    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules."""
     work = gitops.work_tree(repo)
     try:
         differ = set([] if same_as_working_tree else gitops.differences_from(repo, commit))
@@ -112,9 +115,9 @@ def plan_view(
                 elif kind == "dir":
                     hidden_dirs.append(path)
         kept = set(untracked_kept)
-        for path, kind in _untracked(repo, work, kept):
+        for path, kind in _untracked(untracked, work, kept):
             (hidden_dirs if kind == "dir" else hidden_files).append(path)
-        for path in gitops.gitlinks(repo, commit):
+        for path in submodules:
             kind = _kind(work, path)
             if kind == "dir":
                 hidden_dirs.append(path)
@@ -174,12 +177,12 @@ def _kind(work: Path, path: str) -> str | None:
     raise _NoView
 
 
-def _untracked(repo: git.Repo, work: Path, kept: set[str]) -> list[tuple[str, str]]:
+def _untracked(entries: Iterable[str], work: Path, kept: set[str]) -> list[tuple[str, str]]:
     """Untracked and ignored entries of the working tree to hide, with their kind: whole
     directories where they hold nothing the content keeps."""
     kept_dirs = {p.rsplit("/", i)[0] for p in kept for i in range(1, p.count("/") + 1)}
     hidden: list[tuple[str, str]] = []
-    for entry in gitops.untracked_entries(repo):
+    for entry in entries:
         path = entry.rstrip("/")
         if path in kept:
             continue
