@@ -387,7 +387,7 @@ def index_entries(repo: git.Repo) -> str:
 
 def objects_dir(repo: git.Repo) -> Path:
     """The repository's own object directory (shared by its worktrees)."""
-    return (git_dir(repo) / "objects").absolute()
+    return (git_dir(repo) / "objects").resolve()
 
 
 def writing_objects_to(repo: git.Repo, objects: Path) -> git.Repo:

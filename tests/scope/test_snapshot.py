@@ -364,6 +364,50 @@ def test_view_is_read_only_and_files_under_review_do_not_change(worked_repo: Pat
     assert read == b"working copy version\n"
 
 
+def test_view_of_a_linked_worktree(worked_repo: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    git(worked_repo, "worktree", "add", "-q", "-b", "other", str(linked), "main")
+    write(linked, {"app.py": "edited in the linked worktree\n"})
+    scope = _resolve(linked, ScopeRequest())
+
+    with _viewed(linked, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log --format=%s -2").output
+
+    assert files["app.py"] == "edited in the linked worktree\n"
+    assert "committed.py" not in files  # on the feature branch only
+    main_subject = git(worked_repo, "log", "-1", "--format=%s", "main")
+    assert log == f"orch-review snapshot\n{main_subject}"
+
+
+def test_without_a_view_the_content_is_written_out_and_bubblewrap_shows_that(
+    worked_repo: Path,
+) -> None:
+    git(worked_repo, "stash", "-q", "--include-untracked")
+    git(worked_repo, "checkout", "-q", "main")
+    (worked_repo / "lib" / "util.py").unlink()
+    (worked_repo / "lib" / "util.py").symlink_to("../app.py")  # a mount would follow it
+    scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
+
+    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+        assert content.view is None
+        try:
+            sandbox = resolve_sandbox("on", content.root, search_path=os.environ["PATH"])
+        except SandboxUnavailable as exc:
+            pytest.skip(f"bubblewrap cannot run here: {exc}")
+        content.use(mounted=True)
+        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+        with BashSession(
+            content.root, env=env, timeout=30, sandbox=sandbox, before_start=content.wait
+        ) as bash:
+            files = _seen(bash)
+            log = bash.run("git log --format=%s -1").output
+
+    assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
+    assert files["committed.py"] == "committed\n"
+    assert log == "c\n"
+
+
 def _loose_objects(repo: Path) -> list[str]:
     objects = repo / ".git" / "objects"
     return sorted(str(p) for p in objects.glob("??/*"))
