@@ -68,21 +68,26 @@ def _edit(repo: Path, paths: Sequence[str]) -> None:
             stream.write("# edited for the scale bench\n")
 
 
-def median_run(argv: list[str], repo: Path, env: dict[str, str], runs: int, ok: set[int]) -> float:
-    """Median wall seconds of ``runs`` runs after a warm-up; exits on an unexpected code."""
-    times = []
+def interleaved(
+    runs_of: Sequence[tuple[list[str], Path]], env: dict[str, str], runs: int, ok: set[int]
+) -> list[float]:
+    """Median wall seconds of each (argv, directory), their runs interleaved so that a change
+    in the machine's load hits them alike, after a warm-up of each."""
+    times: list[list[float]] = [[] for _ in runs_of]
     for i in range(runs + 1):
-        start = time.perf_counter()
-        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
-        if done.returncode not in ok:
-            raise SystemExit(f"{argv} exited {done.returncode}:\n{done.stderr[-2000:]}")
-        if i:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for n, (argv, cwd) in enumerate(runs_of):
+            start = time.perf_counter()
+            done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+            if done.returncode not in ok:
+                raise SystemExit(f"{argv} exited {done.returncode}:\n{done.stderr[-2000:]}")
+            if i:
+                times[n].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
 
 
-def time_repo(repo: Path, api: FakeMessagesAPI, runs: int) -> tuple[float, float]:
-    """Seconds of a review of a 2-file change and of the hook on one staged file."""
+def time_repos(repos: Sequence[Path], api: FakeMessagesAPI, runs: int) -> list[list[float]]:
+    """Per repository, seconds of a review of a 2-file change and of the hook on one staged
+    file."""
     home = Path(tempfile.mkdtemp(prefix="orch-review-scale-home-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
     env.update(
@@ -94,17 +99,21 @@ def time_repo(repo: Path, api: FakeMessagesAPI, runs: int) -> tuple[float, float
         NO_COLOR="1",
     )
     try:
-        _edit(repo, CHANGED)
-        review_s = median_run(command(), repo, env, runs, {0, 1})
-        _git(repo, "checkout", "--", *CHANGED)
-        _edit(repo, CHANGED[:1])
-        _git(repo, "add", CHANGED[0])
-        hook = [*command(), "hook", CHANGED[0]]
-        hook_s = median_run(hook, repo, env, runs, {0, 1})
+        for repo in repos:
+            _edit(repo, CHANGED)
+        review = interleaved([(command(), r) for r in repos], env, runs, {0, 1})
+        for repo in repos:
+            _git(repo, "checkout", "--", *CHANGED)
+            _edit(repo, CHANGED[:1])
+            _git(repo, "add", CHANGED[0])
+        hook = interleaved(
+            [([*command(), "hook", CHANGED[0]], r) for r in repos], env, runs, {0, 1}
+        )
     finally:
-        _git(repo, "reset", "-q", "--", *CHANGED)
-        _git(repo, "checkout", "--", *CHANGED)
-    return review_s, hook_s
+        for repo in repos:
+            _git(repo, "reset", "-q", "--", *CHANGED)
+            _git(repo, "checkout", "--", *CHANGED)
+    return [[review[n], hook[n]] for n in range(len(repos))]
 
 
 def main(argv: list[str] | None = None) -> list[Figure]:
@@ -120,8 +129,8 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     print(f"repositories ready in {time.perf_counter() - started:.1f}s")
     figures: list[Figure] = []
     with FakeMessagesAPI(script()) as api:
-        timed = {args.small: time_repo(small, api, args.runs)}
-        timed[args.large] = time_repo(large, api, args.runs)
+        low_high = time_repos([small, large], api, args.runs)
+    timed = {args.small: low_high[0], args.large: low_high[1]}
     for index, label in ((0, "review, 2-file working-tree change"), (1, "hook, 1 staged file")):
         low, high = timed[args.small][index], timed[args.large][index]
         ratio = high / low
@@ -138,8 +147,8 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             ),
         ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
-    as_json = median_run([*command(), "plan", "--all", "--json"], large, env, args.runs, {0})
-    piped = median_run([*command(), "plan", "--all", "--limit", "0"], large, env, args.runs, {0})
+    plans = [[*command(), "plan", "--all", "--json"], [*command(), "plan", "--all", "--limit", "0"]]
+    as_json, piped = interleaved([(argv, large) for argv in plans], env, args.runs, {0})
     ratio = piped / as_json
     print(f"plan --all, large: piped {piped:.2f}s, --json {as_json:.2f}s, {ratio:.2f}x")
     figures += [
