@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,8 +37,11 @@ from orch_review.scope import git as gitops
 if TYPE_CHECKING:
     import git
 
-# bwrap takes at most 9,000 arguments; a mount takes three or four.
+# bwrap takes at most 9,000 arguments; a mount takes two or three.
 MAX_MOUNTS = 2000
+# Mounts spent on rebuilding directories so that hidden entries are absent, not empty.
+REBUILD_BUDGET = 1500
+_REBUILD_CANDIDATES = 500
 _REGULAR_MODES = {"100644": 0o444, "100755": 0o555}
 
 # One mount step: ("bind", source, destination), ("tmpfs", destination), ("dir", destination),
@@ -126,13 +129,62 @@ def plan_view(
             else:
                 raise _NoView
         rebuilt = _rebuilt_dirs(repo, commit, work, missing)
+        hidden = [*hidden_files, *hidden_dirs]
+        rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt, len(private)))
+        _check_rebuilt(work, rebuilt, private)
     except _NoView:
         return None
-    count = len(private) + len(hidden_files) + len(hidden_dirs)
-    count += sum(len(entries) + 1 for entries in rebuilt.values())
+    hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
+    hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
+    count = len(private) + len(hidden_files) + 2 * len(hidden_dirs)
+    count += sum(len(entries) + 2 for entries in rebuilt.values())
     if count + 3 > MAX_MOUNTS:
         return None
     return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt)
+
+
+def _rebuilt_to_hide(
+    repo: git.Repo,
+    commit: str,
+    hidden: list[str],
+    rebuilt: dict[str, list[tuple[str, str, str]]],
+    other_mounts: int,
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Directories to rebuild so that what they must hide is absent, not an empty entry:
+    shallow ones first (the top of the tree is what everyone looks at), each while the
+    mounts it takes fit in :data:`REBUILD_BUDGET`; the rest is hidden under empty entries."""
+    by_parent: dict[str, int] = {}
+    for path in hidden:
+        parent = _parent(path)
+        if parent not in rebuilt:
+            by_parent[parent] = by_parent.get(parent, 0) + 1
+    candidates = sorted(by_parent, key=lambda d: (d.count("/") if d else -1, d))
+    candidates = candidates[:_REBUILD_CANDIDATES]
+    if not candidates:
+        return {}
+    listing = gitops.tree_listing(repo, commit, candidates)
+    used = other_mounts + len(hidden) + sum(len(e) + 2 for e in rebuilt.values())
+    chosen: dict[str, list[tuple[str, str, str]]] = {}
+    for directory in candidates:
+        extra = len(listing[directory]) + 2 - by_parent[directory]
+        if used + extra <= REBUILD_BUDGET:
+            chosen[directory] = listing[directory]
+            used += extra
+    return chosen
+
+
+def _check_rebuilt(
+    work: Path, rebuilt: dict[str, list[tuple[str, str, str]]], private: Collection[str]
+) -> None:
+    """_NoView unless every entry a rebuilt directory takes from the working tree is there,
+    of the same kind."""
+    for directory, entries in rebuilt.items():
+        for mode, _, name in entries:
+            path = f"{directory}/{name}" if directory else name
+            if path in rebuilt or path in private or mode in ("120000", "160000"):
+                continue
+            if _kind(work, path) != ("dir" if mode == "040000" else "file"):
+                raise _NoView
 
 
 def _rebuilt_dirs(

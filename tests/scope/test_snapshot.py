@@ -15,6 +15,7 @@ import pytest
 from orch_review.engine.bash import BashSession
 from orch_review.engine.sandbox import SandboxUnavailable, resolve_sandbox
 from orch_review.scope import git as gitops
+from orch_review.scope import view
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
@@ -313,10 +314,32 @@ def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(worked_repo
     assert files["new.py"] == "untracked\n"
     assert files["committed.py"] == "committed\n"
     assert "README.md" not in files
-    # Ignored files keep a name at most: their content is out of reach.
-    assert {files.get(p, "") for p in (".env", "build/out.py", "debug.log")} == {""}
+    assert {".env", "build/out.py", "debug.log"}.isdisjoint(files)
     assert status == ""
     assert "app.py" in diff and "new.py" in diff
+
+
+def test_view_hides_deep_ignored_entries_and_past_its_budget_keeps_only_their_names(
+    worked_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(worked_repo, {"lib/__pycache__/util.pyc": "compiled\n", "lib/.env": "SECRET=2\n"})
+    write(worked_repo, {".gitignore": "*.log\nbuild/\n.env\n__pycache__/\n"})
+    commit(worked_repo)  # (also commits the staged app.py: nothing else matters here)
+    scope = _resolve(worked_repo, ScopeRequest("all"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        rebuilt = _seen(bash)
+        listing = bash.run("ls -a lib").output.split()
+    monkeypatch.setattr(view, "REBUILD_BUDGET", 0)
+    with _viewed(worked_repo, scope) as (_, bash):
+        masked = _seen(bash)
+        names = bash.run("ls -a lib lib/__pycache__").output.split()
+
+    assert {"lib/.env", "lib/__pycache__/util.pyc", ".env"}.isdisjoint(rebuilt)
+    assert {".env", "__pycache__"}.isdisjoint(listing) and "util.py" in listing
+    assert masked["lib/.env"] == "" and "lib/__pycache__/util.pyc" not in masked
+    assert "__pycache__" in names and "util.pyc" not in names
+    assert masked["lib/util.py"] == rebuilt["lib/util.py"] == "def add(a, b):\n    return a + b\n"
 
 
 def test_view_of_the_index_shows_staged_content_and_staged_only_files(worked_repo: Path) -> None:
@@ -345,7 +368,7 @@ def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path) -> None:
     assert files["committed.py"] == "committed\n"  # not on disk at all
     assert files["app.py"] == BASE_APP
     assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
-    assert files.get("lib/extra.py", "") == "" and files.get(".env", "") == ""
+    assert {"lib/extra.py", ".env"}.isdisjoint(files)
     assert log == "c\n"
 
 
@@ -406,6 +429,24 @@ def test_without_a_view_the_content_is_written_out_and_bubblewrap_shows_that(
     assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
     assert files["committed.py"] == "committed\n"
     assert log == "c\n"
+
+
+def test_journal_keys_come_from_git_blobs_and_follow_the_content(worked_repo: Path) -> None:
+    def keys() -> tuple[str, dict[str, str]]:
+        scope = _resolve(worked_repo, ScopeRequest())
+        with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+            return content.content_id, content.blob_ids(["app.py", "new.py", "missing.py"])
+
+    first, ids = keys()
+    again, same_ids = keys()
+    write(worked_repo, {"new.py": "changed\n"})
+    changed, changed_ids = keys()
+
+    assert again == first and same_ids == ids
+    assert ids["app.py"] == git(worked_repo, "hash-object", "app.py").strip()
+    assert "missing.py" not in ids
+    assert changed != first
+    assert changed_ids["app.py"] == ids["app.py"] and changed_ids["new.py"] != ids["new.py"]
 
 
 def _loose_objects(repo: Path) -> list[str]:
