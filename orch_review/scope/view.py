@@ -1,12 +1,14 @@
 """The content under review shown without copying it: the working tree, read-only, with
-private copies and hidden entries mounted over it.
+private copies mounted over it and what the content does not hold taken away.
 
 A mount namespace (bubblewrap) binds the user's working tree read-only where agents work,
 then mounts over it: the snapshot's own ``.git``; a private, read-only copy (written from
 git's blob) of every file under review and of every file whose working copy differs from
-the content under review (a staged version, another commit's version); an empty file or
-directory over whatever the content does not hold (untracked, ignored, staged deletions,
-submodule checkouts). Preparing it costs O(change), not O(repository).
+the content under review (a staged version, another commit's version). Directories that hold
+what the content does not (untracked, ignored, staged deletions, submodule checkouts) or
+lack what it holds (a file deleted but still staged, a commit's new directory) are rebuilt
+on an empty read-only tmpfs from the tree's entries. Preparing it costs O(change), not
+O(repository).
 
 What this gives up against a full copy, and why it is still exact where it matters:
 
@@ -14,10 +16,10 @@ What this gives up against a full copy, and why it is still exact where it matte
   files, read-only but live: an edit to one during the review is visible to agents. The
   files under review are private copies, and everything orch-review reads itself (line
   counts, snippets, journal keys) comes from git objects, never from those files;
-* a hidden entry still has a name (an empty file or directory), its content is out of reach.
+* each mount slows the start of every shell (bwrap reads the mount table for each), so
+  rebuilding to hide has a budget: past it, a hidden entry keeps its name, as an empty
+  file or directory, its content out of reach.
 
-A directory of the content that lacks entries on disk (a file deleted but still staged, a
-commit's new directory) is rebuilt on an empty read-only tmpfs from the tree's entries.
 When the difference cannot be shown this way (a symbolic link in the way of a mount, a file
 where the content has a directory, too many mounts), there is no view: the snapshot is
 written out whole, as without bubblewrap.
@@ -37,10 +39,12 @@ from orch_review.scope import git as gitops
 if TYPE_CHECKING:
     import git
 
-# bwrap takes at most 9,000 arguments; a mount takes two or three.
-MAX_MOUNTS = 2000
+# Past a few hundred mounts, starting a sandbox slows down more than linearly (bwrap reads
+# the whole mount table for each one): about 35 ms at 200 mounts, 1 s at 850. Beyond this
+# many, the content is copied instead.
+MAX_MOUNTS = 500
 # Mounts spent on rebuilding directories so that hidden entries are absent, not empty.
-REBUILD_BUDGET = 1500
+REBUILD_BUDGET = 100
 _REBUILD_CANDIDATES = 500
 _REGULAR_MODES = {"100644": 0o444, "100755": 0o555}
 
@@ -130,13 +134,13 @@ def plan_view(
                 raise _NoView
         rebuilt = _rebuilt_dirs(repo, commit, work, missing)
         hidden = [*hidden_files, *hidden_dirs]
-        rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt, len(private)))
+        rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt))
         _check_rebuilt(work, rebuilt, private)
     except _NoView:
         return None
     hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
     hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
-    count = len(private) + len(hidden_files) + 2 * len(hidden_dirs)
+    count = len(private) + len(hidden_files) + len(hidden_dirs)
     count += sum(len(entries) + 2 for entries in rebuilt.values())
     if count + 3 > MAX_MOUNTS:
         return None
@@ -148,11 +152,11 @@ def _rebuilt_to_hide(
     commit: str,
     hidden: list[str],
     rebuilt: dict[str, list[tuple[str, str, str]]],
-    other_mounts: int,
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Directories to rebuild so that what they must hide is absent, not an empty entry:
     shallow ones first (the top of the tree is what everyone looks at), each while the
-    mounts it takes fit in :data:`REBUILD_BUDGET`; the rest is hidden under empty entries."""
+    mounts they add up to fit in :data:`REBUILD_BUDGET`; the rest is hidden under empty
+    entries."""
     by_parent: dict[str, int] = {}
     for path in hidden:
         parent = _parent(path)
@@ -163,7 +167,7 @@ def _rebuilt_to_hide(
     if not candidates:
         return {}
     listing = gitops.tree_listing(repo, commit, candidates)
-    used = other_mounts + len(hidden) + sum(len(e) + 2 for e in rebuilt.values())
+    used = 0
     chosen: dict[str, list[tuple[str, str, str]]] = {}
     for directory in candidates:
         extra = len(listing[directory]) + 2 - by_parent[directory]
@@ -280,6 +284,9 @@ def build_view(
     empty = private_dir / "empty"
     empty.write_bytes(b"")
     empty.chmod(0o444)
+    empty_dir = private_dir / "empty-dir"
+    empty_dir.mkdir()
+    empty_dir.chmod(0o555)
     copies = {path: private_dir / str(n) for n, path in enumerate(plan.private)}
     gitops.write_blobs(repo, [(plan.private[p][1], copy) for p, copy in copies.items()])
     for path, copy in copies.items():
@@ -347,10 +354,7 @@ def build_view(
         p for p in [*plan.hidden_files, *plan.hidden_dirs] if _parent(p) in plan.rebuilt
     }
     steps += [("bind", str(empty), at(p)) for p in plan.hidden_files if p not in inside_rebuilt]
-    for path in plan.hidden_dirs:
-        if path not in inside_rebuilt:
-            steps.append(("tmpfs", at(path)))
-            readonly.append(("readonly", at(path)))
+    steps += [("bind", str(empty_dir), at(p)) for p in plan.hidden_dirs if p not in inside_rebuilt]
     extra += _object_dirs(gitops.objects_dir(repo))
     return View(root=root, steps=(*steps, *readonly), extra=tuple(extra))
 
