@@ -121,6 +121,7 @@ def main() -> None:
     quick_journal = ["--entries", "1000"] if args.quick else []
     quick_runs = ["--runs", "3"] if args.quick else []
     quick_plan = ["--files", "10000", "--runs", "1"] if args.quick else []
+    quick_scale = ["--large", "10000", "--runs", "1"] if args.quick else []
     benches = [
         Bench("fan-out", fanout, OUT / "fanout.json"),
         Bench(
@@ -130,6 +131,7 @@ def main() -> None:
         Bench("startup", ["-m", "bench.startup_bench", *quick_runs], OUT / "startup.json"),
         Bench("hook", ["-m", "bench.hook_bench", *quick_runs], OUT / "hook.json"),
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
+        Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()

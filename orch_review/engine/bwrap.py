@@ -35,6 +35,7 @@ from orch_review.engine.confinement import (
     limit_stage,
     unused_uid,
 )
+from orch_review.scope.view import View
 
 SANDBOX_HOME = "/tmp"
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -59,6 +60,16 @@ _GIT_DROPPED_KEYS = frozenset(
 )
 
 
+# How each step of a view is written for bwrap.
+_VIEW_OPTIONS = {
+    "bind": "--ro-bind",
+    "tmpfs": "--tmpfs",
+    "dir": "--dir",
+    "symlink": "--symlink",
+    "readonly": "--remount-ro",
+}
+
+
 @dataclass(frozen=True)
 class BubblewrapLauncher:
     """Starts shells under ``bwrap``; see :meth:`find`."""
@@ -67,9 +78,12 @@ class BubblewrapLauncher:
     options: frozenset[str]  # the options this bwrap's --help lists
     limits: Limits
     setpriv: str | None = None  # set when orch-review runs as root
+    view: View | None = None  # how to show the content at its root without a copy
 
     @classmethod
-    def find(cls, bwrap_path: Path | None, search_path: str, limits: Limits) -> BubblewrapLauncher:
+    def find(
+        cls, bwrap_path: Path | None, search_path: str, limits: Limits, view: View | None = None
+    ) -> BubblewrapLauncher:
         """The bwrap at ``bwrap_path``, else on ``search_path``; SandboxUnavailable if none."""
         if bwrap_path is not None:
             if not (bwrap_path.is_file() and os.access(bwrap_path, os.X_OK)):
@@ -96,11 +110,14 @@ class BubblewrapLauncher:
                     "setpriv (from util-linux) was not found, and running as root the sandbox "
                     "needs it to drop root"
                 )
-        return cls(bwrap, options, limits, setpriv)
+        return cls(bwrap, options, limits, setpriv, view)
 
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
         """bwrap around the shell, with ``cwd`` (the content under review) read-only."""
         root = Path(cwd).resolve()
+        if self.view is not None and self.view.root.resolve() == root:
+            argv = self.argv(root, self.view.extra, (), shell, view=self.view)
+            return ShellLaunch(argv, agent_environment(env, SANDBOX_HOME), root)
         extra, configs = git_paths(root)
         # Per shell, so each shell sees the config as it is when it starts.
         masks_dir = tempdirs.make("git-config") if configs else None
@@ -128,8 +145,10 @@ class BubblewrapLauncher:
         extra: Sequence[Path],
         masks: Sequence[tuple[Path, Path]],
         shell: Sequence[str],
+        view: View | None = None,
     ) -> tuple[str, ...]:
-        """The full command line (exposed for tests)."""
+        """The full command line (exposed for tests); with ``view``, the content at ``root``
+        is the view's working tree with its mounts over it."""
         # --die-with-parent: bwrap's SIGKILL (the shell's timeout or close) ends the sandbox's
         # PID namespace, so every process in it. The kernel ties this to the *thread* that
         # started bwrap, which is why a BashSession stays on one thread.
@@ -156,8 +175,14 @@ class BubblewrapLauncher:
             args += ["--size", str(self.limits.tmp_size_mb << 20)]
         args += ["--tmpfs", SANDBOX_HOME]
         mounts = [root, *sorted(extra, key=lambda p: len(p.parts))]
+        if view is not None:
+            for step in view.steps:
+                args += [_VIEW_OPTIONS[step[0]], *step[1:]]
+            mounts = mounts[1:]
         for directory in mounts:
             args += ["--ro-bind", str(directory), str(directory)]
+        if view is not None:
+            mounts = [root, *mounts]
         for masked, config in masks:
             args += ["--ro-bind", str(masked), str(config)]
         if "--chmod" in self.options:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,9 @@ class Conversation:
     mode: ModeState
     snapshot_commit: str
     scope: str
+    # A pack of the objects the review made for its content (a working copy's tree, its
+    # commit): they live in no repository once the review is over.
+    snapshot_objects: bytes = b""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form for the journal."""
@@ -36,6 +40,7 @@ class Conversation:
             "messages": self.messages,
             "mode": self.mode.to_json(),
             "snapshot_commit": self.snapshot_commit,
+            "snapshot_objects": base64.b64encode(self.snapshot_objects).decode("ascii"),
             "scope": self.scope,
         }
 
@@ -47,19 +52,24 @@ class Conversation:
             ModeState.from_json(data["mode"]),
             data["snapshot_commit"],
             data["scope"],
+            base64.b64decode(data.get("snapshot_objects", "")),
         )
 
 
-def save_conversation(journal: JournalLike, main: MainResult, commit: str, scope: str) -> None:
-    """Keep the review's conversation, and the commit of the content it was about, for
-    follow-up questions."""
-    conversation = Conversation(main.messages, main.mode, commit, scope)
+def save_conversation(
+    journal: JournalLike, main: MainResult, commit: str, scope: str, objects: bytes = b""
+) -> None:
+    """Keep the review's conversation, and the commit of the content it was about (with
+    ``objects``, the pack of what the review made of it), for follow-up questions."""
+    conversation = Conversation(main.messages, main.mode, commit, scope, objects)
     journal.put(CONVERSATION_KEY, "conversation", conversation.to_json())
 
 
 def update_conversation(journal: JournalLike, before: Conversation, after: MainResult) -> None:
     """Store the conversation after a follow-up turn."""
-    conversation = Conversation(after.messages, after.mode, before.snapshot_commit, before.scope)
+    conversation = Conversation(
+        after.messages, after.mode, before.snapshot_commit, before.scope, before.snapshot_objects
+    )
     journal.put(CONVERSATION_KEY, "conversation", conversation.to_json())
 
 

@@ -69,20 +69,20 @@ class FollowUp:
         with open_journal(self._config, git_dir) as journal:
             self._conversation = load_conversation(journal)
         commit = self._conversation.snapshot_commit
-        try:
-            gitops.resolve_commit(self._repo, commit)
-        except GitError:
-            raise GitError(
-                "the content of the last review is no longer in this repository (git gc?): "
-                "run the review again, then ask."
-            ) from None
+        objects = self._conversation.snapshot_objects
         with self._stack:
             client = self._stack.enter_context(
                 contextlib.closing(new_client(self._config, self._env))
             )
-            content = self._stack.enter_context(
-                checkout(self._repo, commit, gitops.work_tree(self._repo))
-            )
+            try:
+                content = self._stack.enter_context(
+                    checkout(self._repo, commit, gitops.work_tree(self._repo), objects)
+                )
+            except GitError:
+                raise GitError(
+                    "the content of the last review is no longer in this repository (git "
+                    "gc?): run the review again, then ask."
+                ) from None
             workspace = Workspace(content, (), global_key=commit)
             self._session = self._stack.enter_context(
                 open_session(
@@ -116,6 +116,10 @@ class FollowUp:
         )
         update_conversation(self._session.journal, before, result)
         self._conversation = Conversation(
-            result.messages, result.mode, before.snapshot_commit, before.scope
+            result.messages,
+            result.mode,
+            before.snapshot_commit,
+            before.scope,
+            before.snapshot_objects,
         )
         return Answer(result.summary or result.note, tuple(workflow.outcomes), orchestrate)

@@ -81,7 +81,10 @@ def open_session(
                 workspace.root,
                 search_path=env.get("PATH", ""),
                 bwrap_path=config.bwrap_path,
+                view=workspace.view,
             )
+            # Only bubblewrap can show the content without a full copy of it.
+            workspace.use(mounted=sandbox.kind == "bubblewrap")
             if sandbox.notice is not None:
                 if warnings is not None:
                     warnings.append(sandbox.notice)

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.config.choices import FilterMode
@@ -32,7 +31,7 @@ from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
 from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.prescout import task_text
-from orch_review.scope.resolve import Scope, content_id
+from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
 from orch_review.scope.workspace import Workspace
@@ -67,7 +66,7 @@ def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) ->
         data = gitops.show_file(repo, revision, name)
         return None if data is None else data.decode("utf-8", "replace")
 
-    return load_guidance(config, gitops.files_at(repo, revision), read)
+    return load_guidance(config, gitops.files_called(repo, revision, config.guidance_files), read)
 
 
 CRITIC_FILES = 20
@@ -98,7 +97,7 @@ def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
 def _snapshot_in_progress(
     repo: git.Repo, scope: Scope, env: Mapping[str, str], events: EventSink | None
 ) -> Iterator[Snapshot]:
-    """The snapshot, with its making and removal shown: a large one takes seconds."""
+    """The snapshot, with its making and removal shown: a full copy takes seconds."""
     _stage(events, "started", "snapshot", _PREPARE)
     with snapshot(repo, scope, env) as content:
         content.on_written(
@@ -111,17 +110,13 @@ def _snapshot_in_progress(
     _stage(events, "done", "cleanup", _REMOVE)
 
 
-def _line_reader(root: Path) -> Callable[[str], list[str] | None]:
+def _line_reader(content: Snapshot) -> Callable[[str], list[str] | None]:
     cache: dict[str, list[str] | None] = {}
 
     def read(path: str) -> list[str] | None:
         if path not in cache:
-            try:
-                cache[path] = (
-                    (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-                )
-            except OSError:
-                cache[path] = None
+            data = content.read(path)
+            cache[path] = None if data is None else data.decode("utf-8", "replace").splitlines()
         return cache[path]
 
     return read
@@ -150,10 +145,15 @@ def review(
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
         skipped = {s.path: s.reason for s in scope.skipped}
-        guidance = _load_guidance(config, repo, scope, content.commit)
+        guidance = _load_guidance(config, content.repo, scope, content.commit)
         main_guidance, truncated = guidance.for_main()
         workspace = Workspace(
-            content.root, scope.paths, content_id(repo, scope), skipped, ready=content.wait
+            content.root,
+            scope.paths,
+            content.content_id,
+            skipped,
+            ready=content.wait,
+            content=content,
         )
         summary = ""
         with open_session(
@@ -173,7 +173,9 @@ def review(
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
-                save_conversation(session.journal, main, content.commit, scope.describe())
+                save_conversation(
+                    session.journal, main, content.commit, scope.describe(), content.own_objects()
+                )
                 if critic_wanted(config, scope):
                     added = run_critic(session, workflow, prescout_summary(scope))
                     if added:
@@ -186,8 +188,7 @@ def review(
                     raise
                 warnings.append(str(exc))
             ledger = session.ledger
-        content.wait()
-        read = _line_reader(content.root)
+        read = _line_reader(content)
         findings = triage(
             (f for outcome in workflow.outcomes for f in outcome.findings),
             read=read,

@@ -44,6 +44,7 @@ from orch_review.engine.confinement import (
     private_home,
     unused_uid,
 )
+from orch_review.scope.view import View
 
 APPARMOR_USERNS_SYSCTL = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
@@ -92,17 +93,19 @@ def resolve_sandbox(
     bwrap_path: Path | None = None,
     limits: Limits | None = None,
     apparmor_sysctl: Path = APPARMOR_USERNS_SYSCTL,
+    view: View | None = None,
 ) -> Sandbox:
     """The sandbox for a review of ``root``: bubblewrap if it works there, as ``mode`` allows.
 
-    ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it. Raises
+    ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it; ``view``
+    says how bubblewrap shows the content at ``root`` (else ``root`` holds it). Raises
     :class:`SandboxUnavailable` for ``on`` when bubblewrap cannot run.
     """
     limits = limits or Limits()
     if mode == "off":
         return Sandbox("none", PlainLauncher())
     try:
-        launcher = BubblewrapLauncher.find(bwrap_path, search_path, limits)
+        launcher = BubblewrapLauncher.find(bwrap_path, search_path, limits, view)
         probe(launcher, root)
         return Sandbox("bubblewrap", launcher)
     except ContentUnreadable:

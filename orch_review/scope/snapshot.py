@@ -1,34 +1,42 @@
-"""A read-only materialization of exactly the content under review.
+"""Exactly the content under review, read-only, for agents to work in.
 
-Agents run their bash commands here, never in the user's working tree: the index for
+Agents run their bash commands there, never in the user's working tree: the index for
 ``--staged`` (staged content, not the working copy), the head commit for ``--base/--head``,
-the working copy (tracked plus untracked, not ignored) otherwise. It is a small git
-repository sharing the user's objects, so ``git diff``/``git log -p`` work inside it.
+the working copy (tracked plus untracked, not ignored) otherwise. It is a commit in a small
+private repository borrowing the user's objects, so ``git diff``/``git log -p`` work inside.
+
+Every object a review makes (the tree of the working copy or index, its commit) goes to that
+repository's own object directory: nothing is added to ``.git/objects``, and a read-only
+``.git`` is fine. Agents see the commit either through a :class:`~.view.View` (bubblewrap:
+the working tree with the differences mounted over it, O(change)) or, without a mount
+namespace, in a full checkout written to :attr:`Snapshot.root` in the background.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
-import shutil
 import stat
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review import tempdirs
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope
+from orch_review.scope.view import View, build_view, plan_view
 
 if TYPE_CHECKING:
     import git
 
 
 def snapshot_commit(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> str:
-    """The commit whose tree is the content under review (made if it does not exist)."""
+    """The commit whose tree is the content under review (made if it does not exist, in the
+    object directory ``repo`` writes to)."""
     if scope.source == "commit":
         assert scope.head_commit is not None
         return scope.head_commit
@@ -44,12 +52,8 @@ _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
 def _chmod_tree(root: Path, writable: bool) -> None:
     """Remove write permission from the work tree's files and directories, or give it back
-    to the directories alone: that is all removing the tree needs.
-
-    ``.git`` stays writable: git refreshes its index there, even for ``git diff``.
-    """
-    for current, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not (current == str(root) and d == ".git")]
+    to the directories alone: that is all removing the tree needs."""
+    for current, _, files in os.walk(root):
         paths = [current] if writable else [current, *(os.path.join(current, f) for f in files)]
         for path in paths:
             if os.path.islink(path):
@@ -58,51 +62,160 @@ def _chmod_tree(root: Path, writable: bool) -> None:
             os.chmod(path, (mode | stat.S_IWUSR) if writable else (mode & ~_WRITE_BITS))
 
 
-@dataclass(frozen=True)
 class Snapshot:
-    """The content under review, being written to ``root`` in the background: :meth:`wait`
-    before reading anything there (its commit can be read through git at once)."""
+    """The content under review: its commit, readable through git at once; a :attr:`view`
+    for a mount namespace; or, once :meth:`use` asks for it, a full checkout at :attr:`root`
+    (then :meth:`wait` before reading files there)."""
 
-    root: Path
-    commit: str
-    _written: Future[None]
+    def __init__(
+        self,
+        repo: git.Repo,
+        root: Path,
+        git_directory: Path,
+        commit: str,
+        content_id: str,
+        view: View | None,
+        writer: ThreadPoolExecutor,
+    ) -> None:
+        self._repo = repo
+        self._git_directory = git_directory
+        self._writer = writer
+        self._lock = threading.Lock()
+        self._written: Future[None] | None = None
+        self._callbacks: list[Callable[[BaseException | None], None]] = []
+        self.root = root
+        self.commit = commit
+        self.content_id = content_id
+        self.view = view
+
+    @property
+    def repo(self) -> git.Repo:
+        """The user's repository, opened so that this snapshot's commit is readable too."""
+        return self._repo
+
+    def use(self, mounted: bool) -> None:
+        """Say how agents will see the content: through :attr:`view` (``mounted``: in a
+        mount namespace that applies it), else in a full checkout, started now."""
+        with self._lock:
+            if self._written is not None:
+                return
+            if mounted and self.view is not None:
+                self._written = self._writer.submit(self._index)
+            else:
+                self._written = self._writer.submit(self._check_out)
+            for callback in self._callbacks:
+                self._notify(callback)
+
+    def _notify(self, callback: Callable[[BaseException | None], None]) -> None:
+        assert self._written is not None
+        self._written.add_done_callback(lambda written: callback(written.exception()))
+
+    def settle(self) -> None:
+        """Nothing more will be asked: when :meth:`use` never was, write nothing."""
+        with self._lock:
+            if self._written is None:
+                self._written = Future()
+                self._written.set_result(None)
+                for callback in self._callbacks:
+                    self._notify(callback)
+
+    def _index(self) -> None:
+        gitops.index_private(self._repo, self._git_directory, self.root, self.commit)
+
+    def _check_out(self) -> None:
+        gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
+        _chmod_tree(self.root, writable=False)
 
     def wait(self) -> None:
-        """Return once every file is in place; raises what went wrong writing them."""
-        self._written.result()
+        """Return once the content is in place (the full checkout written, when one was
+        asked for); raises what went wrong writing it."""
+        with self._lock:
+            written = self._written
+        if written is not None:
+            written.result()
 
     def on_written(self, callback: Callable[[BaseException | None], None]) -> None:
-        """Call ``callback`` (on the writing thread) with None once every file is in place,
-        or with what went wrong."""
-        self._written.add_done_callback(lambda written: callback(written.exception()))
+        """Call ``callback`` with None once the content is in place, or with what went
+        wrong (on the thread that finished it)."""
+        with self._lock:
+            if self._written is None:
+                self._callbacks.append(callback)
+                return
+        self._notify(callback)
+
+    def read(self, path: str) -> bytes | None:
+        """The content of ``path`` under review (from git, exact), None if it is no file."""
+        if path == ".git" or path.startswith(".git/"):
+            return None
+        return gitops.blob(self._repo, self.commit, path)
+
+    def blob_ids(self, paths: Collection[str]) -> dict[str, str]:
+        """Path -> git blob id of each of ``paths`` that is a file under review."""
+        return {p: oid for p, (_, oid) in gitops.tree_blobs(self._repo, self.commit, paths).items()}
+
+    def own_objects(self) -> bytes:
+        """A pack of the objects this review made (none for a commit under review), so
+        the content can be found again after the snapshot is gone."""
+        return gitops.own_objects_pack(self._repo, self._git_directory / "objects")
 
 
 @contextmanager
 def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Snapshot]:
     """The snapshot of ``scope``'s content, read-only, removed afterwards (also on errors
-    and Ctrl-C).
-
-    Writing the files takes seconds for a large repository, so it runs on a thread of its
-    own while the review starts: the first request does not need them.
-    """
-    commit = snapshot_commit(repo, scope, env)
+    and Ctrl-C). Nothing is written to the user's repository."""
     with (
-        _directory(scope.root) as root,
+        _directory(scope.root) as top,
         ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
     ):
-        written = writer.submit(_write, repo, commit, root)
-        yield Snapshot(root, commit, written)
-        written.result()  # a failure nobody waited for is still a failure
-    # (On an error, leaving the writer's block waits for it: the files stop changing before
-    # the directory is removed.)
+        root, git_dir, private = top / "content", top / "git", top / "private"
+        private.mkdir()
+        root.mkdir()
+        gitops.init_private_repo(repo, git_dir, root)
+        own = gitops.writing_objects_to(repo, git_dir / "objects")
+        # Two listings of the whole working tree, run while the commit is made.
+        untracked = writer.submit(gitops.untracked_entries, own)
+        submodules = writer.submit(gitops.submodules, own, scope.head_commit)
+        commit = snapshot_commit(own, scope, env)
+        gitops.point_head(own, git_dir, root, commit)
+        plan = plan_view(
+            own,
+            commit,
+            same_as_working_tree=scope.source == "worktree",
+            under_review=[f.path for f in scope.files if f.change is not None],
+            untracked_kept=scope.untracked,
+            untracked=untracked.result(),
+            submodules=submodules.result(),
+        )
+        view = None
+        if plan is not None:
+            view = build_view(plan, own, root=root, private_dir=private, git_directory=git_dir)
+        digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
+        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer)
+        try:
+            yield content
+        finally:
+            content.settle()
+            with contextlib.suppress(BaseException):
+                content.wait()  # the files stop changing before the directory is removed
+        content.wait()  # a failure nobody waited for is still a failure
 
 
 @contextmanager
-def checkout(repo: git.Repo, commit: str, work_tree: Path) -> Iterator[Path]:
+def checkout(repo: git.Repo, commit: str, work_tree: Path, objects: bytes = b"") -> Iterator[Path]:
     """A read-only temporary checkout of ``commit`` (a review's content, again, for a
-    follow-up question), readable by others exactly when ``work_tree`` is."""
-    with _directory(work_tree) as root:
-        _write(repo, commit, root)
+    follow-up question), readable by others exactly when ``work_tree`` is. ``objects`` is the
+    pack of the objects the review made (:meth:`Snapshot.own_objects`)."""
+    with _directory(work_tree) as top:
+        root, git_directory = top / "content", top / "git"
+        root.mkdir()
+        gitops.init_private_repo(repo, git_directory, root)
+        own = gitops.writing_objects_to(repo, git_directory / "objects")
+        if objects:
+            gitops.unpack_into(own, objects)
+        gitops.resolve_commit(own, commit)  # a GitError when it is gone
+        gitops.point_head(own, git_directory, root, commit)
+        gitops.check_out_private(own, git_directory, root, commit)
+        _chmod_tree(root, writable=False)
         yield root
 
 
@@ -110,21 +223,14 @@ def checkout(repo: git.Repo, commit: str, work_tree: Path) -> Iterator[Path]:
 def _directory(work_tree: Path) -> Iterator[Path]:
     """An empty temporary directory, readable by others exactly when ``work_tree`` is,
     removed afterwards."""
-    root = Path(tempfile.mkdtemp(prefix="orch-review-snapshot-"))
+    top = tempdirs.make("snapshot")  # swept by a later run if this process is killed
     try:
         # mkdtemp makes the directory private; let others read it exactly when they may read
         # the work tree itself (a sandbox may run agents as another user).
         shared = stat.S_IMODE(work_tree.stat().st_mode) & (
             stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
         )
-        root.chmod(0o700 | shared)
-        yield root
+        top.chmod(0o700 | shared)
+        yield top
     finally:
-        with contextlib.suppress(OSError):  # removal below does what it can
-            _chmod_tree(root, writable=True)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _write(repo: git.Repo, commit: str, root: Path) -> None:
-    gitops.materialize(repo, commit, root)
-    _chmod_tree(root, writable=False)
+        tempdirs.remove(top)  # read-only parts included

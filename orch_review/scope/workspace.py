@@ -5,13 +5,25 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from orch_review.scope.diff import quote_path, unquote_path
+from orch_review.scope.view import View
 
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
 _PATH_TOKEN = re.compile(r"[^\s:]+")
+
+
+class Content(Protocol):
+    """The content under review read through git (a :class:`~.snapshot.Snapshot`)."""
+
+    @property
+    def view(self) -> View | None: ...
+    def use(self, mounted: bool) -> None: ...
+    def read(self, path: str) -> bytes | None: ...
+    def blob_ids(self, paths: Collection[str]) -> dict[str, str]: ...
 
 
 class Workspace:
@@ -24,11 +36,14 @@ class Workspace:
         global_key: str,
         skipped: Mapping[str, str] | None = None,
         ready: Callable[[], None] | None = None,
+        content: Content | None = None,
     ) -> None:
         """``files`` are the paths under review; ``skipped`` maps excluded paths to why;
         ``ready`` returns once the files under ``root`` are in place (they may still be being
-        written when the review starts)."""
+        written when the review starts). With ``content``, files are read through it (from
+        git, exact) rather than from ``root``, which agents may see through mounts only."""
         self._root = root
+        self._content = content
         self._ready = ready
         self._files = frozenset(files)
         self._global_key = global_key
@@ -40,6 +55,16 @@ class Workspace:
     def root(self) -> Path:
         """Directory the agents' bash runs in."""
         return self._root
+
+    @property
+    def view(self) -> View | None:
+        """How a mount namespace shows the content at :attr:`root` without a copy, if it can."""
+        return self._content.view if self._content is not None else None
+
+    def use(self, mounted: bool) -> None:
+        """Agents' shells apply :attr:`view` (``mounted``), or need the files at :attr:`root`."""
+        if self._content is not None:
+            self._content.use(mounted)
 
     def wait(self) -> None:
         """Return once the content is in place."""
@@ -64,11 +89,24 @@ class Workspace:
             return path
         return raw if raw in self._files or raw in self._skipped else path
 
+    def read(self, path: str) -> bytes | None:
+        """The content of the file ``path`` under review, or None when it is none."""
+        if self._content is not None:
+            return self._content.read(path)
+        self.wait()
+        try:
+            return (self._root / path).read_bytes()
+        except OSError:
+            return None
+
     def _readable(self, path: str) -> bool:
         if path in self._files:
             return True
         if path in self._skipped or path.startswith(".git/") or path == ".git":
             return False
+        if self._content is not None:
+            return True  # read() says whether it is a file under review
+        self.wait()
         full = (self._root / path).resolve()
         try:
             full.relative_to(self._root.resolve())
@@ -82,14 +120,11 @@ class Workspace:
         with self._lock:
             if path in self._lines:
                 return self._lines[path]
-        self.wait()
         count: int | None = None
         if self._readable(path):
-            try:
-                data = (self._root / path).read_bytes()
+            data = self.read(path)
+            if data is not None:
                 count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-            except OSError:
-                count = None
         with self._lock:
             self._lines[path] = count
         return count
@@ -122,8 +157,14 @@ class Workspace:
         named = self.mentioned_files(text)
         if not named:
             return self._global_key
-        self.wait()
         digest = hashlib.sha256()
+        if self._content is not None:  # git's blob ids: exact, whatever happens on disk
+            ids = self._content.blob_ids(named)
+            for path in named:
+                digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+                digest.update(ids.get(path, "missing").encode())
+            return digest.hexdigest()
+        self.wait()
         for path in named:
             digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
             try:

@@ -114,13 +114,13 @@ def test_sigterm_exits_143_and_removes_the_snapshot(
     scratch.mkdir()
     proc, hang = _start_review_that_hangs(fake_api, repo, {**api_env, "TMPDIR": str(scratch)})
     _wait_for(lambda: hang.hits == 1, "the division verifier to hang")
-    assert any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
+    assert any(p.name.startswith("orch-review-snapshot.") for p in scratch.iterdir())
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=30)
 
     assert proc.returncode == 143
     assert "terminated" in stderr and "Traceback" not in stderr
-    assert not any(p.name.startswith("orch-review-snapshot-") for p in scratch.iterdir())
+    assert not any(p.name.startswith("orch-review-snapshot.") for p in scratch.iterdir())
 
 
 def _ours(directory: Path) -> list[str]:

@@ -47,7 +47,7 @@ def _scout_output(fake_api: FakeMessagesAPI) -> str:
 
 
 def _snapshot_dir(output: str) -> Path:
-    line = next(ln for ln in output.splitlines() if "orch-review-snapshot-" in ln)
+    line = next(ln for ln in output.splitlines() if "orch-review-snapshot." in ln)
     return Path(line.strip())
 
 
@@ -173,7 +173,7 @@ def _wait_for(condition: Callable[[], bool], what: str, limit: float = 60.0) -> 
 
 
 def _snapshots(tmp: Path) -> list[Path]:
-    return sorted(tmp.glob("orch-review-snapshot-*"))
+    return sorted(tmp.glob("orch-review-snapshot.*"))
 
 
 def test_snapshot_is_removed_after_ctrl_c_and_after_an_error(

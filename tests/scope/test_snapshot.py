@@ -5,17 +5,24 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from orch_review.engine.bash import BashSession
+from orch_review.engine.sandbox import SandboxUnavailable, resolve_sandbox
 from orch_review.scope import git as gitops
+from orch_review.scope import view
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
-from orch_review.scope.snapshot import snapshot
+from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import branch_repo, commit, head, write
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
 
 
 def _resolve(repo: Path, request: ScopeRequest) -> Scope:
@@ -24,8 +31,9 @@ def _resolve(repo: Path, request: ScopeRequest) -> Scope:
 
 @contextmanager
 def _written(repo: Path, scope: Scope) -> Iterator[Path]:
-    """The snapshot's directory, once its files are written."""
+    """The snapshot's directory, once its files are written (as without bubblewrap)."""
     with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        content.use(mounted=False)
         content.wait()
         yield content.root
 
@@ -36,6 +44,8 @@ def _files(root: Path) -> dict[str, str]:
     for current, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in files:
+            if name == ".git" and Path(current) == root:  # the file naming its git directory
+                continue
             path = Path(current, name)
             found[path.relative_to(root).as_posix()] = path.read_text(errors="replace")
     return found
@@ -235,6 +245,7 @@ def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
     ):
         scope = resolve_scope(opened, ScopeRequest(kind), env=dict(os.environ))  # type: ignore[arg-type]
         with snapshot(opened, scope, os.environ) as content:
+            content.use(mounted=False)
             content.wait()
             assert (content.root / "app.py").read_text() == expected
             assert not (content.root / ".git" / "next-index.lock").exists()
@@ -259,3 +270,256 @@ def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
         assert (root / "a.py").read_text() == "b\n"
 
     assert diff.returncode == 0 and " a.py | 2 +-" in diff.stdout, diff.stderr
+
+
+# The view: the working tree read-only under bubblewrap, the differences mounted over it
+
+
+@contextmanager
+def _viewed(repo: Path, scope: Scope) -> Iterator[tuple[Snapshot, BashSession]]:
+    """The snapshot shown through its view, and an agent's shell in it."""
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+        assert content.view is not None
+        try:
+            sandbox = resolve_sandbox(
+                "on", content.root, search_path=os.environ["PATH"], view=content.view
+            )
+        except SandboxUnavailable as exc:
+            pytest.skip(f"bubblewrap cannot run here: {exc}")
+        content.use(mounted=True)
+        content.wait()
+        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+        with BashSession(content.root, env=env, timeout=30, sandbox=sandbox) as bash:
+            yield content, bash
+        # Nothing was written out but the file naming the snapshot's git directory.
+        assert [p.name for p in content.root.iterdir()] == [".git"]
+
+
+def _seen(bash: BashSession) -> dict[str, str]:
+    """Every file an agent finds (``.git`` left out), with its text."""
+    listing = bash.run("find . -path ./.git -prune -o -type f -print0 | sort -z").output
+    names = [n.removeprefix("./") for n in listing.split("\0") if n]
+    return {name: bash.run(f"cat -- '{name}'").output for name in names}
+
+
+def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        status = bash.run("git status --porcelain --untracked-files=all").output
+        diff = bash.run(f"git diff --stat {scope.base_commit} HEAD").output
+
+    assert files["app.py"] == "working copy version\n"
+    assert files["new.py"] == "untracked\n"
+    assert files["committed.py"] == "committed\n"
+    assert "README.md" not in files
+    assert {".env", "build/out.py", "debug.log"}.isdisjoint(files)
+    assert status == ""
+    assert "app.py" in diff and "new.py" in diff
+
+
+def test_view_hides_deep_ignored_entries_and_past_its_budget_keeps_only_their_names(
+    worked_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(worked_repo, {"lib/__pycache__/util.pyc": "compiled\n", "lib/.env": "SECRET=2\n"})
+    write(worked_repo, {".gitignore": "*.log\nbuild/\n.env\n__pycache__/\n"})
+    commit(worked_repo)  # (also commits the staged app.py: nothing else matters here)
+    scope = _resolve(worked_repo, ScopeRequest("all"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        rebuilt = _seen(bash)
+        listing = bash.run("ls -a lib").output.split()
+    monkeypatch.setattr(view, "REBUILD_BUDGET", 0)
+    with _viewed(worked_repo, scope) as (_, bash):
+        masked = _seen(bash)
+        names = bash.run("ls -a lib lib/__pycache__").output.split()
+
+    assert {"lib/.env", "lib/__pycache__/util.pyc", ".env"}.isdisjoint(rebuilt)
+    assert {".env", "__pycache__"}.isdisjoint(listing) and "util.py" in listing
+    assert masked["lib/.env"] == "" and "lib/__pycache__/util.pyc" not in masked
+    assert "__pycache__" in names and "util.pyc" not in names
+    assert masked["lib/util.py"] == rebuilt["lib/util.py"] == "def add(a, b):\n    return a + b\n"
+
+
+def test_view_of_the_index_shows_staged_content_and_staged_only_files(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest("staged"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log -p -1 --format=%s").output
+
+    assert files["app.py"] == "staged version\n"
+    assert files["README.md"] == "# demo\n"  # deleted in the working tree only
+    assert {"new.py", ".env", "build/out.py", "debug.log"}.isdisjoint(files)
+    assert log.startswith("orch-review snapshot") and "+staged version" in log
+
+
+def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path) -> None:
+    git(worked_repo, "stash", "-q", "--include-untracked")
+    git(worked_repo, "checkout", "-q", "main")
+    write(worked_repo, {"app.py": "uncommitted on main\n", "lib/extra.py": "only on disk\n"})
+    scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
+
+    with _viewed(worked_repo, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log --format=%s -1").output
+
+    assert files["committed.py"] == "committed\n"  # not on disk at all
+    assert files["app.py"] == BASE_APP
+    assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
+    assert {"lib/extra.py", ".env"}.isdisjoint(files)
+    assert log == "c\n"
+
+
+def test_view_is_read_only_and_files_under_review_do_not_change(worked_repo: Path) -> None:
+    scope = _resolve(worked_repo, ScopeRequest())
+
+    with _viewed(worked_repo, scope) as (content, bash):
+        write(worked_repo, {"app.py": "edited during the review\n"})
+        seen = bash.run("cat app.py").output
+        tried = bash.run("echo x >> lib/util.py; touch new-file; rm app.py; ls new-file")
+        read = content.read("app.py")  # what orch-review itself reads: git's blob
+
+    assert seen == "working copy version\n"
+    assert "Read-only file system" in tried.output and tried.exit_code != 0
+    assert (worked_repo / "lib" / "util.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert read == b"working copy version\n"
+
+
+def test_view_of_a_linked_worktree(worked_repo: Path, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    git(worked_repo, "worktree", "add", "-q", "-b", "other", str(linked), "main")
+    write(linked, {"app.py": "edited in the linked worktree\n"})
+    scope = _resolve(linked, ScopeRequest())
+
+    with _viewed(linked, scope) as (_, bash):
+        files = _seen(bash)
+        log = bash.run("git log --format=%s -2").output
+
+    assert files["app.py"] == "edited in the linked worktree\n"
+    assert "committed.py" not in files  # on the feature branch only
+    main_subject = git(worked_repo, "log", "-1", "--format=%s", "main")
+    assert log == f"orch-review snapshot\n{main_subject}"
+
+
+def test_without_a_view_the_content_is_written_out_and_bubblewrap_shows_that(
+    worked_repo: Path,
+) -> None:
+    git(worked_repo, "stash", "-q", "--include-untracked")
+    git(worked_repo, "checkout", "-q", "main")
+    (worked_repo / "lib" / "util.py").unlink()
+    (worked_repo / "lib" / "util.py").symlink_to("../app.py")  # a mount would follow it
+    scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
+
+    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+        assert content.view is None
+        try:
+            sandbox = resolve_sandbox("on", content.root, search_path=os.environ["PATH"])
+        except SandboxUnavailable as exc:
+            pytest.skip(f"bubblewrap cannot run here: {exc}")
+        content.use(mounted=True)
+        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+        with BashSession(
+            content.root, env=env, timeout=30, sandbox=sandbox, before_start=content.wait
+        ) as bash:
+            files = _seen(bash)
+            log = bash.run("git log --format=%s -1").output
+
+    assert files["lib/util.py"] == "def add(a, b):\n    return a + b\n"
+    assert files["committed.py"] == "committed\n"
+    assert log == "c\n"
+
+
+def test_journal_keys_come_from_git_blobs_and_follow_the_content(worked_repo: Path) -> None:
+    def keys() -> tuple[str, dict[str, str]]:
+        scope = _resolve(worked_repo, ScopeRequest())
+        with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+            return content.content_id, content.blob_ids(["app.py", "new.py", "missing.py"])
+
+    first, ids = keys()
+    again, same_ids = keys()
+    write(worked_repo, {"new.py": "changed\n"})
+    changed, changed_ids = keys()
+
+    assert again == first and same_ids == ids
+    assert ids["app.py"] == git(worked_repo, "hash-object", "app.py").strip()
+    assert "missing.py" not in ids
+    assert changed != first
+    assert changed_ids["app.py"] == ids["app.py"] and changed_ids["new.py"] != ids["new.py"]
+
+
+def _loose_objects(repo: Path) -> list[str]:
+    objects = repo / ".git" / "objects"
+    return sorted(str(p) for p in objects.glob("??/*"))
+
+
+@pytest.mark.parametrize("kind", ["change", "staged", "all"])
+def test_no_object_is_written_into_the_users_repository(worked_repo: Path, kind: str) -> None:
+    before = _loose_objects(worked_repo)
+    scope = _resolve(worked_repo, ScopeRequest(kind))  # type: ignore[arg-type]
+
+    with snapshot(gitops.open_repo(worked_repo), scope, os.environ) as content:
+        content.use(mounted=False)
+        content.wait()
+        content_files = gitops.files_at(content.repo, content.commit)
+        in_users_repo = subprocess.run(
+            ["git", "cat-file", "-e", content.commit], cwd=worked_repo, capture_output=True
+        )
+
+    assert "app.py" in content_files
+    assert in_users_repo.returncode != 0
+    assert _loose_objects(worked_repo) == before
+
+
+def _planted_with_a_change(git_repo: GitRepoFactory) -> Path:
+    """The planted-bug repository with an uncommitted edit: the review must make a tree."""
+    repo = make_planted_repo(git_repo)
+    with (repo / "app.py").open("a") as stream:
+        stream.write("# edited\n")
+    return repo
+
+
+def test_a_review_adds_no_object_to_the_repository(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = _planted_with_a_change(git_repo)
+    before = _loose_objects(repo)
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1 and "app.py:6" in result.stdout, result.stderr
+    assert _loose_objects(repo) == before
+
+
+def test_a_review_works_with_a_read_only_git_directory(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = _planted_with_a_change(git_repo)
+    dot_git = repo / ".git"
+    # Root ignores file permissions: a read-only bind mount in a mount namespace of its own.
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"mount --bind -o ro '{dot_git}' '{dot_git}' && "
+         f"! touch '{dot_git}/probe' 2>/dev/null"],
+        capture_output=True,
+    )  # fmt: skip
+    if os.geteuid() != 0 or probe.returncode != 0:
+        pytest.skip(f"no read-only bind mount here: {probe.stderr.decode().strip()}")
+    fake_api.policy = planted_script()
+    journal = tmp_path / "journal.sqlite3"  # the default one lives in .git
+
+    mount = f"mount --bind -o ro '{dot_git}' '{dot_git}' && exec \"$0\" \"$@\""
+    command = [sys.executable, "-m", "orch_review", "--all", "--journal", str(journal)]
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", mount, *command],
+        cwd=repo,
+        env=api_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+    assert result.returncode == 1 and "app.py:6" in result.stdout, result.stderr
+    assert journal.exists()

@@ -1,0 +1,377 @@
+"""The content under review shown without copying it: the working tree, read-only, with
+private copies mounted over it and what the content does not hold taken away.
+
+A mount namespace (bubblewrap) binds the user's working tree read-only where agents work,
+then mounts over it: the snapshot's own ``.git``; a private, read-only copy (written from
+git's blob) of every file under review and of every file whose working copy differs from
+the content under review (a staged version, another commit's version). Directories that hold
+what the content does not (untracked, ignored, staged deletions, submodule checkouts) or
+lack what it holds (a file deleted but still staged, a commit's new directory) are rebuilt
+on an empty read-only tmpfs from the tree's entries. Preparing it costs O(change), not
+O(repository).
+
+What this gives up against a full copy, and why it is still exact where it matters:
+
+* files that are not under review and equal the content under review are the user's own
+  files, read-only but live: an edit to one during the review is visible to agents. The
+  files under review are private copies, and everything orch-review reads itself (line
+  counts, snippets, journal keys) comes from git objects, never from those files;
+* each mount slows the start of every shell (bwrap reads the mount table for each), so
+  rebuilding to hide has a budget: past it, a hidden entry keeps its name, as an empty
+  file or directory, its content out of reach.
+
+When the difference cannot be shown this way (a symbolic link in the way of a mount, a file
+where the content has a directory, too many mounts), there is no view: the snapshot is
+written out whole, as without bubblewrap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orch_review.scope import git as gitops
+
+if TYPE_CHECKING:
+    import git
+
+# Past a few hundred mounts, starting a sandbox slows down more than linearly (bwrap reads
+# the whole mount table for each one): about 35 ms at 200 mounts, 1 s at 850. Beyond this
+# many, the content is copied instead.
+MAX_MOUNTS = 500
+# Mounts spent on rebuilding directories so that hidden entries are absent, not empty.
+REBUILD_BUDGET = 100
+_REBUILD_CANDIDATES = 500
+_REGULAR_MODES = {"100644": 0o444, "100755": 0o555}
+
+# One mount step: ("bind", source, destination), ("tmpfs", destination), ("dir", destination),
+# ("symlink", target, destination) or ("readonly", destination).
+Step = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class View:
+    """How a mount namespace shows the content under review at ``root``: ``steps`` in order,
+    then ``extra`` directories (that git inside needs) read-only at their own path."""
+
+    root: Path  # where agents' shells start
+    steps: tuple[Step, ...]
+    extra: tuple[Path, ...]
+
+
+class _NoView(Exception):
+    """The difference cannot be shown with mounts over the working tree."""
+
+
+@dataclass(frozen=True)
+class ViewPlan:
+    """What the content under review needs over the working tree, relative paths."""
+
+    private: dict[str, tuple[str, str]]  # path -> (mode, blob id): a private copy
+    hidden_files: tuple[str, ...]
+    hidden_dirs: tuple[str, ...]
+    rebuilt: dict[str, list[tuple[str, str, str]]]  # directory -> its (mode, id, name) entries
+
+
+def plan_view(
+    repo: git.Repo,
+    commit: str,
+    *,
+    same_as_working_tree: bool,
+    under_review: Iterable[str],
+    untracked_kept: Iterable[str],
+    untracked: Iterable[str],
+    submodules: Iterable[str],
+) -> ViewPlan | None:
+    """What must be mounted over the working tree to show ``commit``'s tree, or None when
+    mounts cannot show it. ``same_as_working_tree``: the tree was made from the working tree
+    (its tracked files as on disk plus ``untracked_kept``), so only untracked and ignored
+    entries differ. ``untracked`` lists the working tree's untracked and ignored entries
+    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules."""
+    work = gitops.work_tree(repo)
+    try:
+        differ = set([] if same_as_working_tree else gitops.differences_from(repo, commit))
+        wanted = differ | set(under_review)
+        entries = gitops.tree_blobs(repo, commit, wanted)
+        private: dict[str, tuple[str, str]] = {}
+        hidden_files: list[str] = []
+        hidden_dirs: list[str] = []
+        missing: list[str] = []
+        for path in sorted(wanted):
+            if path in entries:
+                mode, oid = entries[path]
+                kind = _kind(work, path)
+                if kind is None:
+                    missing.append(path)
+                elif mode not in _REGULAR_MODES:  # a symbolic link: only where it is equal
+                    if path in differ:
+                        raise _NoView
+                    continue
+                elif kind != "file":
+                    raise _NoView
+                if mode in _REGULAR_MODES:
+                    private[path] = (mode, oid)
+            elif path in differ:  # in the working tree (the index), not in the content
+                kind = _kind(work, path)
+                if kind == "file":
+                    hidden_files.append(path)
+                elif kind == "dir":
+                    hidden_dirs.append(path)
+        kept = set(untracked_kept)
+        for path, kind in _untracked(untracked, work, kept):
+            (hidden_dirs if kind == "dir" else hidden_files).append(path)
+        for path in submodules:
+            kind = _kind(work, path)
+            if kind == "dir":
+                hidden_dirs.append(path)
+            elif kind is None:
+                missing.append(path)
+            else:
+                raise _NoView
+        rebuilt = _rebuilt_dirs(repo, commit, work, missing)
+        hidden = [*hidden_files, *hidden_dirs]
+        rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt))
+        _check_rebuilt(work, rebuilt, private)
+    except _NoView:
+        return None
+    hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
+    hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
+    count = len(private) + len(hidden_files) + len(hidden_dirs)
+    count += sum(len(entries) + 2 for entries in rebuilt.values())
+    if count + 3 > MAX_MOUNTS:
+        return None
+    return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt)
+
+
+def _rebuilt_to_hide(
+    repo: git.Repo,
+    commit: str,
+    hidden: list[str],
+    rebuilt: dict[str, list[tuple[str, str, str]]],
+) -> dict[str, list[tuple[str, str, str]]]:
+    """Directories to rebuild so that what they must hide is absent, not an empty entry:
+    shallow ones first (the top of the tree is what everyone looks at), each while the
+    mounts they add up to fit in :data:`REBUILD_BUDGET`; the rest is hidden under empty
+    entries."""
+    by_parent: dict[str, int] = {}
+    for path in hidden:
+        parent = _parent(path)
+        if parent not in rebuilt:
+            by_parent[parent] = by_parent.get(parent, 0) + 1
+    candidates = sorted(by_parent, key=lambda d: (d.count("/") if d else -1, d))
+    candidates = candidates[:_REBUILD_CANDIDATES]
+    if not candidates:
+        return {}
+    listing = gitops.tree_listing(repo, commit, candidates)
+    used = 0
+    chosen: dict[str, list[tuple[str, str, str]]] = {}
+    for directory in candidates:
+        extra = len(listing[directory]) + 2 - by_parent[directory]
+        if used + extra <= REBUILD_BUDGET:
+            chosen[directory] = listing[directory]
+            used += extra
+    return chosen
+
+
+def _check_rebuilt(
+    work: Path, rebuilt: dict[str, list[tuple[str, str, str]]], private: Collection[str]
+) -> None:
+    """_NoView unless every entry a rebuilt directory takes from the working tree is there,
+    of the same kind."""
+    for directory, entries in rebuilt.items():
+        for mode, _, name in entries:
+            path = f"{directory}/{name}" if directory else name
+            if path in rebuilt or path in private or mode in ("120000", "160000"):
+                continue
+            if _kind(work, path) != ("dir" if mode == "040000" else "file"):
+                raise _NoView
+
+
+def _rebuilt_dirs(
+    repo: git.Repo, commit: str, work: Path, missing: list[str]
+) -> dict[str, list[tuple[str, str, str]]]:
+    """The directories to rebuild from the tree so that ``missing`` paths can appear: for
+    each, the nearest one on disk and every one below it on the way."""
+    dirs: set[str] = set()
+    for path in missing:
+        parts = path.split("/")[:-1]
+        for depth in range(len(parts), -1, -1):
+            directory = "/".join(parts[:depth])
+            dirs.add(directory)
+            if _kind(work, directory) == "dir":
+                break
+    if not dirs:
+        return {}
+    listing = gitops.tree_listing(repo, commit, sorted(dirs))
+    return {d: listing.get(d, []) for d in dirs}
+
+
+def _kind(work: Path, path: str) -> str | None:
+    """ "file", "dir" or None (absent) for a path of the working tree; _NoView for a symbolic
+    link or anything else a mount cannot go over or through."""
+    current = work
+    for part in path.split("/")[:-1] if path else []:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(mode):
+            raise _NoView
+    try:
+        mode = os.lstat(work / path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    raise _NoView
+
+
+def _untracked(entries: Iterable[str], work: Path, kept: set[str]) -> list[tuple[str, str]]:
+    """Untracked and ignored entries of the working tree to hide, with their kind: whole
+    directories where they hold nothing the content keeps."""
+    kept_dirs = {p.rsplit("/", i)[0] for p in kept for i in range(1, p.count("/") + 1)}
+    hidden: list[tuple[str, str]] = []
+    for entry in entries:
+        path = entry.rstrip("/")
+        if path in kept:
+            continue
+        if path in kept_dirs:
+            hidden += _inside(work, path, kept, kept_dirs)
+            continue
+        kind = _kind(work, path)
+        if kind is not None:
+            hidden.append((path, kind))
+    return hidden
+
+
+def _inside(
+    work: Path, directory: str, kept: set[str], kept_dirs: set[str]
+) -> list[tuple[str, str]]:
+    """Entries of an untracked directory that holds kept files, other than those."""
+    hidden: list[tuple[str, str]] = []
+    for entry in os.scandir(work / directory):
+        path = f"{directory}/{entry.name}"
+        if path in kept:
+            continue
+        if path in kept_dirs:
+            hidden += _inside(work, path, kept, kept_dirs)
+            continue
+        kind = _kind(work, path)
+        if kind is not None:
+            hidden.append((path, kind))
+    return hidden
+
+
+def build_view(
+    plan: ViewPlan,
+    repo: git.Repo,
+    *,
+    root: Path,
+    private_dir: Path,
+    git_directory: Path,
+) -> View:
+    """Write the plan's private copies under ``private_dir`` (read-only) and return the view
+    of ``root``: the working tree, the snapshot's git directory as its ``.git``, then the
+    copies and hidden entries."""
+    work = gitops.work_tree(repo)
+    empty = private_dir / "empty"
+    empty.write_bytes(b"")
+    empty.chmod(0o444)
+    empty_dir = private_dir / "empty-dir"
+    empty_dir.mkdir()
+    empty_dir.chmod(0o555)
+    copies = {path: private_dir / str(n) for n, path in enumerate(plan.private)}
+    gitops.write_blobs(repo, [(plan.private[p][1], copy) for p, copy in copies.items()])
+    for path, copy in copies.items():
+        copy.chmod(_REGULAR_MODES[plan.private[path][0]])
+    links = [
+        (oid, private_dir / f"link{n}")
+        for n, (mode, oid, _) in enumerate(e for es in plan.rebuilt.values() for e in es)
+        if mode == "120000"
+    ]
+    gitops.write_blobs(repo, links)
+    targets = {oid: path.read_bytes().decode("utf-8", "surrogateescape") for oid, path in links}
+
+    def at(path: str) -> str:
+        return str(root / path) if path else str(root)
+
+    steps: list[Step] = []
+    readonly: list[Step] = []
+    done: set[str] = set()
+
+    def rebuild(directory: str) -> None:
+        for mode, oid, name in plan.rebuilt[directory]:
+            path = f"{directory}/{name}" if directory else name
+            done.add(path)
+            if mode == "040000" and path in plan.rebuilt:
+                steps.append(("dir", at(path)))
+                rebuild(path)
+            elif mode in ("040000", "160000"):
+                steps.append(
+                    ("dir", at(path)) if mode == "160000" else ("bind", str(work / path), at(path))
+                )
+            elif mode == "120000":
+                steps.append(("symlink", targets[oid], at(path)))
+            elif path in copies:
+                steps.append(("bind", str(copies[path]), at(path)))
+            else:
+                steps.append(("bind", str(work / path), at(path)))
+
+    tops = sorted(d for d in plan.rebuilt if _parent(d) not in plan.rebuilt or d == "")
+    if "" in plan.rebuilt:
+        steps.append(("tmpfs", str(root)))
+        readonly.append(("readonly", str(root)))
+    else:
+        steps.append(("bind", str(work), str(root)))
+    extra: list[Path] = []
+    dot_git = work / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        steps.append(("bind", str(git_directory), at(".git")))
+    elif dot_git.is_file() and not dot_git.is_symlink():
+        gitfile = private_dir / "gitfile"
+        gitfile.write_text(f"gitdir: {git_directory}\n", encoding="utf-8")
+        gitfile.chmod(0o444)
+        steps.append(("bind", str(gitfile), at(".git")))
+        extra.append(git_directory)
+    else:
+        raise FileNotFoundError(f"{dot_git} is neither a directory nor a file")
+    for directory in tops:
+        if directory:
+            steps.append(("tmpfs", at(directory)))
+            readonly.append(("readonly", at(directory)))
+        rebuild(directory)
+    for path, copy in copies.items():
+        if path not in done:
+            steps.append(("bind", str(copy), at(path)))
+    inside_rebuilt = {
+        p for p in [*plan.hidden_files, *plan.hidden_dirs] if _parent(p) in plan.rebuilt
+    }
+    steps += [("bind", str(empty), at(p)) for p in plan.hidden_files if p not in inside_rebuilt]
+    steps += [("bind", str(empty_dir), at(p)) for p in plan.hidden_dirs if p not in inside_rebuilt]
+    extra += _object_dirs(gitops.objects_dir(repo))
+    return View(root=root, steps=(*steps, *readonly), extra=tuple(extra))
+
+
+def _parent(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _object_dirs(objects: Path) -> list[Path]:
+    """The user's object directory and those it borrows from (one level, as git reads)."""
+    found = [objects.resolve()]
+    alternates = objects / "info" / "alternates"
+    if alternates.is_file():
+        for line in alternates.read_text("utf-8", "replace").splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                other = (objects / line).resolve()
+                if other.is_dir() and not any(other.is_relative_to(f) for f in found):
+                    found.append(other)
+    return found
