@@ -96,6 +96,10 @@ class ReviewScript:
         raise AssertionError(f"no scripted concern matches task: {task[:200]}")
 
     def _subagent(self, request: ModelRequest) -> Reply:
+        if is_sweep(request.first_user_text):
+            return Reply.tool_use(
+                "report_findings", {"summary": "swept: nothing found", "findings": []}
+            )
         concern = self.concern_for(request)
         if request.assistant_turns == 0:
             return Reply.tool_use("bash", {"command": concern.command})
@@ -140,6 +144,20 @@ class ReviewScript:
                 }
             )
         return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
+
+
+SWEEP_MARK = "Sweep review of "
+
+
+def is_sweep(task: str) -> bool:
+    """Whether a subagent's task is one of orch-review's own coverage sweeps."""
+    return SWEEP_MARK in task
+
+
+def sweep_files(task: str) -> list[str]:
+    """The files a sweep task lists, one per `- path (...)` line."""
+    body = task.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
+    return [line[2:].rsplit(" (", 1)[0] for line in body.splitlines() if line.startswith("- ")]
 
 
 def findings_in_task(task: str) -> list[dict[str, Any]]:

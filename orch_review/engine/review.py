@@ -22,8 +22,10 @@ from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
+from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
 from orch_review.findings.report import Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
@@ -165,19 +167,34 @@ def review(
             notices=notices,
             warnings=warnings,
         ) as session:
-            workflow = Workflow(session)
+            workflow = Workflow(session, require_files=scope.kind != "all")
             try:
                 main = run_main_agent(session, workflow, task_text(scope, main_guidance))
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
                 save_conversation(session.journal, main, content.commit, scope.describe())
+            except OrchReviewError as exc:
+                if exc.exit_code != ExitCode.INCOMPLETE:
+                    raise
+                warnings.append(str(exc))
+            files = ledger_files(scope, workspace)
+            try:
+                swept = run_sweep(workflow, files, scope.base_commit)
+                if swept:
+                    count = sum(len(workflow.files_of[o.index]) for o in swept)
+                    summary += (
+                        f"\n\norch-review swept {count} file(s) no concern had covered, "
+                        f"in {len(swept)} concern(s)."
+                    )
                 if critic_wanted(config, scope):
-                    added = run_critic(session, workflow, prescout_summary(scope))
-                    if added:
+                    critic = run_critic(session, workflow, prescout_summary(scope), main_guidance)
+                    if critic.failure:
+                        warnings.append(critic.failure)
+                    if critic.outcomes:
                         summary += (
-                            f"\n\nThe completeness critic added {len(added)} concern(s) the "
-                            "first wave had not covered."
+                            f"\n\nThe completeness critic added {len(critic.outcomes)} "
+                            "concern(s) the first wave had not covered."
                         )
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:
@@ -200,8 +217,13 @@ def review(
             f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
             "(guidance-max-bytes); the most specific guidance was kept."
         )
-    if not workflow.outcomes:
-        warnings.append("No review workflow ran, so nothing was verified.")
+    if workflow.refused:
+        warnings.append(
+            f"{len(workflow.refused)} subtask(s) of the main agent were refused: "
+            + "; ".join(f"{_short(t)} ({why})" for t, why in workflow.refused[:3])
+            + ("; ..." if len(workflow.refused) > 3 else "")
+        )
+    coverage = _coverage(scope, files, workflow)
     usage = ledger.report()
     if usage.unknown_price_models:
         warnings.append(
@@ -221,5 +243,35 @@ def review(
         findings=findings,
         scope_kind=scope.kind,
         filter_mode=mode,
+        coverage=coverage,
     )
     return dataclasses.replace(report, snippets=snippets)
+
+
+def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
+    """Every reviewable file in scope: for a change its changed lines and hunks, for a full
+    audit its length (read from the snapshot, so call it once the content is in place)."""
+    out = []
+    for file in scope.files:
+        if file.change is not None:
+            changed = file.change.additions + file.change.deletions
+            out.append(LedgerFile(file.path, changed, file.change.hunks))
+        else:
+            out.append(LedgerFile(file.path, workspace.line_count(file.path) or 0))
+    return out
+
+
+def _coverage(scope: Scope, files: list[LedgerFile], workflow: Workflow) -> Coverage:
+    covered_by, reasons = covering(workflow.outcomes, workflow.files_of)
+    return build_coverage(
+        files,
+        covered_by=covered_by,
+        reasons=reasons,
+        skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
+        unit="files" if scope.kind == "all" else "changed files",
+    )
+
+
+def _short(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -9,7 +9,7 @@ for agents that never finished.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
@@ -71,11 +71,28 @@ def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
 class Workflow:
     """Runs concerns for one session; each :meth:`run` is one Workflow tool call."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, require_files: bool = False) -> None:
+        """``require_files``: refuse subtasks that name no reviewable file (a change's
+        concerns must be about the change)."""
         self._session = session
+        self._require_files = require_files
         self._next_index = 0
         self.outcomes: list[ConcernOutcome] = []
+        # Concern index -> the reviewable files it is about: what its outcome covers.
+        self.files_of: dict[int, tuple[str, ...]] = {}
+        self.refused: list[tuple[str, str]] = []  # (subtask, why), as told to the model
         self.guidance_truncated = False
+
+    def refusal(self, subtask: str) -> str | None:
+        """Why ``subtask`` may not run (a skipped file, or no file of the change), or None."""
+        workspace = self._session.workspace
+        reason = workspace.refusal(subtask)
+        if reason is None and self._require_files and not workspace.mentioned_files(subtask):
+            reason = (
+                "it names no file of the change; concerns must be about changed files "
+                "(name them by their paths, as listed in the pre-scout summary)"
+            )
+        return reason
 
     def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
         """The tool handler given to the main agent: ``subtasks``, or a ``phases`` plan."""
@@ -105,10 +122,11 @@ class Workflow:
         dropped = subtasks[cap:]
         accepted, refused = [], []
         for subtask in subtasks[:cap]:
-            reason = self._session.workspace.refusal(subtask)
+            reason = self.refusal(subtask)
             if reason is None:
                 accepted.append(subtask)
             else:
+                self.refused.append((subtask, reason))
                 refused.append(f"- {_short(subtask)}\n    refused: {reason}")
         if not accepted:
             return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
@@ -120,16 +138,24 @@ class Workflow:
         if dropped:
             text += (
                 f"\n\nNote: only the first {cap} subtasks were run; {len(dropped)} were dropped. "
-                "Call Workflow again with the remaining ones."
+                "Call Workflow again with the remaining ones, grouped into fewer, broader "
+                "concerns. Changed files that no concern covers are reviewed by orch-review's "
+                "own sweep at the end."
             )
         return text, False
 
-    def run(self, concerns: list[str]) -> list[ConcernOutcome]:
-        """Review ``concerns`` and return their outcomes in order."""
+    def run(
+        self, concerns: list[str], files: Sequence[Sequence[str]] | None = None
+    ) -> list[ConcernOutcome]:
+        """Review ``concerns`` and return their outcomes in order. ``files`` gives, per
+        concern, the files it covers (default: the reviewable files its text names)."""
         futures: list[Future[ConcernOutcome]] = []
-        for concern in concerns:
+        workspace = self._session.workspace
+        for number, concern in enumerate(concerns):
             index = self._next_index
             self._next_index += 1
+            named = files[number] if files is not None else workspace.mentioned_files(concern)
+            self.files_of[index] = tuple(named)
             outcome: Future[ConcernOutcome] = Future()
             futures.append(outcome)
             self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))

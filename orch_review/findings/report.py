@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from orch_review.engine.budget import UsageReport
 from orch_review.engine.workflow import ConcernOutcome
 from orch_review.errors import ExitCode
+from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 
@@ -29,6 +30,8 @@ class Report:
     filter_mode: str = "nofilter"
     # Fingerprint -> the code a finding points at (see orch_review.findings.snippets); display only.
     snippets: Mapping[str, Snippet] = field(default_factory=dict)
+    # The per-file ledger; None only for reports built without one (older callers, tests).
+    coverage: Coverage | None = None
 
     @property
     def confirmed(self) -> list[Finding]:
@@ -50,8 +53,33 @@ class Report:
 
     @property
     def incomplete(self) -> bool:
-        """True when part of the review did not happen."""
-        return bool(self.uncovered) or self.usage.cap_reached is not None or not self.concerns
+        """True when part of the review did not happen: with a ledger, a reviewable file
+        left uncovered (or a budget cap reached); users count files, not concerns."""
+        if self.usage.cap_reached is not None:
+            return True
+        if self.coverage is not None:
+            return not self.coverage.complete
+        return bool(self.uncovered) or not self.concerns
+
+    def incomplete_reasons(self) -> list[str]:
+        """Why the review is incomplete, in words (empty when it is complete)."""
+        if not self.incomplete:
+            return []
+        reasons = []
+        if self.coverage is not None:
+            missing = len(self.coverage.uncovered)
+            total = len(self.coverage.files)
+            if missing:
+                reasons.append(f"{missing} of {total} {self.coverage.unit} not covered")
+            reasons += self.coverage.notes
+        else:
+            if self.uncovered:
+                reasons.append(f"{len(self.uncovered)} concern(s) not covered")
+            if not self.concerns:
+                reasons.append("no review workflow ran")
+        if self.usage.cap_reached:
+            reasons.append(self.usage.cap_reached)
+        return reasons
 
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""
@@ -75,6 +103,7 @@ def build_report(
     findings: list[Finding],
     scope_kind: str,
     filter_mode: str,
+    coverage: Coverage | None = None,
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -89,4 +118,5 @@ def build_report(
         warnings=tuple(warnings),
         scope_kind=scope_kind,
         filter_mode=filter_mode,
+        coverage=coverage,
     )

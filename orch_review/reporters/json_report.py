@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 from orch_review import __version__
+from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
 
@@ -26,8 +27,10 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def _coverage(report: Report) -> dict[str, int]:
+def _coverage(report: Report) -> dict[str, Any]:
+    """Concern counts, and the per-file ledger: what a user counts."""
     concerns = report.concerns
+    ledger = (report.coverage or Coverage(())).to_json()
     return {
         "concerns": len(concerns),
         "reviewed": sum(1 for c in concerns if c.status == "reviewed"),
@@ -35,6 +38,13 @@ def _coverage(report: Report) -> dict[str, int]:
         "skipped": sum(1 for c in concerns if c.status == "skipped"),
         "covered": sum(1 for c in concerns if c.covered),
         "uncovered": len(report.uncovered),
+        "files": ledger["files"],
+        "skipped_files": ledger["skipped"],
+        "changed_files": {
+            key: ledger[key]
+            for key in ("unit", "total", "covered", "reused", "uncovered", "complete")
+        },
+        "notes": ledger["notes"],
     }
 
 
