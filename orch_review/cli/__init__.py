@@ -257,6 +257,12 @@ def _overrides(**flags: Any) -> dict[str, object]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A previous JSON report: findings already in it are suppressed.",
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Review shard K of N: a deterministic, size-balanced 1/N of the files (for a CI "
+    "matrix; combine the JSON reports with `orch-review merge`).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
@@ -288,6 +294,7 @@ def review(
     critic: bool | None,
     filter_mode: FilterMode | None,
     baseline: Path | None,
+    shard: str | None,
     quiet: bool,
     verbose: bool,
     no_progress: bool,
@@ -304,8 +311,6 @@ def review(
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as run_review
     from orch_review.findings.triage import load_baseline
-    from orch_review.reporters import registry
-    from orch_review.reporters.terminal import print_report
 
     overrides = _overrides(
         model=model,
@@ -324,6 +329,10 @@ def review(
         critic=critic,
     )
     _, config, scope, env = _prepare(paths, staged, base, head, review_all, exclude, overrides)
+    if shard is not None:
+        from orch_review.scope.shard import parse_shard, shard_scope
+
+        scope = shard_scope(scope, parse_shard(shard))
     options = ReportOptions(
         filter_mode=config.filter_mode,
         baseline=load_baseline(baseline) if baseline is not None else frozenset(),
@@ -338,6 +347,25 @@ def review(
             options=options,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
+    _emit(report, json_file, sarif_file, output_format, quiet=quiet, verbose=verbose)
+    sys.exit(int(report.exit_code(config.fail_on)))
+
+
+def _emit(
+    report: Any,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    output_format: str,
+    *,
+    quiet: bool = False,
+    verbose: bool = False,
+) -> None:
+    """Write the report files asked for and print the report in ``output_format``."""
+    from rich.console import Console
+
+    from orch_review.reporters import registry
+    from orch_review.reporters.terminal import print_report
+
     renderers = registry()
     for path, name in ((json_file, "json"), (sarif_file, "sarif")):
         if path is not None:
@@ -346,7 +374,48 @@ def review(
         print_report(report, Console(), quiet=quiet, verbose=verbose)
     else:
         click.echo(renderers[output_format](report), nl=False)
-    sys.exit(int(report.exit_code(config.fail_on)))
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON_LEVELS),
+    default="high",
+    show_default=True,
+    help="Exit 1 at this severity or above.",
+)
+@report_file_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout (github: workflow-command annotations).",
+)
+@handle_errors
+def merge(
+    reports: tuple[Path, ...],
+    fail_on: str,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    output_format: str,
+) -> None:
+    """Combine the JSON reports of `--shard K/N` reviews into one report.
+
+    Coverage is summed, duplicate findings merged by fingerprint; a shard whose report is
+    missing or unreadable makes the result incomplete (exit 3).
+    """
+    from orch_review.errors import ConfigError
+    from orch_review.findings.merge import merge_files
+
+    try:
+        report = merge_files(list(reports))
+    except ValueError as exc:
+        raise ConfigError(f"orch-review merge: {exc}") from None
+    _emit(report, json_file, sarif_file, output_format)
+    sys.exit(int(report.exit_code(fail_on)))
 
 
 @main.command()
@@ -645,6 +714,13 @@ def clear() -> None:
 @click.option("--repo", "repository", metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
 @click.option("--no-fetch", is_flag=True, help="Do not fetch missing history of a shallow clone.")
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@click.option(
+    "--from-reports",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Post these shard JSON reports (`--shard K/N --json`), merged, instead of reviewing "
+    "(repeatable).",
+)
 @handle_errors
 def github(
     paths: tuple[str, ...],
@@ -664,6 +740,7 @@ def github(
     repository: str | None,
     no_fetch: bool,
     no_progress: bool,
+    from_reports: tuple[Path, ...],
 ) -> None:
     """Review a pull request in GitHub Actions and comment on it.
 
@@ -703,6 +780,7 @@ def github(
         pr_number=pr_number,
         repository=repository,
         fetch=not no_fetch,
+        from_reports=from_reports,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
         code = run_github(

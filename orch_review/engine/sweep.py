@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from orch_review.engine.workflow import ConcernOutcome, Workflow
@@ -99,13 +100,18 @@ def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
 
 
 def covering(
-    outcomes: Sequence[ConcernOutcome], files_of: Mapping[int, Sequence[str]]
+    outcomes: Sequence[ConcernOutcome],
+    files_of: Mapping[int, Sequence[str]],
+    answered: AbstractSet[int] = frozenset(),
 ) -> tuple[dict[str, list[int]], dict[str, str]]:
     """Per path, the 1-based ids of the concerns that covered it; for paths named only by
-    concerns that did not finish, why (the last such concern's reason)."""
+    concerns that did not finish, why (the last such concern's reason). Concerns in
+    ``answered`` were answered from an earlier review: their files count as reused."""
     covered_by: dict[str, list[int]] = defaultdict(list)
     reasons: dict[str, str] = {}
     for outcome in outcomes:
+        if outcome.index in answered:
+            continue
         for path in files_of.get(outcome.index, ()):
             if outcome.covered:
                 covered_by[path].append(outcome.index + 1)
@@ -127,7 +133,7 @@ def uncovered_files(
 ) -> list[LedgerFile]:
     """Files no finished, verified concern of ``workflow`` covered (``done``: already
     covered some other way, e.g. reused from an earlier review)."""
-    covered_by, _ = covering(workflow.outcomes, workflow.files_of)
+    covered_by, _ = covering(workflow.outcomes, workflow.files_of, workflow.answered)
     return [f for f in files if f.path not in covered_by and f.path not in done]
 
 

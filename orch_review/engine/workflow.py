@@ -17,6 +17,7 @@ from typing import Any
 
 from orch_review.engine.journal import journal_key
 from orch_review.engine.phases import Phase, parse_phases, with_context
+from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.scheduler import REVIEW, VERIFY
 from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
@@ -71,11 +72,20 @@ def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
 class Workflow:
     """Runs concerns for one session; each :meth:`run` is one Workflow tool call."""
 
-    def __init__(self, session: Session, *, require_files: bool = False) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        require_files: bool = False,
+        earlier: EarlierReviews | None = None,
+    ) -> None:
         """``require_files``: refuse subtasks that name no reviewable file (a change's
-        concerns must be about the change)."""
+        concerns must be about the change); ``earlier``: files an earlier review covered."""
         self._session = session
         self._require_files = require_files
+        self._earlier = earlier
+        # Concerns answered from an earlier review instead of being run.
+        self.answered: set[int] = set()
         self._next_index = 0
         self.outcomes: list[ConcernOutcome] = []
         # Concern index -> the reviewable files it is about: what its outcome covers.
@@ -156,12 +166,35 @@ class Workflow:
             self._next_index += 1
             named = files[number] if files is not None else workspace.mentioned_files(concern)
             self.files_of[index] = tuple(named)
+            if self._earlier is not None and self._earlier.answers(named):
+                futures.append(self._answered(index, concern, self._earlier, named))
+                continue
             outcome: Future[ConcernOutcome] = Future()
             futures.append(outcome)
             self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
         outcomes = [f.result() for f in futures]
         self.outcomes.extend(outcomes)
         return outcomes
+
+    def _answered(
+        self, index: int, concern: str, earlier: EarlierReviews, named: Sequence[str]
+    ) -> Future[ConcernOutcome]:
+        """The outcome of a concern whose files an earlier review covered, without an agent."""
+        self.answered.add(index)
+        self._session.emit(f"s{index}", "subagent", concern, "cached", "earlier review")
+        findings = tuple(f for path in named for f in earlier.findings[path])
+        outcome: Future[ConcernOutcome] = Future()
+        outcome.set_result(
+            ConcernOutcome(
+                index,
+                concern,
+                "reviewed",
+                findings,
+                "Answered from an earlier review of the same content.",
+                from_journal=True,
+            )
+        )
+        return outcome
 
     def _review(self, index: int, concern: str, done: Future[ConcernOutcome]) -> None:
         session = self._session

@@ -32,6 +32,7 @@ class Report:
     snippets: Mapping[str, Snippet] = field(default_factory=dict)
     # The per-file ledger; None only for reports built without one (older callers, tests).
     coverage: Coverage | None = None
+    shard: str | None = None  # "K/N" for one shard of a split review
 
     @property
     def confirmed(self) -> list[Finding]:
@@ -104,6 +105,7 @@ def build_report(
     scope_kind: str,
     filter_mode: str,
     coverage: Coverage | None = None,
+    shard: str | None = None,
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -119,4 +121,5 @@ def build_report(
         scope_kind=scope_kind,
         filter_mode=filter_mode,
         coverage=coverage,
+        shard=shard,
     )

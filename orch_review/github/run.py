@@ -62,6 +62,8 @@ class GitHubRun:
     pr_number: int | None = None
     repository: str | None = None
     fetch: bool = True
+    # Post these merged shard reports (`orch-review --shard K/N --json`) instead of reviewing.
+    from_reports: tuple[Path, ...] = ()
 
 
 def find_pull_request(
@@ -94,6 +96,8 @@ def run_github(
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
+    if run.from_reports:
+        return _report_on(merged_report(run.from_reports), run, pull, context, env, echo, warn)
     if not has_credentials(env):
         if not pull.from_fork:
             raise CredentialsMissing(
@@ -118,6 +122,30 @@ def run_github(
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
     report = review(config, scope, env, events=events, options=ReportOptions(run.filter_mode))
+    return _report_on(report, run, pull, context, env, echo, warn)
+
+
+def merged_report(paths: tuple[Path, ...]) -> Report:
+    """The merged report of shard JSON reports; ConfigError when none is usable."""
+    from orch_review.errors import ConfigError
+    from orch_review.findings.merge import merge_files
+
+    try:
+        return merge_files(list(paths))
+    except ValueError as exc:
+        raise ConfigError(f"--from-reports: {exc}") from None
+
+
+def _report_on(
+    report: Report,
+    run: GitHubRun,
+    pull: PullRequest,
+    context: GitHubContext,
+    env: Mapping[str, str],
+    echo: Echo,
+    warn: Echo,
+) -> ExitCode:
+    """Write the files, post the results, write the outputs; the exit code."""
     _write_files(report, run)
     outcome = _post(report, pull, context, run.comment_mode)
     if outcome.fallback:

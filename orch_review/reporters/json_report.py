@@ -62,6 +62,7 @@ def to_data(report: Report) -> dict[str, Any]:
         "agent_model": report.agent_model,
         "summary": report.summary,
         "incomplete": report.incomplete,
+        "shard": report.shard,
         "findings": [f.to_json() for f in report.findings],
         "counts": report.counts(),
         "confirmed_by_severity": {

@@ -160,3 +160,52 @@ def test_subtasks_about_files_outside_the_change_are_refused_with_the_reason(
     assert "refused: it names no file of the change" in workflow_result[1]
     warnings = json.loads(out.read_text())["warnings"]
     assert any("1 subtask(s) of the main agent were refused" in w for w in warnings)
+
+
+def test_shards_cover_the_change_once_and_merge_into_one_report(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], big_change: Path, tmp_path: Path
+) -> None:
+    import jsonschema
+
+    repo = _clone(big_change, tmp_path)
+    reports = []
+    for shard in ("1/2", "2/2"):
+        fake_api.reset()
+        model = OneSubtaskPerFile(base=_sha(repo, "main"))
+        fake_api.policy = model
+        out = tmp_path / f"shard-{shard[0]}.json"
+        result = run_cli(repo, api_env, "--base", "main", "--shard", shard, "--json", str(out))
+        assert result.returncode == 1, result.stderr[-3000:]
+        data = json.loads(out.read_text())
+        assert data["shard"] == shard
+        reports.append(data)
+    halves = [{f["path"] for f in r["coverage"]["files"]} for r in reports]
+    assert not halves[0] & halves[1] and len(halves[0] | halves[1]) == CHANGED
+    assert abs(len(halves[0]) - len(halves[1])) <= 1  # balanced: the files are alike
+    merged_json, sarif = tmp_path / "merged.json", tmp_path / "merged.sarif"
+    shard_files = [str(tmp_path / "shard-1.json"), str(tmp_path / "shard-2.json")]
+
+    merged = run_cli(
+        repo, api_env, "merge", *shard_files, "--json", str(merged_json), "--sarif", str(sarif)
+    )
+
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"{CHANGED} of {CHANGED} changed files covered." in merged.stdout
+    data = json.loads(merged_json.read_text())
+    confirmed = [f["path"] for f in data["findings"] if f["status"] == "confirmed"]
+    assert sorted(confirmed) == [_path(n) for n in BUGS]  # each bug once
+    assert data["incomplete"] is False
+    ids = [c["index"] for c in data["concerns"]]
+    assert ids == list(range(1, len(ids) + 1))  # renumbered across shards
+    sarif_schema = json.loads(
+        (Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text()
+    )
+    jsonschema.validate(json.loads(sarif.read_text()), sarif_schema)
+    github = run_cli(repo, api_env, "merge", *shard_files, "--format", "github")
+    assert github.stdout.count("::error file=") == len(BUGS)
+
+    # The second shard's job failed before writing its report: incomplete, exit 3.
+    missing = run_cli(repo, api_env, "merge", shard_files[0], str(tmp_path / "absent.json"))
+    assert missing.returncode == 3, missing.stdout + missing.stderr
+    assert "shard 2/2 produced no report" in missing.stdout
+    assert "absent.json" in missing.stdout
