@@ -189,7 +189,13 @@ def review(
                 warnings.append(str(exc))
             files = ledger_files(scope, workspace)
             try:
-                swept = run_sweep(workflow, files, scope.base_commit, done=earlier.paths)
+                swept = run_sweep(
+                    workflow,
+                    files,
+                    scope.base_commit,
+                    done=earlier.paths,
+                    agents_left=_agents_left(config, session.ledger),
+                )
                 if swept:
                     count = sum(len(workflow.files_of[o.index]) for o in swept)
                     summary += (
@@ -293,6 +299,12 @@ def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
         else:
             out.append(LedgerFile(file.path, workspace.line_count(file.path) or 0))
     return out
+
+
+def _agents_left(config: Config, ledger: Ledger) -> int | None:
+    if config.max_agents is None:
+        return None
+    return max(0, config.max_agents - sum(ledger.report().agents_started.values()))
 
 
 def _reuse_base(scope: Scope) -> str | None:

@@ -63,6 +63,27 @@ def group_files(
     return groups
 
 
+#: How much larger than usual sweep concerns may grow to fit a cap on agents.
+MAX_GROWTH = 4
+
+
+def fit_groups(
+    files: Sequence[LedgerFile], limits: SweepLimits, agents_left: int | None
+) -> list[list[LedgerFile]]:
+    """:func:`group_files`, with larger groups (up to :data:`MAX_GROWTH` times) when the
+    agents left under ``--max-agents`` (a subagent and a verifier per group) are too few."""
+    groups = group_files(files, limits)
+    if agents_left is None:
+        return groups
+    budget = max(1, agents_left // 2)
+    for factor in range(2, MAX_GROWTH + 1):
+        if len(groups) <= budget:
+            break
+        grown = SweepLimits(limits.max_lines * factor, limits.max_files * factor)
+        groups = group_files(files, grown)
+    return groups
+
+
 def _common_directory(paths: Sequence[str]) -> str:
     parts = [p.split("/")[:-1] for p in paths]
     common: list[str] = []
@@ -144,12 +165,14 @@ def run_sweep(
     *,
     done: frozenset[str] = frozenset(),
     limits: SweepLimits = SweepLimits(),
+    agents_left: int | None = None,
 ) -> list[ConcernOutcome]:
-    """Review every file in ``files`` nothing covered yet; returns the sweep's outcomes."""
+    """Review every file in ``files`` nothing covered yet; returns the sweep's outcomes.
+    ``agents_left``: what ``--max-agents`` still allows (None: no cap)."""
     missing = uncovered_files(files, workflow, done)
     if not missing:
         return []
-    groups = group_files(missing, limits)
+    groups = fit_groups(missing, limits, agents_left)
     return workflow.run(
         [sweep_concern(g, base) for g in groups], files=[[f.path for f in g] for g in groups]
     )

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from orch_review.engine.sweep import SweepLimits, group_files, sweep_concern, weight
+from orch_review.engine.sweep import (
+    MAX_GROWTH,
+    SweepLimits,
+    fit_groups,
+    group_files,
+    sweep_concern,
+    weight,
+)
 from orch_review.findings.coverage import LedgerFile
 from tests.scripted import sweep_files
 
@@ -45,3 +52,13 @@ def test_the_concern_names_every_file_with_its_changed_lines() -> None:
     assert sweep_files(text) == ["src/a.py", "src/b.py"]
     full = sweep_concern([LedgerFile("x.py", 12)], None)
     assert "- x.py (12 lines)" in full and "at the top of the repository" in full
+
+
+def test_groups_grow_to_fit_the_agents_a_cap_leaves() -> None:
+    files = _files(400)
+    limits = SweepLimits(max_lines=1500, max_files=40)
+    assert len(fit_groups(files, limits, None)) == 10
+    fitted = fit_groups(files, limits, agents_left=10)  # a subagent and a verifier each
+    assert len(fitted) <= 5 and sum(len(g) for g in fitted) == 400
+    # Never beyond MAX_GROWTH times the usual size: then the cap leaves files uncovered.
+    assert max(len(g) for g in fit_groups(files, limits, agents_left=2)) <= 40 * MAX_GROWTH
