@@ -173,8 +173,8 @@ def review(
             warnings=warnings,
         ) as session:
             earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
-            if scope.kind != "all":
-                earlier.load(scope.paths)
+            if scope.kind != "all" and config.journal:
+                earlier.load(scope.paths)  # waits for the snapshot: it hashes the files
             workflow = Workflow(session, require_files=scope.kind != "all", earlier=earlier)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
