@@ -72,6 +72,7 @@ class ReviewOptions:
     baseline: Path | None = None
     json_file: Path | None = None
     sarif_file: Path | None = None
+    shard: str | None = None  # "K/N": review a deterministic, size-balanced 1/N of the files
 
     def __post_init__(self) -> None:
         # Callers pass lists and strings; keep the record immutable and typed.
@@ -150,6 +151,10 @@ def prepare(
     config, scope = settings_and_scope(
         opened, options.scope_request(pathspecs), env, options.settings, options.exclude
     )
+    if options.shard is not None:
+        from orch_review.scope.shard import parse_shard, shard_scope
+
+        scope = shard_scope(scope, parse_shard(options.shard))
     check_writable(options.report_files)
     return PreparedReview(opened, config, scope, env, options)
 

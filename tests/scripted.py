@@ -92,36 +92,36 @@ class ReviewScript:
         return Reply.text(self.summary)
 
     def concern_for(self, request: ModelRequest) -> Concern:
-        """The concern a subagent or verifier request is about."""
+        """The concern a subagent or verifier request is about (for a verifier of a sweep's
+        findings, the concern whose claim they make)."""
         task = request.first_user_text
         for concern in self.concerns:
             if concern.key in task:
                 return concern
+        for concern in self.concerns:
+            if is_sweep(task) and concern.claim in task:
+                return concern
         raise AssertionError(f"no scripted concern matches task: {task[:200]}")
 
     def _subagent(self, request: ModelRequest) -> Reply:
+        task = request.first_user_text
+        if is_sweep(task):
+            # A diligent sweep: it runs the check of every scripted concern about its files.
+            files = sweep_files(task)
+            due = [c for c in self.concerns if any(f in c.command for f in files)]
+            if due and request.assistant_turns == 0:
+                return Reply.tool_uses([("bash", {"command": c.command}) for c in due])
+            outputs = request.tool_result_texts()[-len(due) :] if due else []
+            findings = [f for c, out in zip(due, outputs, strict=True) for f in _found(c, out)]
+            summary = "swept: " + ("see findings" if findings else "nothing found")
+            return Reply.tool_use("report_findings", {"summary": summary, "findings": findings})
         concern = self.concern_for(request)
         if request.assistant_turns == 0:
             return Reply.tool_use("bash", {"command": concern.command})
         output = request.tool_result_texts()[0]
-        findings = []
-        for match in GREP_LINE.finditer(output):
-            path = match.group("path") or concern.path
-            line = int(match.group("line"))
-            findings.append(
-                {
-                    "path": path,
-                    "start_line": line,
-                    "end_line": line,
-                    "severity": concern.severity,
-                    "category": concern.category,
-                    "claim": concern.claim,
-                    "evidence": f"{path}:{line}: {match.group('text').strip()}",
-                    "suggestion": concern.suggestion,
-                }
-            )
         return Reply.tool_use(
-            "report_findings", {"summary": f"ran {concern.command}", "findings": findings}
+            "report_findings",
+            {"summary": f"ran {concern.command}", "findings": _found(concern, output)},
         )
 
     def _verifier(self, request: ModelRequest) -> Reply:
@@ -146,6 +146,41 @@ class ReviewScript:
                 }
             )
         return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
+
+
+def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
+    """The findings a concern's command output shows, one per `path:line:text` line."""
+    findings = []
+    for match in GREP_LINE.finditer(output):
+        path = match.group("path") or concern.path
+        line = int(match.group("line"))
+        findings.append(
+            {
+                "path": path,
+                "start_line": line,
+                "end_line": line,
+                "severity": concern.severity,
+                "category": concern.category,
+                "claim": concern.claim,
+                "evidence": f"{path}:{line}: {match.group('text').strip()}",
+                "suggestion": concern.suggestion,
+            }
+        )
+    return findings
+
+
+SWEEP_MARK = "Sweep review of "
+
+
+def is_sweep(task: str) -> bool:
+    """Whether a subagent's task is one of orch-review's own coverage sweeps."""
+    return SWEEP_MARK in task
+
+
+def sweep_files(task: str) -> list[str]:
+    """The files a sweep task lists, one per `- path (...)` line."""
+    body = task.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
+    return [line[2:].rsplit(" (", 1)[0] for line in body.splitlines() if line.startswith("- ")]
 
 
 def findings_in_task(task: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
+from orch_review.cli.merge import merge
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
 from orch_review.cli.review import review
@@ -73,5 +74,5 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github):
+for command in (review, plan, hook, ask, chat, journal, github, merge):
     main.add_command(command)

@@ -60,6 +60,13 @@ from orch_review.scope.pathspecs import from_cwd
 @click.option("--repo", "repository", metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
 @click.option("--no-fetch", is_flag=True, help="Do not fetch missing history of a shallow clone.")
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@click.option(
+    "--from-reports",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Post these shard JSON reports (`--shard K/N --json`), merged, instead of reviewing "
+    "(repeatable).",
+)
 @handle_errors
 def github(
     paths: tuple[str, ...],
@@ -79,6 +86,7 @@ def github(
     repository: str | None,
     no_fetch: bool,
     no_progress: bool,
+    from_reports: tuple[Path, ...],
 ) -> ExitCode:
     """Review a pull request in GitHub Actions and comment on it.
 
@@ -119,6 +127,7 @@ def github(
         pr_number=pr_number,
         repository=repository,
         fetch=not no_fetch,
+        from_reports=from_reports,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
         code = run_github(

@@ -79,6 +79,12 @@ from orch_review.errors import ExitCode
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A previous JSON report: findings already in it are suppressed.",
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Review shard K of N: a deterministic, size-balanced 1/N of the files (for a CI "
+    "matrix; combine the JSON reports with `orch-review merge`).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
@@ -111,6 +117,7 @@ def review(
     critic: bool | None,
     filter_mode: FilterMode | None,
     baseline: Path | None,
+    shard: str | None,
     quiet: bool,
     verbose: bool,
     no_progress: bool,
@@ -124,9 +131,8 @@ def review(
     from rich.console import Console
 
     from orch_review import core
+    from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
-    from orch_review.reporters import registry
-    from orch_review.reporters.terminal import print_report
 
     options = core.ReviewOptions(
         staged=staged,
@@ -155,6 +161,7 @@ def review(
         baseline=baseline,
         json_file=json_file,
         sarif_file=sarif_file,
+        shard=shard,
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
     stderr = Console(stderr=True)
@@ -164,8 +171,5 @@ def review(
             events=progress,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
-    if output_format == "text":
-        print_report(report, Console(), quiet=quiet, verbose=verbose)
-    else:
-        click.echo(registry()[output_format](report), nl=False)
+    print_report_as(report, output_format, quiet=quiet, verbose=verbose)
     return report.exit_code(prepared.config.fail_on)

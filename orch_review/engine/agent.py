@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
-from orch_review.engine.prompts import TRUNCATION_NOTE
+from orch_review.engine.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
 
 T = TypeVar("T")
@@ -132,12 +132,15 @@ class AgentLoop(Generic[T]):
         started = time.monotonic()
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
+        reminded = forced = False
         while run.turns < self._max_turns:
             last_turn = run.turns == self._max_turns - 1
             tool_choice = None
-            if last_turn and self._terminal is not None:
-                self._append_user_text(messages, self._terminal.turn_limit_note)
-                tool_choice = {"type": "tool", "name": self._terminal.name}
+            if (last_turn or forced) and self._terminal is not None:
+                name = self._terminal.name
+                note = self._terminal.turn_limit_note if last_turn else FINAL_TURN_NOTE
+                self._append_user_text(messages, note.replace("{tool}", name))
+                tool_choice = {"type": "tool", "name": name}
             if before_request is not None:
                 before_request(messages)
             reply = self._client.complete(
@@ -190,6 +193,8 @@ class AgentLoop(Generic[T]):
             if uses:
                 if reply.stop_reason == "max_tokens":
                     self._append_user_text(messages, TRUNCATION_NOTE)
+                if forced:
+                    break
                 continue
             if not content:
                 self._append_user_text(messages, EMPTY_REPLY_NOTE)
@@ -200,11 +205,22 @@ class AgentLoop(Generic[T]):
                 self._append_user_text(messages, TRUNCATION_NOTE)
                 continue
             if self._terminal is not None:
-                self._append_user_text(
-                    messages, f"You have not called {self._terminal.name} yet. Call it now."
-                )
+                if forced:
+                    break
+                # One reminder; the next time the report tool is forced, then we stop.
+                forced, reminded = reminded, True
+                if not forced:
+                    self._append_user_text(
+                        messages, f"You have not called {self._terminal.name} yet. Call it now."
+                    )
                 continue
             run.text = reply.text
+            return run
+        if forced and run.turns < self._max_turns:
+            run.note = (
+                f"ended without calling {self._terminal.name if self._terminal else 'its report'}"
+                " after a reminder and a final turn that required it"
+            )
             return run
         run.note = f"stopped at the turn limit ({self._max_turns} turns)"
         return run

@@ -8,6 +8,7 @@ as a second fan-out through the same Workflow (journaled, verified like the firs
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.engine.agent import AgentLoop, Terminal
@@ -31,18 +32,29 @@ def _parse(tool_input: Mapping[str, Any]) -> list[str]:
     return concerns
 
 
-def run_critic(session: Session, workflow: Workflow, scope_summary: str) -> list[ConcernOutcome]:
-    """Ask the critic for uncovered concerns and review them; returns their outcomes."""
+@dataclass(frozen=True, slots=True)
+class CriticRun:
+    """The concerns the critic added (their outcomes), or why the critic failed."""
+
+    outcomes: list[ConcernOutcome] = field(default_factory=list)
+    failure: str | None = None
+
+
+def run_critic(
+    session: Session, workflow: Workflow, scope_summary: str, guidance: str = ""
+) -> CriticRun:
+    """Ask the critic for uncovered concerns and review them. A critic that ends without
+    its report (after one reminder and a forced final turn) is a failure, never silence."""
     reviewed = list(workflow.outcomes)
     if not reviewed:
-        return []
+        return CriticRun()
     confirmed = [
         f"{f.severity.value} {f.location}: {f.claim}"
         for outcome in reviewed
         for f in outcome.findings
         if f.verdict is not None and f.verdict.confirmed
     ]
-    task = critic_task([o.concern for o in reviewed], confirmed, scope_summary)
+    task = critic_task([o.concern for o in reviewed], confirmed, scope_summary, guidance)
     config = session.config
     key = journal_key(
         "critic",
@@ -55,7 +67,8 @@ def run_critic(session: Session, workflow: Workflow, scope_summary: str) -> list
     stored = session.journal.get(key)
     if stored is None:
         if not session.ledger.start_agent("critic"):
-            return []
+            reason = session.ledger.report().cap_reached or "budget reached"
+            return CriticRun(failure=f"the completeness critic did not run: {reason}")
         session.emit("critic", "critic", "completeness critic", "started")
         with session.bash_session() as bash:
             loop: AgentLoop[list[str]] = AgentLoop(
@@ -74,12 +87,13 @@ def run_critic(session: Session, workflow: Workflow, scope_summary: str) -> list
             )
             run = loop.run([{"role": "user", "content": task}])
         if run.result is None:
-            session.emit("critic", "critic", "completeness critic", "failed", run.note)
-            return []
+            why = run.note or "it ended without calling report_concerns"
+            session.emit("critic", "critic", "completeness critic", "failed", why)
+            return CriticRun(failure=f"the completeness critic failed: {why}")
         stored = {"concerns": run.result}
         session.journal.put(key, "critic", stored)
         session.emit("critic", "critic", "completeness critic", "done", f"{len(run.result)} new")
     else:
         session.ledger.reused("critic")
-    new = [c for c in stored["concerns"] if session.workspace.refusal(c) is None]
-    return workflow.run(new) if new else []
+    new = [c for c in stored["concerns"] if workflow.refusal(c) is None]
+    return CriticRun(workflow.run(new) if new else [])

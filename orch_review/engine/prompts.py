@@ -97,6 +97,7 @@ VERIFIER_TURN_LIMIT_NOTE = (
 CRITIC_TURN_LIMIT_NOTE = (
     "You have reached your turn limit. Call report_concerns now with what you found uncovered."
 )
+FINAL_TURN_NOTE = "This is your last turn: call {tool} now with what you have."
 TRUNCATION_NOTE = (
     "Your last response was cut off at the output token limit. Continue, more briefly; "
     "keep tool inputs small."
@@ -119,8 +120,10 @@ def subagent_task(concern: str, guidance: str = "") -> str:
     return f"Your subtask:\n\n<subtask>\n{concern}\n</subtask>{guidance_block(guidance)}"
 
 
-def critic_task(concerns: Sequence[str], confirmed: Sequence[str], scope_summary: str) -> str:
-    """The critic's task: what was reviewed, what was found, and the scope."""
+def critic_task(
+    concerns: Sequence[str], confirmed: Sequence[str], scope_summary: str, guidance: str = ""
+) -> str:
+    """The critic's task: what was reviewed, what was found, the scope, the house rules."""
     return (
         "These concerns were reviewed:\n\n<reviewed_concerns>\n"
         f"{_as_data(list(concerns))}\n</reviewed_concerns>\n\n"
@@ -128,6 +131,7 @@ def critic_task(concerns: Sequence[str], confirmed: Sequence[str], scope_summary
         f"{_as_data(list(confirmed))}\n</confirmed_findings>\n\n"
         f"The content under review:\n\n{scope_summary}\n\n"
         "Find what nobody covered, then call report_concerns."
+        f"{guidance_block(guidance)}"
     )
 
 

@@ -17,12 +17,17 @@ from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
+from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
+from orch_review.engine.reuse import EarlierReviews
+from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
+from orch_review.findings.records import Finding
 from orch_review.findings.report import Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
@@ -138,6 +143,8 @@ def review(
     options = options or ReportOptions()
     mode = options.mode_for(scope)
     started = time.monotonic()
+    if not scope.files:  # a shard with no file: complete, nothing to ask a model
+        return _empty_report(config, scope, mode)
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
     with (
@@ -167,30 +174,60 @@ def review(
             notices=notices,
             warnings=warnings,
         ) as session:
-            workflow = Workflow(session)
+            earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
+            if scope.kind != "all" and config.journal:
+                earlier.load(scope.paths)  # reads the files under review through git
+            workflow = Workflow(session, require_files=scope.kind != "all", earlier=earlier)
             try:
-                main = run_main_agent(session, workflow, task_text(scope, main_guidance))
+                task = task_text(scope, main_guidance) + earlier.note()
+                main = run_main_agent(session, workflow, task)
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
                 save_conversation(
                     session.journal, main, content.commit, scope.describe(), content.own_objects()
                 )
+            except OrchReviewError as exc:
+                if exc.exit_code != ExitCode.INCOMPLETE:
+                    raise
+                warnings.append(str(exc))
+            files = ledger_files(scope, workspace)
+            try:
+                swept = run_sweep(
+                    workflow,
+                    files,
+                    scope.base_commit,
+                    done=earlier.paths,
+                    agents_left=_agents_left(config, session.ledger),
+                )
+                if swept:
+                    count = sum(len(workflow.files_of[o.index]) for o in swept)
+                    summary += (
+                        f"\n\norch-review swept {count} file(s) no concern had covered, "
+                        f"in {len(swept)} concern(s)."
+                    )
                 if critic_wanted(config, scope):
-                    added = run_critic(session, workflow, prescout_summary(scope))
-                    if added:
+                    critic = run_critic(session, workflow, prescout_summary(scope), main_guidance)
+                    if critic.failure:
+                        warnings.append(critic.failure)
+                    if critic.outcomes:
                         summary += (
-                            f"\n\nThe completeness critic added {len(added)} concern(s) the "
-                            "first wave had not covered."
+                            f"\n\nThe completeness critic added {len(critic.outcomes)} "
+                            "concern(s) the first wave had not covered."
                         )
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
                 warnings.append(str(exc))
             ledger = session.ledger
+            coverage = _coverage(scope, files, workflow, earlier.paths)
+            if coverage.complete and ledger.report().cap_reached is None:
+                earlier.store(coverage, _verified_by_path(workflow))
         read = _line_reader(content)
+        reviewed = [o for o in workflow.outcomes if o.index not in workflow.answered]
+        carried = [f for found in earlier.findings.values() for f in found]
         findings = triage(
-            (f for outcome in workflow.outcomes for f in outcome.findings),
+            [*(f for outcome in reviewed for f in outcome.findings), *carried],
             read=read,
             changes=scope.changes if scope.kind != "all" else None,
             mode=mode,
@@ -210,8 +247,12 @@ def review(
             f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
             "again."
         )
-    if not workflow.outcomes:
-        warnings.append("No review workflow ran, so nothing was verified.")
+    if workflow.refused:
+        warnings.append(
+            f"{len(workflow.refused)} subtask(s) of the main agent were refused: "
+            + "; ".join(f"{_short(t)} ({why})" for t, why in workflow.refused[:3])
+            + ("; ..." if len(workflow.refused) > 3 else "")
+        )
     usage = ledger.report()
     if usage.unknown_price_models:
         warnings.append(
@@ -232,5 +273,89 @@ def review(
         scope_kind=scope.kind,
         filter_mode=mode,
         unreadable=unreadable,
+        coverage=coverage,
+        shard=scope.shard,
     )
     return dataclasses.replace(report, snippets=snippets)
+
+
+def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
+    skipped = [SkippedPath(s.path, s.reason) for s in scope.skipped]
+    unit = "files" if scope.kind == "all" else "changed files"
+    return build_report(
+        scope=scope.describe(),
+        summary="",
+        concerns=[],
+        usage=Ledger(Caps(), cost=lambda *_: (0.0, True)).report(),
+        wall_seconds=0.0,
+        model=config.model,
+        agent_model=config.agent_model,
+        warnings=[],
+        findings=[],
+        scope_kind=scope.kind,
+        filter_mode=mode,
+        coverage=build_coverage([], covered_by={}, skipped=skipped, unit=unit),
+        shard=scope.shard,
+    )
+
+
+def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
+    """Every reviewable file in scope: for a change its changed lines and hunks, for a full
+    audit its length (read from the snapshot, so call it once the content is in place)."""
+    out = []
+    for file in scope.files:
+        if file.change is not None:
+            changed = file.change.additions + file.change.deletions
+            out.append(LedgerFile(file.path, changed, file.change.hunks))
+        else:
+            out.append(LedgerFile(file.path, workspace.line_count(file.path) or 0))
+    return out
+
+
+def _agents_left(config: Config, ledger: Ledger) -> int | None:
+    if config.max_agents is None:
+        return None
+    return max(0, config.max_agents - sum(ledger.report().agents_started.values()))
+
+
+def _reuse_base(scope: Scope) -> str | None:
+    """What earlier reviews must have been compared with to be reused (None: no reuse)."""
+    return None if scope.kind == "all" else scope.base_commit
+
+
+def guidance_text(guidance: Guidance) -> Callable[[str], str]:
+    """The review guidance an agent about one path receives."""
+
+    def text(path: str) -> str:
+        return guidance.for_paths([path])[0]
+
+    return text
+
+
+def _verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:
+    """Findings of the concerns this review ran and fully verified, by path."""
+    out: dict[str, list[Finding]] = {}
+    for outcome in workflow.outcomes:
+        if outcome.covered and outcome.index not in workflow.answered:
+            for finding in outcome.findings:
+                out.setdefault(finding.path, []).append(finding)
+    return out
+
+
+def _coverage(
+    scope: Scope, files: list[LedgerFile], workflow: Workflow, reused: frozenset[str]
+) -> Coverage:
+    covered_by, reasons = covering(workflow.outcomes, workflow.files_of, workflow.answered)
+    return build_coverage(
+        files,
+        covered_by=covered_by,
+        reused=reused,
+        reasons=reasons,
+        skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
+        unit="files" if scope.kind == "all" else "changed files",
+    )
+
+
+def _short(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

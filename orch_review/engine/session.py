@@ -35,6 +35,10 @@ class ReviewedContent(Protocol):
         """Return once the content under ``root`` is in place."""
         ...
 
+    def read(self, path: str) -> bytes | None:
+        """The content of the file ``path`` under review, or None when it is none."""
+        ...
+
     def line_count(self, path: str) -> int | None:
         """Lines of a reviewable file, or None when ``path`` is not one."""
         ...

@@ -9,13 +9,14 @@ for agents that never finished.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
 from orch_review.engine.journal import journal_key
 from orch_review.engine.phases import Phase, parse_phases, with_context
+from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.scheduler import REVIEW, VERIFY
 from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_subagent, run_verifier
@@ -63,11 +64,37 @@ VERDICTS_FORMAT = 2
 class Workflow:
     """Runs concerns for one session; each :meth:`run` is one Workflow tool call."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        require_files: bool = False,
+        earlier: EarlierReviews | None = None,
+    ) -> None:
+        """``require_files``: refuse subtasks that name no reviewable file (a change's
+        concerns must be about the change); ``earlier``: files an earlier review covered."""
         self._session = session
+        self._require_files = require_files
+        self._earlier = earlier
+        # Concerns answered from an earlier review instead of being run.
+        self.answered: set[int] = set()
         self._next_index = 0
         self.outcomes: list[ConcernOutcome] = []
+        # Concern index -> the reviewable files it is about: what its outcome covers.
+        self.files_of: dict[int, tuple[str, ...]] = {}
+        self.refused: list[tuple[str, str]] = []  # (subtask, why), as told to the model
         self.guidance_truncated = False
+
+    def refusal(self, subtask: str) -> str | None:
+        """Why ``subtask`` may not run (a skipped file, or no file of the change), or None."""
+        workspace = self._session.workspace
+        reason = workspace.refusal(subtask)
+        if reason is None and self._require_files and not workspace.mentioned_files(subtask):
+            reason = (
+                "it names no file of the change; concerns must be about changed files "
+                "(name them by their paths, as listed in the pre-scout summary)"
+            )
+        return reason
 
     def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
         """The tool handler given to the main agent: ``subtasks``, or a ``phases`` plan."""
@@ -97,10 +124,11 @@ class Workflow:
         dropped = subtasks[cap:]
         accepted, refused = [], []
         for subtask in subtasks[:cap]:
-            reason = self._session.workspace.refusal(subtask)
+            reason = self.refusal(subtask)
             if reason is None:
                 accepted.append(subtask)
             else:
+                self.refused.append((subtask, reason))
                 refused.append(f"- {_short(subtask)}\n    refused: {reason}")
         if not accepted:
             return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
@@ -112,22 +140,53 @@ class Workflow:
         if dropped:
             text += (
                 f"\n\nNote: only the first {cap} subtasks were run; {len(dropped)} were dropped. "
-                "Call Workflow again with the remaining ones."
+                "Call Workflow again with the remaining ones, grouped into fewer, broader "
+                "concerns. Changed files that no concern covers are reviewed by orch-review's "
+                "own sweep at the end."
             )
         return text, False
 
-    def run(self, concerns: list[str]) -> list[ConcernOutcome]:
-        """Review ``concerns`` and return their outcomes in order."""
+    def run(
+        self, concerns: list[str], files: Sequence[Sequence[str]] | None = None
+    ) -> list[ConcernOutcome]:
+        """Review ``concerns`` and return their outcomes in order. ``files`` gives, per
+        concern, the files it covers (default: the reviewable files its text names)."""
         futures: list[Future[ConcernOutcome]] = []
-        for concern in concerns:
+        workspace = self._session.workspace
+        for number, concern in enumerate(concerns):
             index = self._next_index
             self._next_index += 1
+            named = files[number] if files is not None else workspace.mentioned_files(concern)
+            self.files_of[index] = tuple(named)
+            if self._earlier is not None and self._earlier.answers(named):
+                futures.append(self._answered(index, concern, self._earlier, named))
+                continue
             outcome: Future[ConcernOutcome] = Future()
             futures.append(outcome)
             self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
         outcomes = [f.result() for f in futures]
         self.outcomes.extend(outcomes)
         return outcomes
+
+    def _answered(
+        self, index: int, concern: str, earlier: EarlierReviews, named: Sequence[str]
+    ) -> Future[ConcernOutcome]:
+        """The outcome of a concern whose files an earlier review covered, without an agent."""
+        self.answered.add(index)
+        self._session.emit(f"s{index}", "subagent", concern, "cached", "earlier review")
+        findings = tuple(f for path in named for f in earlier.findings[path])
+        outcome: Future[ConcernOutcome] = Future()
+        outcome.set_result(
+            ConcernOutcome(
+                index,
+                concern,
+                "reviewed",
+                findings,
+                "Answered from an earlier review of the same content.",
+                from_journal=True,
+            )
+        )
+        return outcome
 
     def _review(self, index: int, concern: str, done: Future[ConcernOutcome]) -> None:
         session = self._session

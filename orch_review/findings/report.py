@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from orch_review.errors import ExitCode
+from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
@@ -31,6 +32,9 @@ class Report:
     snippets: Mapping[str, Snippet] = field(default_factory=dict)
     # Files in scope this process could not read: skipped, so not covered.
     unreadable: tuple[str, ...] = ()
+    # The per-file ledger; None only for reports built without one (older callers, tests).
+    coverage: Coverage | None = None
+    shard: str | None = None  # "K/N" for one shard of a split review
 
     @property
     def confirmed(self) -> list[Finding]:
@@ -52,13 +56,14 @@ class Report:
 
     @property
     def incomplete(self) -> bool:
-        """True when part of the review did not happen."""
-        return (
-            bool(self.uncovered)
-            or self.usage.cap_reached is not None
-            or not self.concerns
-            or bool(self.unreadable)
-        )
+        """True when part of the review did not happen: with a ledger, a reviewable file
+        left uncovered (or a budget cap reached, or a file this process could not read);
+        users count files, not concerns."""
+        if self.usage.cap_reached is not None or self.unreadable:
+            return True
+        if self.coverage is not None:
+            return not self.coverage.complete
+        return bool(self.uncovered) or not self.concerns
 
     @property
     def unreadable_note(self) -> str | None:
@@ -68,6 +73,28 @@ class Report:
         shown = ", ".join(quote_path(p) for p in self.unreadable[:3])
         more = ", ..." if len(self.unreadable) > 3 else ""
         return f"{len(self.unreadable)} unreadable file(s) not reviewed: {shown}{more}"
+
+    def incomplete_reasons(self) -> list[str]:
+        """Why the review is incomplete, in words (empty when it is complete)."""
+        if not self.incomplete:
+            return []
+        reasons = []
+        if self.coverage is not None:
+            missing = len(self.coverage.uncovered)
+            total = len(self.coverage.files)
+            if missing:
+                reasons.append(f"{missing} of {total} {self.coverage.unit} not covered")
+            reasons += self.coverage.notes
+        else:
+            if self.uncovered:
+                reasons.append(f"{len(self.uncovered)} concern(s) not covered")
+            if not self.concerns:
+                reasons.append("no review workflow ran")
+        if self.usage.cap_reached:
+            reasons.append(self.usage.cap_reached)
+        if self.unreadable_note:
+            reasons.append(self.unreadable_note)
+        return reasons
 
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""
@@ -92,6 +119,8 @@ def build_report(
     scope_kind: str,
     filter_mode: str,
     unreadable: tuple[str, ...] = (),
+    coverage: Coverage | None = None,
+    shard: str | None = None,
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -107,4 +136,6 @@ def build_report(
         scope_kind=scope_kind,
         filter_mode=filter_mode,
         unreadable=unreadable,
+        coverage=coverage,
+        shard=shard,
     )

@@ -64,6 +64,8 @@ class GitHubRun:
     pr_number: int | None = None
     repository: str | None = None
     fetch: bool = True
+    # Post these merged shard reports (`orch-review --shard K/N --json`) instead of reviewing.
+    from_reports: tuple[Path, ...] = ()
 
 
 def find_pull_request(
@@ -95,6 +97,8 @@ def run_github(
 
     context = GitHubContext.from_env(env, run.repository)
     pull = find_pull_request(run, context, env, warn)
+    if run.from_reports:
+        return _report_on(merged_report(run), run, pull, context, env, echo, warn)
     if not core.has_credentials(env):
         if not pull.from_fork:
             raise CredentialsMissing(
@@ -127,7 +131,37 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    report = core.run(prepared, events=events)
+    report = core.run(prepared, events=events)  # it writes the report files
+    return _report_on(report, run, pull, context, env, echo, warn)
+
+
+def merged_report(run: GitHubRun) -> Report:
+    """The merged report of shard JSON reports, its files written; ConfigError when none is
+    usable."""
+    from orch_review.errors import ConfigError
+    from orch_review.findings.merge import merge_files
+    from orch_review.reporters.files import check_writable, write_reports
+
+    files = [(n, p) for n, p in (("json", run.json_file), ("sarif", run.sarif_file)) if p]
+    check_writable(files)
+    try:
+        report = merge_files(list(run.from_reports))
+    except ValueError as exc:
+        raise ConfigError(f"--from-reports: {exc}") from None
+    write_reports(report, files)
+    return report
+
+
+def _report_on(
+    report: Report,
+    run: GitHubRun,
+    pull: PullRequest,
+    context: GitHubContext,
+    env: Mapping[str, str],
+    echo: Echo,
+    warn: Echo,
+) -> ExitCode:
+    """Post the results, write the outputs; the exit code."""
     outcome = _post(report, pull, context, run.comment_mode)
     if outcome.fallback:
         warn(f"orch-review: {outcome.fallback}; the findings are annotations instead.")

@@ -64,10 +64,7 @@ def _counts(report: Report) -> str:
 def _incomplete(report: Report) -> list[str]:
     if not report.incomplete:
         return []
-    reasons = [f"{len(report.uncovered)} concern(s) not covered"] if report.uncovered else []
-    reasons += [report.usage.cap_reached] if report.usage.cap_reached else []
-    reasons += [] if report.concerns else ["no review workflow ran"]
-    reasons += [report.unreadable_note] if report.unreadable_note else []
+    reasons = report.incomplete_reasons()
     return [
         "",
         f"> [!WARNING]\n> The review is **incomplete** ({cell('; '.join(reasons))}): "
@@ -100,15 +97,44 @@ def _findings_table(rows: Sequence[tuple[Finding, str]], all_findings: bool) -> 
     return lines
 
 
+def _files(report: Report) -> list[str]:
+    coverage = report.coverage
+    if coverage is None:
+        return []
+    lines = [f"**{coverage.headline()}.**"]
+    if coverage.uncovered:
+        lines += ["", "Not covered:"]
+    for file in coverage.uncovered[:MAX_ROWS]:
+        lines.append(f"- `{cell(file.path, 150)}`: {cell(file.reason, 200)}")
+    if len(coverage.uncovered) > MAX_ROWS:
+        lines.append(f"- …and {len(coverage.uncovered) - MAX_ROWS} more (see the JSON report)")
+    if coverage.skipped:
+        lines += ["", f"Skipped before the review ({len(coverage.skipped)}):"]
+    for entry in coverage.skipped[:MAX_ROWS]:
+        lines.append(f"- `{cell(entry.path, 150)}`: {cell(entry.reason, 200)}")
+    if len(coverage.skipped) > MAX_ROWS:
+        lines.append(f"- …and {len(coverage.skipped) - MAX_ROWS} more (see the JSON report)")
+    return [*lines, ""]
+
+
 def _coverage(report: Report) -> list[str]:
     concerns = report.concerns
     covered = sum(1 for c in concerns if c.covered)
-    lines = ["", "### Coverage", "", f"{covered} of {len(concerns)} concerns covered."]
+    lines = [
+        "",
+        "### Coverage",
+        "",
+        *_files(report),
+        f"{covered} of {len(concerns)} concerns covered.",
+    ]
     if report.uncovered:
         lines.append("")
     for outcome in report.uncovered[:MAX_ROWS]:
         why = f": {cell(outcome.error, 200)}" if outcome.error else ""
         lines.append(f"- {outcome.status}: {cell(outcome.concern, 150)}{why}")
+    if report.warnings:
+        lines += ["", "Warnings:"]
+    lines += [f"- {cell(w, 300)}" for w in report.warnings[:MAX_ROWS]]
     return lines
 
 

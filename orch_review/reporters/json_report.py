@@ -13,6 +13,7 @@ from typing import Any
 
 from orch_review import __version__
 from orch_review.findings.codec import finding_to_json
+from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
 from orch_review.scope.diff import path_for_json
@@ -28,8 +29,10 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def _coverage(report: Report) -> dict[str, int]:
+def _coverage(report: Report) -> dict[str, Any]:
+    """Concern counts, and the per-file ledger: what a user counts."""
     concerns = report.concerns
+    ledger = (report.coverage or Coverage(())).to_json()
     return {
         "concerns": len(concerns),
         "reviewed": sum(1 for c in concerns if c.status == "reviewed"),
@@ -37,6 +40,13 @@ def _coverage(report: Report) -> dict[str, int]:
         "skipped": sum(1 for c in concerns if c.status == "skipped"),
         "covered": sum(1 for c in concerns if c.covered),
         "uncovered": len(report.uncovered),
+        "files": ledger["files"],
+        "skipped_files": ledger["skipped"],
+        "changed_files": {
+            key: ledger[key]
+            for key in ("unit", "total", "covered", "reused", "uncovered", "complete")
+        },
+        "notes": ledger["notes"],
     }
 
 
@@ -54,6 +64,7 @@ def to_data(report: Report) -> dict[str, Any]:
         "agent_model": report.agent_model,
         "summary": report.summary,
         "incomplete": report.incomplete,
+        "shard": report.shard,
         "findings": [
             {**finding_to_json(f), "path": path_for_json(f.path)} for f in report.findings
         ],

@@ -166,8 +166,47 @@ def _notification(level: str, descriptor: str, text: str) -> dict[str, Any]:
     return {"level": level, "descriptor": {"id": descriptor}, "message": {"text": text}}
 
 
+#: Files named one by one in notifications; the JSON report lists them all.
+MAX_FILE_NOTIFICATIONS = 1000
+
+
+def _file_notification(level: str, descriptor: str, path: str, text: str) -> dict[str, Any]:
+    note = _notification(level, descriptor, text)
+    note["locations"] = [
+        {"physicalLocation": {"artifactLocation": {"uri": quote(path), "uriBaseId": "SRCROOT"}}}
+    ]
+    return note
+
+
+def _coverage_notifications(report: Report) -> list[dict[str, Any]]:
+    coverage = report.coverage
+    if coverage is None:
+        return []
+    level = "note" if coverage.complete else "error"
+    out = [_notification(level, "coverage", coverage.headline() + ".")]
+    out += [
+        _file_notification(
+            "error", "file-not-covered", f.path, f"Not covered: {f.path} ({f.reason})"
+        )
+        for f in coverage.uncovered[:MAX_FILE_NOTIFICATIONS]
+    ]
+    out += [
+        _file_notification("note", "file-skipped", s.path, f"Skipped: {s.path} ({s.reason})")
+        for s in coverage.skipped[:MAX_FILE_NOTIFICATIONS]
+    ]
+    cut = max(0, len(coverage.uncovered) - MAX_FILE_NOTIFICATIONS) + max(
+        0, len(coverage.skipped) - MAX_FILE_NOTIFICATIONS
+    )
+    if cut:
+        out.append(
+            _notification("warning", "coverage", f"{cut} more files; the JSON report lists all.")
+        )
+    out += [_notification("error", "coverage", n) for n in coverage.notes]
+    return out
+
+
 def _notifications(report: Report) -> list[dict[str, Any]]:
-    out = []
+    out = _coverage_notifications(report)
     for outcome in report.uncovered:
         concern = " ".join(outcome.concern.split())
         why = outcome.error or "some of its findings were not verified"

@@ -169,7 +169,37 @@ def _not_shown(report: Report) -> Iterator[RenderableType]:
     yield Text()
 
 
+#: Uncovered and skipped files listed by name; the JSON report lists them all.
+MAX_LISTED = 20
+
+
+def _file_coverage(report: Report) -> Iterator[Text]:
+    coverage = report.coverage
+    if coverage is None:
+        return
+    yield Text(coverage.headline() + ".", "bold" if coverage.complete else "bold red")
+    uncovered = coverage.uncovered
+    for file in uncovered[:MAX_LISTED]:
+        yield Text.assemble(
+            ("NOT COVERED ", "bold red"),
+            _one_line(file.path),
+            (f" — {_one_line(file.reason)}", "dim"),
+        )
+    if len(uncovered) > MAX_LISTED:
+        yield Text(f"…and {len(uncovered) - MAX_LISTED} more uncovered (see --json).", "red")
+    skipped = coverage.skipped
+    if skipped:
+        yield Text(f"Skipped before the review: {len(skipped)} file(s).", "dim")
+    for entry in skipped[:MAX_LISTED]:
+        yield Text.assemble(
+            ("SKIPPED ", "dim"), _one_line(entry.path), (f" — {_one_line(entry.reason)}", "dim")
+        )
+    if len(skipped) > MAX_LISTED:
+        yield Text(f"…and {len(skipped) - MAX_LISTED} more skipped (see `plan`).", "dim")
+
+
 def _coverage(report: Report) -> Iterator[Text]:
+    yield from _file_coverage(report)
     total = len(report.concerns)
     reviewed = sum(1 for c in report.concerns if c.status == "reviewed")
     covered = sum(1 for c in report.concerns if c.covered)
@@ -230,9 +260,17 @@ def _usage_cells(used: Usage) -> list[str]:
 def _incomplete(report: Report) -> Text:
     missing = len(report.uncovered)
     why = f"{missing} concern{'s' if missing != 1 else ''} not covered" if missing else ""
+    coverage = report.coverage
+    if coverage is not None:
+        files = [f.path for f in coverage.uncovered]
+        why = f"{len(files)} of {len(coverage.files)} {coverage.unit} not covered" if files else ""
+        if files:
+            shown = ", ".join(_one_line(p) for p in files[:5])
+            why += f" ({shown}{', …' if len(files) > 5 else ''})"
+        why = "; ".join(filter(None, [why, *coverage.notes]))
     if report.usage.cap_reached:
         why = ", ".join(filter(None, [why, report.usage.cap_reached]))
-    if not report.concerns:
+    if not report.concerns and coverage is None:
         why = "no review workflow ran"
     why = ", ".join(filter(None, [why, report.unreadable_note]))
     return Text(f"The review is INCOMPLETE: {why}.", "bold red")

@@ -75,11 +75,7 @@ def render(report: Report) -> str:
     lines: list[str] = []
     levels: list[str] = []
     if report.incomplete:
-        missing = len(report.uncovered)
-        reasons = [f"{missing} concern(s) not covered"] if missing else []
-        reasons += [report.usage.cap_reached] if report.usage.cap_reached else []
-        reasons += [] if report.concerns else ["no review workflow ran"]
-        reasons += [report.unreadable_note] if report.unreadable_note else []
+        reasons = report.incomplete_reasons()
         lines.append(
             command(
                 "warning",
@@ -91,6 +87,9 @@ def render(report: Report) -> str:
     for finding in report.confirmed:
         lines.append(annotation(finding))
         levels.append(COMMAND[finding.severity])
+    for warning in report.warnings:
+        lines.append(command("warning", warning, title="orch-review: warning"))
+        levels.append("warning")
     hidden = hidden_count(levels)
     if hidden:
         lines.append(

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orch_review.engine.prompts import MAIN_SYSTEM
-from orch_review.sanitize import controls, terminal
+from orch_review.sanitize import terminal
 from orch_review.scope.diff import path_for_json, quote_path, text_for_json
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
@@ -123,16 +123,11 @@ def _shown(name: str) -> str:
     return terminal(quote_path(name))
 
 
-def _inline(name: str) -> str:
-    """A file name (hostile) inside a line orch-review starts: no control character."""
-    return controls(quote_path(name))
-
-
 def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     """The plan as plain lines, full paths, columns aligned. No line starts with a name from
     the repository (a CI log must not take one for a command)."""
     scope = data["scope"]
-    lines = [f"scope: {_inline(scope['description'])}\n"]
+    lines = [f"scope: {_shown(scope['description'])}\n"]
     files = data["files"]
     count = len(files)
     lines.append(f"{count:,} file{'' if count == 1 else 's'} to review\n")
@@ -140,14 +135,14 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     for f in files[:limit]:
         status = f["status"] or ""
         if f["old_path"]:
-            status = f"renamed from {_inline(f['old_path'])}"
+            status = f"renamed from {_shown(f['old_path'])}"
         rows.append(
             (
                 status,
                 "" if f["additions"] is None else str(f["additions"]),
                 "" if f["deletions"] is None else str(f["deletions"]),
                 f"{f['size']:,}",
-                _inline(f["path"]),
+                _shown(f["path"]),
                 ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or [])),
             )
         )
@@ -162,8 +157,7 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     if skipped:
         lines.append(f"{len(skipped):,} skipped\n")
         lines += [
-            f"skipped: {_inline(s['path'])} ({_inline(s['reason'])})\n"
-            for s in skipped[:limit]
+            f"skipped: {_shown(s['path'])} ({_shown(s['reason'])})\n" for s in skipped[:limit]
         ]
         lines += _plain_more(len(skipped), limit)
     lines.append(_token_line(data["tokens"]) + "\n")

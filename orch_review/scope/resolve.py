@@ -99,10 +99,13 @@ class Scope:
     # The revision configuration, ignore and guidance files are read from (with --base), so
     # a change cannot weaken its own review; None: the content under review itself.
     config_revision: str | None = None
+    shard: str | None = None  # "K/N" when this is one shard of a split review
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
         narrowed = f" under {' '.join(self.pathspecs)}" if self.pathspecs else ""
+        if self.shard is not None:
+            narrowed += f" [shard {self.shard}]"
         if self.kind == "all":
             return f"all tracked files{narrowed} ({self.head})"
         against = self.base_ref or (self.base_commit or "")[:12]

@@ -5,11 +5,16 @@ from __future__ import annotations
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from tests.scripted import is_sweep, planted_script, sweep_files
 
 
 def _division_subagent(request: ModelRequest) -> bool:
     return request.role == "subagent" and "division" in request.first_user_text
+
+
+def _calc_subagent(request: ModelRequest) -> bool:
+    """Any subagent about calc.py: the scripted concern, or the engine's sweep of it."""
+    return request.role == "subagent" and "calc.py" in request.first_user_text
 
 
 def _injection_subagent(request: ModelRequest) -> bool:
@@ -83,17 +88,33 @@ def test_failing_subagent_is_isolated_and_the_review_is_incomplete(
 ) -> None:
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
-    fake_api.add_fault("status", status=500, times=None, match=_division_subagent)
+    fake_api.add_fault("status", status=500, times=None, match=_calc_subagent)
 
     result = run_cli(repo, {**api_env, "ORCH_REVIEW_MAX_RETRIES": "1"}, "--all")
 
     assert result.returncode == 3, result.stderr
     assert "app.py:6" in result.stdout  # the other concern finished and was verified
-    assert "NOT COVERED" in result.stdout
+    assert "NOT COVERED calc.py — concern [3] failed" in result.stdout
     assert "Check calc.py for division by zero" in result.stdout
-    assert "INCOMPLETE" in result.stdout
+    assert "INCOMPLETE: 2 of 3 files not covered (README.md, calc.py)" in result.stdout
     division = [r for r in fake_api.message_requests if _division_subagent(r.model_request())]
     assert len(division) == 2  # one attempt and one retry, then given up
+    calc = [r for r in fake_api.message_requests if _calc_subagent(r.model_request())]
+    assert len(calc) == 4  # and the same for the engine's sweep of calc.py
+
+
+def test_a_failed_concern_whose_file_the_sweep_covers_is_complete(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.add_fault("status", status=500, times=None, match=_division_subagent)
+
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_MAX_RETRIES": "0"}, "--all")
+
+    assert result.returncode == 1, result.stderr  # every file covered: findings decide
+    assert "3 of 3 files covered." in result.stdout
+    assert "NOT COVERED [2] Check calc.py for division by zero" in result.stdout
 
 
 def test_failed_concern_is_retried_on_the_next_run(
@@ -101,7 +122,7 @@ def test_failed_concern_is_retried_on_the_next_run(
 ) -> None:
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
-    fake_api.add_fault("status", status=500, times=None, match=_division_subagent)
+    fake_api.add_fault("status", status=500, times=None, match=_calc_subagent)
     env = {**api_env, "ORCH_REVIEW_MAX_RETRIES": "0"}
     assert run_cli(repo, env, "--all").returncode == 3
     fake_api.reset()
@@ -115,4 +136,9 @@ def test_failed_concern_is_retried_on_the_next_run(
         "subagent",
         "verifier",
     }
-    assert all(_division_subagent(r.model_request()) for r in fake_api.requests_for("subagent"))
+    tasks = {r.model_request().first_user_text for r in fake_api.requests_for("subagent")}
+    # The failed concern runs again and the sweep covers what is left: README.md.
+    assert sorted(sweep_files(t) if is_sweep(t) else ["division"] for t in tasks) == [
+        ["README.md"],
+        ["division"],
+    ]

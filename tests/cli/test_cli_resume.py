@@ -16,7 +16,7 @@ from orch_review import tempdirs
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, Fault, ModelRequest
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from tests.scripted import is_sweep, planted_script, sweep_files
 
 
 def _journal_kinds(repo: Path) -> dict[str, int]:
@@ -81,7 +81,9 @@ def test_sigkill_mid_fan_out_then_rerun_pays_only_for_unfinished_agents(
 
     assert result.returncode == 1, result.stderr
     assert "app.py:6" in result.stdout
-    assert fake_api.requests_for("subagent") == []
+    # Only the engine's sweep of README.md is new: the killed run never reached it.
+    subagents = [r.model_request() for r in fake_api.requests_for("subagent")]
+    assert [sweep_files(r.first_user_text) for r in subagents] == [["README.md"]]
     verifiers = fake_api.requests_for("verifier")
     assert len(verifiers) == 2
     assert all(_division_verifier(r.model_request()) for r in verifiers)
@@ -181,7 +183,10 @@ def test_after_sigterm_a_rerun_pays_only_for_what_never_finished(
     result = run_cli(repo, api_env, "--all")
 
     assert result.returncode == 1, result.stderr
-    assert fake_api.requests_for("subagent") == []
+    # The finished concerns are not paid again; only the coverage sweep, which the first
+    # run never reached, runs now.
+    tasks = [r.model_request().first_user_text for r in fake_api.requests_for("subagent")]
+    assert all(is_sweep(task) for task in tasks), tasks
     verifiers = fake_api.requests_for("verifier")
     assert verifiers and all(_division_verifier(r.model_request()) for r in verifiers)
     assert len(fake_api.requests_for("main")) == 1

@@ -19,7 +19,14 @@ from tests.helpers import (
     run_cli,
     run_cli_unprivileged,
 )
-from tests.scripted import PLANTED_FILES, PLANTED_INJECTION, planted_script
+from tests.scripted import (
+    PLANTED_FILES,
+    PLANTED_INJECTION,
+    confirm,
+    is_sweep,
+    planted_script,
+    sweep_files,
+)
 
 
 @pytest.fixture
@@ -74,7 +81,7 @@ def test_requests_carry_effort_mode_message_and_cache_breakpoints(
     run_cli(repo, api_env, "--all", "--effort", "high")
 
     requests = fake_api.message_requests
-    assert len(requests) == 11
+    assert len(requests) == 12  # 3 main, 2 + 2 per concern, 1 for the sweep of README.md
     assert all(r.body["output_config"] == {"effort": "high"} for r in requests)
     assert all(r.body["stream"] is True for r in requests)
     for request in requests:
@@ -159,7 +166,7 @@ def test_json_report_keeps_refuted_findings_and_usage_per_role(
     assert confirmed["verdict"]["evidence"].startswith("def find_user(")
     usage = data["usage"]["by_role"]
     assert usage["main"]["requests"] == 3
-    assert usage["subagent"]["requests"] == 4
+    assert usage["subagent"]["requests"] == 5  # the two concerns, and the sweep of README.md
     assert usage["verifier"]["requests"] == 4
     assert usage["subagent"]["cache_read_tokens"] > 0
     assert data["usage"]["total"]["cost_usd"] > 0
@@ -203,7 +210,7 @@ def test_two_processes_share_one_journal(
     db = sqlite3.connect(repo / ".git" / "orch-review" / "journal.sqlite3")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     kinds = dict(db.execute("SELECT kind, count(*) FROM journal GROUP BY kind").fetchall())
-    assert kinds["subagent"] == 2 and kinds["verifier"] == 2
+    assert kinds["subagent"] == 3 and kinds["verifier"] == 2  # README.md is swept
 
 
 def test_journal_stats_and_clear(
@@ -217,7 +224,7 @@ def test_journal_stats_and_clear(
 
     stats = run_cli(repo, api_env, "journal", "stats")
     assert stats.returncode == 0
-    assert "subagent: 2" in stats.stdout and "verifier: 2" in stats.stdout
+    assert "subagent: 3" in stats.stdout and "verifier: 2" in stats.stdout
 
     cleared = run_cli(repo, api_env, "journal", "clear")
     assert cleared.returncode == 0 and "removed" in cleared.stdout
@@ -291,18 +298,21 @@ def test_findings_outside_the_change_are_filtered_not_lost(
     (repo / "calc.py").write_text(
         (repo / "calc.py").read_text() + "\n\ndef twice(x):\n    return 2 * x\n"
     )
-    fake_api.policy = planted_script()
+    script = planted_script()
+    script.concerns[1].verdict = confirm  # ratio() at calc.py:4, not on a changed line
+    script.concerns[1].severity = "high"
+    fake_api.policy = script
     out = tmp_path / "report.json"
 
     result = run_cli(repo, api_env, "--json", str(out))  # default scope: the branch's change
 
-    assert result.returncode == 0, result.stdout + result.stderr  # app.py:6 is not in the change
+    assert result.returncode == 0, result.stdout + result.stderr  # calc.py:4 is not changed
     data = json.loads(out.read_text())
     statuses = {f["path"]: f["status"] for f in data["findings"]}
-    assert statuses["app.py"] == "filtered"
+    assert statuses == {"calc.py": "filtered"}
     assert data["counts"]["filtered"] == 1
     loud = run_cli(repo, api_env, "--filter-mode", "nofilter")
-    assert loud.returncode == 1 and "app.py:6" in loud.stdout
+    assert loud.returncode == 1 and "calc.py:4" in loud.stdout
 
 
 def test_subtasks_about_skipped_files_are_refused_back_to_the_model(
@@ -341,7 +351,10 @@ def test_subtasks_beyond_the_cap_are_dropped_with_a_note(
 
     assert result.returncode == 1, result.stderr
     tasks = {r.model_request().first_user_text for r in fake_api.requests_for("subagent")}
-    assert len(tasks) == 1 and "injection" in next(iter(tasks))
+    asked = [t for t in tasks if not is_sweep(t)]
+    assert len(asked) == 1 and "injection" in asked[0]
+    # The dropped subtask's file is still reviewed: by the engine's sweep.
+    assert [sweep_files(t) for t in tasks if is_sweep(t)] == [["README.md", "calc.py"]]
     (workflow_result,) = fake_api.requests_for("main")[-1].model_request().tool_results()
     assert "only the first 1 subtasks were run; 1 were dropped" in workflow_result[1]
     assert "Call Workflow again with the remaining ones" in workflow_result[1]

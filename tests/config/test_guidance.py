@@ -10,7 +10,7 @@ from orch_review.config.settings import Config, PathInstruction
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import run_cli
-from tests.scripted import Concern, ReviewScript
+from tests.scripted import Concern, ReviewScript, is_sweep, sweep_files
 
 DOCS = {
     "REVIEW.md": "root rules",
@@ -120,7 +120,11 @@ def test_guidance_reaches_the_agents_whose_concern_touches_its_directory(
         for request in fake_api.requests_for(role):
             task = request.model_request().first_user_text
             assert "Root: we care about injection." in task
-            assert ("API: every handler must check auth." in task) == ("api-check" in task)
+            # The engine's sweep of REVIEW.md and api/REVIEW.md is about a file under api/ too.
+            about_api = "api-check" in task or any(
+                p.startswith("api/") for p in (sweep_files(task) if is_sweep(task) else ())
+            )
+            assert ("API: every handler must check auth." in task) == about_api
 
 
 def test_with_base_the_guidance_comes_from_the_base_revision(

@@ -237,3 +237,35 @@ def test_a_report_sent_with_other_calls_waits_for_their_results(
     assert looked_up == "the answer is 42" and not lookup_error
     assert is_error and "report_findings was not recorded" in text
     assert "same turn as other tool calls" in text
+
+
+def test_no_report_after_one_reminder_forces_it_then_ends_as_failed(
+    fake_api: FakeMessagesAPI,
+) -> None:
+    fake_api.policy = lambda request: Reply.text("nothing to report")
+
+    run = _loop(fake_api, max_turns=15).run([{"role": "user", "content": "task"}])
+
+    assert run.result is None
+    requests = [r.model_request() for r in fake_api.message_requests]
+    assert len(requests) == 3  # the answer, one reminder, one forced turn: never 15
+    assert "You have not called report_findings" in requests[1].last_user_text
+    assert [r.body.get("tool_choice") for r in requests] == [
+        None,
+        None,
+        {"type": "tool", "name": "report_findings"},
+    ]
+    assert "call report_findings now" in requests[2].last_user_text
+    assert run.note.startswith("ended without calling report_findings after a reminder")
+
+
+def test_the_forced_turn_records_the_report(fake_api: FakeMessagesAPI) -> None:
+    def policy(request: ModelRequest) -> Reply:
+        if request.body.get("tool_choice"):
+            return _report("forced")
+        return Reply.text("done, I think")
+
+    fake_api.policy = policy
+    run = _loop(fake_api, max_turns=15).run([{"role": "user", "content": "task"}])
+
+    assert run.result == "forced" and len(fake_api.message_requests) == 3

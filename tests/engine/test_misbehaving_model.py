@@ -88,8 +88,12 @@ def _misbehaving_review(
     fake_api.policy = model
     code, report = _review(repo, env, out)
     _check_requests(fake_api, model)
-    if _lost(report):
+    if report["incomplete"]:
         assert code == 3, report["concerns"]
+    elif _lost(report):
+        # The engine's sweep covered what the lost concern left, with a verified review.
+        assert code in (0, 1), report["concerns"]
+        assert {f["status"] for f in report["coverage"]["files"]} <= {"covered", "reused"}
     else:
         assert (code, _confirmed(report)) == (expected_code, expected), report["concerns"]
     return code, report
@@ -140,7 +144,9 @@ def test_a_subagent_that_keeps_refusing_loses_its_concern_with_the_refusal_recor
     script = planted_script()
 
     def policy(request: ModelRequest) -> Reply:
-        if request.role == "subagent" and "division" in request.first_user_text:
+        task = request.first_user_text
+        # The concern, and the engine's sweep of the file it left uncovered, are refused.
+        if request.role == "subagent" and ("division" in task or "calc.py" in task):
             return Reply.refusal()
         return script(request)
 
@@ -148,6 +154,9 @@ def test_a_subagent_that_keeps_refusing_loses_its_concern_with_the_refusal_recor
     code, report = _review(repo, api_env, tmp_path / "r.json")
 
     assert code == 3
+    assert "calc.py" in {
+        f["path"] for f in report["coverage"]["files"] if f["status"] == "uncovered"
+    }
     division = next(c for c in report["concerns"] if "division" in c["concern"])
     assert division["status"] == "failed" and "refused" in division["error"]
     assert _confirmed(report) == expected  # the injection is still found
@@ -156,4 +165,4 @@ def test_a_subagent_that_keeps_refusing_loses_its_concern_with_the_refusal_recor
         for r in fake_api.requests_for("subagent")
         if "division" in r.model_request().first_user_text
     ]
-    assert len(refused) == 2  # the task, and its one restart
+    assert len(refused) == 2  # the task, and its one restart (then the sweep, also refused)

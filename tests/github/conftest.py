@@ -188,7 +188,8 @@ def pull_script() -> ReviewScript:
             ),
             Concern(
                 "leak",
-                "Check lib.py for leaked file handles.",
+                # Names a changed file (app.py), or it would be refused: lib.py is unchanged.
+                "Check lib.py, which app.py may come to use, for leaked file handles.",
                 "grep -n 'open(' lib.py",
                 path="lib.py",
                 severity="low",

@@ -33,6 +33,7 @@ from tests.github.conftest import (
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"
+SHARDED = ROOT / "examples" / "github-workflow-sharded.yml"
 README = ROOT / "README.md"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
@@ -237,8 +238,12 @@ def _tool(name: str) -> str:
 
 @pytest.mark.parametrize(
     ("path", "schema"),
-    [(ACTION, "vendor.github-actions"), (WORKFLOW, "vendor.github-workflows")],
-    ids=["action", "workflow"],
+    [
+        (ACTION, "vendor.github-actions"),
+        (WORKFLOW, "vendor.github-workflows"),
+        (SHARDED, "vendor.github-workflows"),
+    ],
+    ids=["action", "workflow", "sharded-workflow"],
 )
 def test_files_match_their_schemastore_schema(path: Path, schema: str) -> None:
     result = subprocess.run(
@@ -261,6 +266,7 @@ def test_zizmor_finds_nothing() -> None:
             str(Path(__file__).with_name("zizmor.yml")),
             str(ACTION),
             str(WORKFLOW),
+            str(SHARDED),
         ],
         capture_output=True,
         text=True,

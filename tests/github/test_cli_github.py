@@ -103,8 +103,8 @@ def test_second_run_adds_no_duplicates_and_edits_the_summary(
     (summary,) = github_api.pulls[NUMBER].issue_comments  # edited, not a second one
     assert pushed.head[:12] in summary["body"]
     assert "Commented inline on the diff: 2 (2 of them in an earlier run)." in summary["body"]
-    # The push touched no file of the PR's concerns: the journal served them.
-    assert "reused from the journal" in summary["body"]
+    # The push touched no file of the PR's concerns: the earlier review covers them.
+    assert "3 of 3 changed files covered (2 reused from an earlier review)" in summary["body"]
     rerun = {r.model_request().first_user_text for r in fake_api.requests_for("subagent")}
     assert not any("app.py" in task or "calc.py" in task for task in rerun)
 
@@ -167,3 +167,46 @@ def test_not_a_pull_request_event_is_a_usage_error(
 
     assert result.returncode == 2
     assert "the `push` event is not about a pull request" in result.stderr
+
+
+def test_shard_reports_are_merged_and_posted_once(
+    opened_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    tmp_path: Path,
+) -> None:
+    shards = []
+    for shard in ("1/2", "2/2"):
+        out = tmp_path / f"shard-{shard[0]}.json"
+        result = run_cli(
+            pull_repo.path,
+            opened_env,
+            *("--base", pull_repo.base, "--head", pull_repo.head, "--shard", shard),
+            *("--filter-mode", "nofilter", "--json", str(out)),
+        )
+        assert result.returncode in (0, 1), result.stderr
+        shards.append(out)
+    fake_api.reset()
+
+    result = run_cli(
+        pull_repo.path,
+        opened_env,
+        "github",
+        *(arg for path in shards for arg in ("--from-reports", str(path))),
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert fake_api.message_requests == []  # posting merged reports reviews nothing again
+    assert ("app.py", 6) in _comments(github_api)
+    (summary,) = github_api.pulls[NUMBER].issue_comments
+    assert "**2 of 2 changed files covered.**" in summary["body"]
+    assert read_outputs(opened_env)["incomplete"] == "false"
+
+    # One shard's report is missing: posted as incomplete, and the step fails.
+    missing = run_cli(
+        pull_repo.path, opened_env, "github", "--from-reports", str(shards[0]), "--fail-on", "never"
+    )
+    assert missing.returncode == 3, missing.stderr
+    (summary,) = github_api.pulls[NUMBER].issue_comments  # edited in place, not a second one
+    assert "shard 2/2 produced no report" in summary["body"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from orch_review import __version__
+from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict, ranked
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import collect_snippets
@@ -184,6 +185,24 @@ def sample_usage(cap_reached: str | None = "agent cap reached (8 agents)") -> Us
     )
 
 
+def sample_coverage(complete: bool = False) -> Coverage:
+    """The ledger: two files covered, one left uncovered by the failed concern."""
+    files = [
+        LedgerFile("app.py", 6, ((1, 9),)),
+        LedgerFile("worker.py", 12, ((1, 4), (20, 28))),
+        LedgerFile("src/util, v2.py", 3, ((5, 7),)),
+    ]
+    covered_by = {"app.py": [1], "worker.py": [2]}
+    if complete:
+        covered_by["src/util, v2.py"] = [3]
+    return build_coverage(
+        files,
+        covered_by=covered_by,
+        reasons={"src/util, v2.py": "concern [4] failed: API overloaded (529) after 3 retries"},
+        skipped=[SkippedPath("poetry.lock", "lock file or generated/vendored code")],
+    )
+
+
 def sample_report() -> Report:
     """The fixed report: incomplete (a failed and a skipped concern), every status present."""
     findings = ranked(sample_findings())
@@ -211,6 +230,7 @@ def sample_report() -> Report:
         scope_kind="base",
         filter_mode="added",
         snippets=collect_snippets(findings, read),
+        coverage=sample_coverage(),
     )
 
 
@@ -224,6 +244,7 @@ def clean_report() -> Report:
         warnings=(),
         snippets={},
         summary="",
+        coverage=sample_coverage(complete=True),
     )
 
 

@@ -88,14 +88,30 @@ def test_counts_coverage_usage_and_scope() -> None:
         "suppressed": 1,
     }
     assert data["confirmed_by_severity"] == {"high": 1, "medium": 1, "low": 1, "info": 1}
-    assert data["coverage"] == {
+    coverage = data["coverage"]
+    assert {k: coverage[k] for k in ("concerns", "reviewed", "failed", "skipped")} == {
         "concerns": 5,
         "reviewed": 3,
         "failed": 1,
         "skipped": 1,
-        "covered": 3,
-        "uncovered": 2,
     }
+    assert (coverage["covered"], coverage["uncovered"]) == (3, 2)
+    assert coverage["changed_files"] == {
+        "unit": "changed files",
+        "total": 3,
+        "covered": 2,
+        "reused": 0,
+        "uncovered": 1,
+        "complete": False,
+    }
+    by_path = {f["path"]: f for f in coverage["files"]}
+    assert by_path["app.py"]["concerns"] == [1] and by_path["app.py"]["status"] == "covered"
+    assert by_path["worker.py"]["hunks"] == [[1, 4], [20, 28]]
+    assert by_path["src/util, v2.py"]["status"] == "uncovered"
+    assert by_path["src/util, v2.py"]["reason"].startswith("concern [4] failed")
+    assert coverage["skipped_files"] == [
+        {"path": "poetry.lock", "reason": "lock file or generated/vendored code"}
+    ]
     assert data["incomplete"] is True
     assert data["scope_kind"] == "base"
     assert data["filter_mode"] == "added"

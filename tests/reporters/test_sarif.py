@@ -169,8 +169,22 @@ def test_run_records_category_coverage_and_success() -> None:
     texts = [n["message"]["text"] for n in invocation["toolExecutionNotifications"]]
     assert any(t.startswith("Not covered: Concurrency in worker.py") for t in texts)
     assert "main agent: stopped at the turn limit (30 turns)" in texts
+    assert "2 of 3 changed files covered." in texts
+    by_id = {n["descriptor"]["id"]: n for n in invocation["toolExecutionNotifications"]}
+    uncovered = by_id["file-not-covered"]
+    assert uncovered["level"] == "error"
+    assert uncovered["message"]["text"].startswith("Not covered: src/util, v2.py (concern [4]")
+    location = uncovered["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "src/util%2C%20v2.py", "uriBaseId": "SRCROOT"}
+    assert by_id["file-skipped"]["message"]["text"] == (
+        "Skipped: poetry.lock (lock file or generated/vendored code)"
+    )
     clean = _render(clean_report())["runs"][0]["invocations"][0]
-    assert clean == {"executionSuccessful": True}
+    assert clean["executionSuccessful"] is True
+    assert [(n["level"], n["message"]["text"]) for n in clean["toolExecutionNotifications"]] == [
+        ("note", "3 of 3 changed files covered."),
+        ("note", "Skipped: poetry.lock (lock file or generated/vendored code)"),
+    ]
 
 
 def test_results_are_cut_to_the_limit_with_a_notification() -> None:

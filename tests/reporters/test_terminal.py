@@ -70,8 +70,12 @@ def test_footer_reports_coverage_usage_wall_time_and_incomplete() -> None:
     assert "$1.96" in out
     assert "wall time 83.2s" in out
     assert "warning: main agent: stopped at the turn limit" in out
+    assert "2 of 3 changed files covered." in out
+    assert "NOT COVERED src/util, v2.py — concern [4] failed: API overloaded" in out
+    assert "SKIPPED poetry.lock — lock file or generated/vendored code" in out
     assert out.rstrip().endswith(
-        "The review is INCOMPLETE: 2 concerns not covered, agent cap reached (8 agents)."
+        "The review is INCOMPLETE: 1 of 3 changed files not covered (src/util, v2.py), "
+        "agent cap reached (8 agents)."
     )
 
 

@@ -26,7 +26,10 @@ def test_escaping_follows_the_actions_toolkit() -> None:
 def test_one_annotation_per_confirmed_finding_by_severity() -> None:
     lines = workflow_commands.render(sample_report()).splitlines()
     assert lines[0].startswith("::warning title=orch-review%3A incomplete review::")
-    findings = lines[1:]
+    findings, warnings = lines[1:-1], lines[-1:]
+    assert warnings == [
+        "::warning title=orch-review%3A warning::main agent: stopped at the turn limit (30 turns)"
+    ]
     assert [line.split(" ", 1)[0] for line in findings] == [
         "::error",
         "::warning",

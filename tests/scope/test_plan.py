@@ -187,7 +187,7 @@ def test_piped_plan_keeps_full_paths_one_line_each(feature_repo: Path) -> None:
     assert rows["added"].split()[1:] == ["1", "0", "6", deep, "1"]
     # Every line starts with orch-review's own words, never with a name from the repository.
     assert not [line for line in result.stdout.splitlines() if line.lstrip().startswith("::")]
-    assert "::error::spoofed.py" in result.stdout
+    assert ": :error::spoofed.py" in result.stdout  # shown, defused
 
 
 def test_plan_for_people_lists_at_most_limit_rows(feature_repo: Path) -> None:

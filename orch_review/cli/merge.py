@@ -1,0 +1,60 @@
+"""``orch-review merge``: one report from the JSON reports of sharded reviews."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orch_review.cli.exits import handle_errors
+from orch_review.cli.options import EXIT_CODES_HELP, report_file_options
+from orch_review.cli.output import FORMATS
+from orch_review.config.choices import FAIL_ON_LEVELS
+from orch_review.errors import ExitCode
+
+
+@click.command(epilog=EXIT_CODES_HELP, short_help="Combine the reports of --shard reviews.")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON_LEVELS),
+    default="high",
+    show_default=True,
+    help="Exit 1 at this severity or above.",
+)
+@report_file_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="What to print on stdout (github: workflow-command annotations).",
+)
+@handle_errors
+def merge(
+    reports: tuple[Path, ...],
+    fail_on: str,
+    json_file: Path | None,
+    sarif_file: Path | None,
+    output_format: str,
+) -> ExitCode:
+    """Combine the JSON reports of `--shard K/N` reviews into one report.
+
+    Coverage is summed, duplicate findings merged by fingerprint; a shard whose report is
+    missing or unreadable makes the result incomplete (exit 3).
+    """
+    from orch_review.cli.output import print_report_as
+    from orch_review.errors import ConfigError
+    from orch_review.findings.merge import merge_files
+    from orch_review.reporters.files import check_writable, write_reports
+
+    files = [(n, p) for n, p in (("json", json_file), ("sarif", sarif_file)) if p is not None]
+    check_writable(files)
+    try:
+        report = merge_files(list(reports))
+    except ValueError as exc:
+        raise ConfigError(f"orch-review merge: {exc}") from None
+    write_reports(report, files)
+    print_report_as(report, output_format)
+    return report.exit_code(fail_on)

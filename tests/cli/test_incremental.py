@@ -1,0 +1,86 @@
+"""Re-reviews reuse earlier work by content, whatever words the model chooses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import GitRepoFactory, git, write
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.files_model import MARKER, OneSubtaskPerFile
+from tests.helpers import run_cli
+
+FILES = 40
+BUG = 5
+EDITED = 12
+
+
+def _path(number: int) -> str:
+    return f"src/part{number // 10}/mod{number:02d}.py"
+
+
+def _content(number: int, step: int = 1) -> str:
+    body = f"    return x / 0  # {MARKER}\n" if number == BUG else f"    return x + {step}\n"
+    return f"def f{number}(x: int) -> float:\n{body}"
+
+
+WORDINGS = (
+    "Review `{path}` for defects.",
+    "Take a careful look at `{path}` and report anything wrong with it.",
+    "Is there a bug in `{path}`? Check its error handling and arithmetic.",
+)
+
+
+def reworded(path: str, run: int) -> str:
+    """A different wording of the same per-file subtask on every run."""
+    return WORDINGS[run % len(WORDINGS)].format(path=path)
+
+
+def test_a_re_review_after_editing_one_file_pays_only_for_that_file(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = git_repo({"README.md": "# demo\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {_path(n): _content(n) for n in range(FILES)})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "forty files")
+    base = git(repo, "rev-parse", "main").strip()
+    first = OneSubtaskPerFile(base=base, wording=reworded, run=0)
+    fake_api.policy = first
+
+    result = run_cli(repo, api_env, "--base", "main")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert len(first.subagent_tasks) == FILES
+    assert f"{FILES} of {FILES} changed files covered." in result.stdout
+
+    write(repo, {_path(EDITED): _content(EDITED, step=2)})
+    git(repo, "commit", "-q", "-am", "edit one file")
+    fake_api.reset()
+    second = OneSubtaskPerFile(base=base, wording=reworded, run=1)
+    fake_api.policy = second
+    out = tmp_path / "again.json"
+
+    again = run_cli(repo, api_env, "--base", "main", "--json", str(out))
+
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert second.subagent_tasks and all(_path(EDITED) in t for t in second.subagent_tasks)
+    assert len(fake_api.requests_for("subagent")) == 2  # one concern: bash, then its report
+    assert f"{FILES} of {FILES} changed files covered ({FILES - 1} reused" in again.stdout
+    assert f"{_path(BUG)}:2" in again.stdout  # the earlier finding is carried over
+    main_task = fake_api.requests_for("main")[0].model_request().first_user_text
+    assert "<already_covered>" in main_task and _path(BUG) in main_task
+    assert _path(EDITED) not in main_task.split("<already_covered>")[1]
+    data = json.loads(out.read_text())
+    statuses = {f["path"]: f["status"] for f in data["coverage"]["files"]}
+    assert statuses.pop(_path(EDITED)) == "covered"
+    assert set(statuses.values()) == {"reused"}
+    assert data["coverage"]["changed_files"]["reused"] == FILES - 1
+    assert data["incomplete"] is False
+
+    # Worded a third way, nothing changed: no subagent runs at all.
+    fake_api.reset()
+    third = OneSubtaskPerFile(base=base, wording=reworded, run=2)
+    fake_api.policy = third
+    assert run_cli(repo, api_env, "--base", "main").returncode == 1
+    assert fake_api.requests_for("subagent") == [] and third.subagent_tasks == []

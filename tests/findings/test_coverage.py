@@ -1,0 +1,47 @@
+"""The coverage ledger: files, not concerns, and merging shard ledgers."""
+
+from __future__ import annotations
+
+from orch_review.findings.coverage import (
+    NOT_NAMED,
+    Coverage,
+    LedgerFile,
+    SkippedPath,
+    build_coverage,
+    merge_coverage,
+)
+
+FILES = [LedgerFile("a.py", 3, ((1, 3),)), LedgerFile("b.py", 1), LedgerFile("c.py", 2)]
+
+
+def test_a_file_is_covered_only_by_a_concern_that_covered_it() -> None:
+    coverage = build_coverage(
+        FILES,
+        covered_by={"a.py": [2, 1]},
+        reused={"c.py"},
+        reasons={"b.py": "concern [3] failed: 529"},
+        skipped=[SkippedPath("x.bin", "binary")],
+    )
+    assert [(f.path, f.status, f.concerns) for f in coverage.files] == [
+        ("a.py", "covered", (1, 2)),
+        ("b.py", "uncovered", ()),
+        ("c.py", "reused", ()),
+    ]
+    assert coverage.uncovered[0].reason == "concern [3] failed: 529"
+    assert not coverage.complete
+    assert coverage.headline() == "2 of 3 changed files covered (1 reused from an earlier review)"
+    assert Coverage.from_json(coverage.to_json()) == coverage
+
+
+def test_a_file_nobody_named_says_so() -> None:
+    coverage = build_coverage(FILES[:1], covered_by={})
+    assert coverage.uncovered[0].reason == NOT_NAMED
+
+
+def test_merged_shards_count_each_file_once_and_keep_notes() -> None:
+    one = build_coverage(FILES[:2], covered_by={"a.py": [1], "b.py": [2]})
+    two = build_coverage(FILES[2:], covered_by={}, skipped=[SkippedPath("x.bin", "binary")])
+    merged = merge_coverage([one, two], notes=["shard 3/3 produced no report"])
+    assert merged.headline() == "2 of 3 changed files covered"
+    assert [s.path for s in merged.skipped] == ["x.bin"]
+    assert not merged.complete and merged.notes == ("shard 3/3 produced no report",)
