@@ -77,8 +77,10 @@ class Snapshot:
         content_id: str,
         view: View | None,
         writer: ThreadPoolExecutor,
+        indexed: Future[None],
     ) -> None:
         self._repo = repo
+        self._indexed = indexed
         self._git_directory = git_directory
         self._writer = writer
         self._lock = threading.Lock()
@@ -101,7 +103,7 @@ class Snapshot:
             if self._written is not None:
                 return
             if mounted and self.view is not None:
-                self._written = self._writer.submit(self._index)
+                self._written = self._indexed
             else:
                 self._written = self._writer.submit(self._check_out)
             for callback in self._callbacks:
@@ -119,9 +121,6 @@ class Snapshot:
                 self._written.set_result(None)
                 for callback in self._callbacks:
                     self._notify(callback)
-
-    def _index(self) -> None:
-        gitops.index_private(self._repo, self._git_directory, self.root, self.commit)
 
     def _check_out(self) -> None:
         gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
@@ -167,21 +166,24 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
     with (
         _directory(scope.root) as top,
         ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
+        ThreadPoolExecutor(3, thread_name_prefix="orch-review-listing") as lister,
     ):
         root, git_dir, private = top / "content", top / "git", top / "private"
         private.mkdir()
         root.mkdir()
         gitops.init_private_repo(repo, git_dir, root)
         own = gitops.writing_objects_to(repo, git_dir / "objects")
-        # Two listings of the whole working tree, run while the commit is made.
-        untracked = writer.submit(gitops.untracked_entries, own)
-        submodules = writer.submit(gitops.submodules, own, scope.head_commit)
+        # The listings of the whole working tree run while the commit is made.
+        untracked = lister.submit(gitops.untracked_entries, own)
+        submodules = lister.submit(gitops.submodules, own, scope.head_commit)
+        differ = lister.submit(_differences, own, scope)
         commit = snapshot_commit(own, scope, env)
         gitops.point_head(own, git_dir, root, commit)
+        indexed = writer.submit(gitops.index_private, own, git_dir, root, commit)
         plan = plan_view(
             own,
             commit,
-            same_as_working_tree=scope.source == "worktree",
+            differ=differ.result(),
             under_review=[f.path for f in scope.files if f.change is not None],
             untracked_kept=scope.untracked,
             untracked=untracked.result(),
@@ -191,7 +193,7 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         if plan is not None:
             view = build_view(plan, own, root=root, private_dir=private, git_directory=git_dir)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
-        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer)
+        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
         try:
             yield content
         finally:
@@ -199,6 +201,16 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
         content.wait()  # a failure nobody waited for is still a failure
+
+
+def _differences(repo: git.Repo, scope: Scope) -> list[str]:
+    """Paths whose working copy differs from the content under review."""
+    if scope.source == "worktree":
+        return []  # the content is made from the working copy
+    if scope.source == "index":
+        return gitops.modified_files(repo)
+    assert scope.head_commit is not None
+    return gitops.differences_from(repo, scope.head_commit)
 
 
 @contextmanager
