@@ -177,9 +177,8 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         untracked = lister.submit(gitops.untracked_entries, own)
         submodules = lister.submit(gitops.submodules, own, scope.head_commit)
         differ = lister.submit(_differences, own, scope)
-        commit = snapshot_commit(own, scope, env)
+        commit, indexed = _commit_and_index(own, scope, env, git_dir, root, writer)
         gitops.point_head(own, git_dir, root, commit)
-        indexed = writer.submit(gitops.index_private, own, git_dir, root, commit)
         plan = plan_view(
             own,
             commit,
@@ -201,6 +200,30 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
         content.wait()  # a failure nobody waited for is still a failure
+
+
+def _commit_and_index(
+    repo: git.Repo,
+    scope: Scope,
+    env: Mapping[str, str],
+    git_dir: Path,
+    root: Path,
+    writer: ThreadPoolExecutor,
+) -> tuple[str, Future[None]]:
+    """The snapshot's commit, and its index being made: for the working copy and the index,
+    the copy of the user's index the tree was written from (its stat data match the working
+    tree, so ``git status`` inside does not hash every file); for a commit, built on the
+    writing thread from the user's index."""
+    index = git_dir / "index"
+    if scope.source == "commit" or not gitops.index_file(repo, env).is_file():
+        commit = snapshot_commit(repo, scope, env)
+        return commit, writer.submit(gitops.index_private, repo, git_dir, root, commit)
+    untracked = list(scope.untracked) if scope.source == "worktree" else None
+    tree = gitops.tree_in_index(repo, env, index, untracked)
+    commit = gitops.commit_tree(repo, tree, gitops.head_commit(repo), "orch-review snapshot")
+    done: Future[None] = Future()
+    done.set_result(None)
+    return commit, done
 
 
 def _differences(repo: git.Repo, scope: Scope) -> list[str]:
