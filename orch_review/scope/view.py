@@ -95,6 +95,8 @@ def plan_view(
     content's submodules."""
     work = gitops.work_tree(repo)
     try:
+        if _kind(work, ".git") is None:  # a repository kept elsewhere (GIT_DIR)
+            return None
         differ = set(differ)
         wanted = differ | set(under_review)
         entries = gitops.tree_blobs(repo, commit, wanted)
