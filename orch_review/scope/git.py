@@ -784,3 +784,27 @@ def submodules(repo: git.Repo, rev: str | None) -> list[str]:
     else:
         out = str(repo.git.execute(["git", "ls-tree", "-r", "-z", "--full-tree", rev]))
     return re.findall(r"(?:^|\0)160000 [^\t]*\t([^\0]*)", out)
+
+
+def tree_in_index(
+    repo: git.Repo, env: Mapping[str, str], index: Path, untracked: list[str] | None
+) -> str:
+    """The tree of a copy, at ``index``, of the index git uses here (``GIT_INDEX_FILE``
+    honoured); with ``untracked`` (a list, maybe empty), of the working copy instead: every
+    modified tracked file as on disk, plus those untracked files. The copy is left in place,
+    its stat data still matching the working tree, for a private repository to use."""
+    shutil.copy2(index_file(repo, env), index)  # keeps the time racy entries are judged by
+    copy_env = {"GIT_INDEX_FILE": str(index)}
+    if untracked is not None:
+        paths = modified_files(repo) + untracked
+        if paths:
+            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+            with tempfile.TemporaryFile() as stdin:
+                stdin.write(listing)
+                stdin.seek(0)
+                repo.git.execute(
+                    ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
+                    istream=stdin,
+                    env=copy_env,
+                )
+    return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()

@@ -76,8 +76,10 @@ class Snapshot:
         content_id: str,
         view: View | None,
         writer: ThreadPoolExecutor,
+        indexed: Future[None],
     ) -> None:
         self._repo = repo
+        self._indexed = indexed
         self._git_directory = git_directory
         self._writer = writer
         self._lock = threading.Lock()
@@ -100,7 +102,7 @@ class Snapshot:
             if self._written is not None:
                 return
             if mounted and self.view is not None:
-                self._written = self._writer.submit(self._index)
+                self._written = self._indexed
             else:
                 self._written = self._writer.submit(self._check_out)
             for callback in self._callbacks:
@@ -118,9 +120,6 @@ class Snapshot:
                 self._written.set_result(None)
                 for callback in self._callbacks:
                     self._notify(callback)
-
-    def _index(self) -> None:
-        gitops.index_private(self._repo, self._git_directory, self.root, self.commit)
 
     def _check_out(self) -> None:
         gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
@@ -166,21 +165,23 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
     with (
         _directory(scope.root) as top,
         ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
+        ThreadPoolExecutor(3, thread_name_prefix="orch-review-listing") as lister,
     ):
         root, git_dir, private = top / "content", top / "git", top / "private"
         private.mkdir()
         root.mkdir()
         gitops.init_private_repo(repo, git_dir, root)
         own = gitops.writing_objects_to(repo, git_dir / "objects")
-        # Two listings of the whole working tree, run while the commit is made.
-        untracked = writer.submit(gitops.untracked_entries, own)
-        submodules = writer.submit(gitops.submodules, own, scope.head_commit)
-        commit = snapshot_commit(own, scope, env)
+        # The listings of the whole working tree run while the commit is made.
+        untracked = lister.submit(gitops.untracked_entries, own)
+        submodules = lister.submit(gitops.submodules, own, scope.head_commit)
+        differ = lister.submit(_differences, own, scope)
+        commit, indexed = _commit_and_index(own, scope, env, git_dir, root, writer)
         gitops.point_head(own, git_dir, root, commit)
         plan = plan_view(
             own,
             commit,
-            same_as_working_tree=scope.source == "worktree",
+            differ=differ.result(),
             under_review=[f.path for f in scope.files if f.change is not None],
             untracked_kept=scope.untracked,
             untracked=untracked.result(),
@@ -190,7 +191,7 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         if plan is not None:
             view = build_view(plan, own, root=root, private_dir=private, git_directory=git_dir)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
-        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer)
+        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
         try:
             yield content
         finally:
@@ -198,6 +199,40 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
         content.wait()  # a failure nobody waited for is still a failure
+
+
+def _commit_and_index(
+    repo: git.Repo,
+    scope: Scope,
+    env: Mapping[str, str],
+    git_dir: Path,
+    root: Path,
+    writer: ThreadPoolExecutor,
+) -> tuple[str, Future[None]]:
+    """The snapshot's commit, and its index being made: for the working copy and the index,
+    the copy of the user's index the tree was written from (its stat data match the working
+    tree, so ``git status`` inside does not hash every file); for a commit, built on the
+    writing thread from the user's index."""
+    index = git_dir / "index"
+    if scope.source == "commit" or not gitops.index_file(repo, env).is_file():
+        commit = snapshot_commit(repo, scope, env)
+        return commit, writer.submit(gitops.index_private, repo, git_dir, root, commit)
+    untracked = list(scope.untracked) if scope.source == "worktree" else None
+    tree = gitops.tree_in_index(repo, env, index, untracked)
+    commit = gitops.commit_tree(repo, tree, gitops.head_commit(repo), "orch-review snapshot")
+    done: Future[None] = Future()
+    done.set_result(None)
+    return commit, done
+
+
+def _differences(repo: git.Repo, scope: Scope) -> list[str]:
+    """Paths whose working copy differs from the content under review."""
+    if scope.source == "worktree":
+        return []  # the content is made from the working copy
+    if scope.source == "index":
+        return gitops.modified_files(repo)
+    assert scope.head_commit is not None
+    return gitops.differences_from(repo, scope.head_commit)
 
 
 @contextmanager

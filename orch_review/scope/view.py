@@ -81,20 +81,23 @@ def plan_view(
     repo: git.Repo,
     commit: str,
     *,
-    same_as_working_tree: bool,
+    differ: Iterable[str],
     under_review: Iterable[str],
     untracked_kept: Iterable[str],
     untracked: Iterable[str],
     submodules: Iterable[str],
 ) -> ViewPlan | None:
     """What must be mounted over the working tree to show ``commit``'s tree, or None when
-    mounts cannot show it. ``same_as_working_tree``: the tree was made from the working tree
-    (its tracked files as on disk plus ``untracked_kept``), so only untracked and ignored
-    entries differ. ``untracked`` lists the working tree's untracked and ignored entries
-    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules."""
+    mounts cannot show it. ``differ`` lists the paths whose working copy differs from it
+    (:func:`~.git.differences_from`; none for a tree made from the working tree, whose
+    untracked files kept are ``untracked_kept``); ``untracked`` lists the working tree's
+    untracked and ignored entries (:func:`~.git.untracked_entries`), ``submodules`` the
+    content's submodules."""
     work = gitops.work_tree(repo)
     try:
-        differ = set([] if same_as_working_tree else gitops.differences_from(repo, commit))
+        if _kind(work, ".git") is None:  # a repository kept elsewhere (GIT_DIR)
+            return None
+        differ = set(differ)
         wanted = differ | set(under_review)
         entries = gitops.tree_blobs(repo, commit, wanted)
         private: dict[str, tuple[str, str]] = {}

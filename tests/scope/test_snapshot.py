@@ -431,6 +431,27 @@ def test_without_a_view_the_content_is_written_out_and_bubblewrap_shows_that(
     assert log == "c\n"
 
 
+def test_a_repository_kept_outside_its_work_tree_is_written_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, kept = tmp_path / "work", tmp_path / "kept.git"
+    work.mkdir()
+    monkeypatch.setenv("GIT_DIR", str(kept))
+    monkeypatch.setenv("GIT_WORK_TREE", str(work))
+    git(work, "init", "-q", "-b", "main")
+    commit(work, {"a.py": "a\n"})
+    write(work, {"a.py": "b\n"})
+    opened = gitops.open_repo(work, os.environ)
+    scope = resolve_scope(opened, ScopeRequest("all"), env=dict(os.environ))
+
+    with snapshot(opened, scope, os.environ) as content:
+        content.use(mounted=True)
+        content.wait()
+        written = (content.root / "a.py").read_text()
+
+    assert content.view is None and written == "b\n"
+
+
 def test_journal_keys_come_from_git_blobs_and_follow_the_content(worked_repo: Path) -> None:
     def keys() -> tuple[str, dict[str, str]]:
         scope = _resolve(worked_repo, ScopeRequest())
