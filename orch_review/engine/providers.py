@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orch_review.errors import ConfigError, CredentialsMissing
+from orch_review.errors import AuthenticationFailed, ConfigError, CredentialsMissing
 
 # Removed from the process environment once read (with the Anthropic and GitHub ones).
 SECRET_VARIABLES = (
@@ -71,6 +71,9 @@ class SdkSetup:
 
     provider: str
     options: Mapping[str, Any] = field(repr=False)  # holds secrets
+    # Vertex without an access token: the GOOGLE_APPLICATION_CREDENTIALS of the review's
+    # environment (None: Application Default Credentials' own search).
+    google_credentials_file: str | None = None
 
     @property
     def event_stream(self) -> bool:
@@ -98,10 +101,11 @@ def sdk_setup(provider: str, env: Mapping[str, str], *, timeout: float) -> SdkSe
     if not _credentials_visible(provider, env):
         raise CredentialsMissing(_MISSING[provider])
     options: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
+    if provider == "vertex":
+        credentials_file = env.get("GOOGLE_APPLICATION_CREDENTIALS") or None
+        return SdkSetup(provider, options | _vertex(env), credentials_file)
     if provider == "bedrock":
         options |= _bedrock(env)
-    elif provider == "vertex":
-        options |= _vertex(env)
     elif provider == "foundry":
         options |= _foundry(env)
     else:
@@ -119,7 +123,7 @@ def build_sdk(setup: SdkSetup) -> Any:
         return anthropic.AnthropicBedrock(**options)
     if setup.provider == "vertex":
         if options.get("access_token") is None:
-            options["credentials"] = _google_credentials()
+            options["credentials"] = _google_credentials(setup.google_credentials_file)
         return anthropic.AnthropicVertex(**options)
     if setup.provider == "foundry":
         return anthropic.AnthropicFoundry(**options)
@@ -239,14 +243,26 @@ def _vertex(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _google_credentials() -> Any:
+def _google_credentials(path: str | None) -> Any:
+    """Google credentials with a fresh token: a bad file, an unknown service account or a
+    refused token exchange is reported now, not as a failure of the first request."""
     import google.auth
     import google.auth.exceptions
+    import google.auth.transport.requests
 
     try:
-        credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
+        if path is not None:
+            credentials, _ = google.auth.load_credentials_from_file(path, scopes=[GOOGLE_SCOPE])
+        else:
+            credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
     except google.auth.exceptions.DefaultCredentialsError as exc:
         raise CredentialsMissing(f"{_MISSING['vertex']} ({exc})") from None
+    try:
+        credentials.refresh(google.auth.transport.requests.Request())
+    except google.auth.exceptions.GoogleAuthError as exc:
+        raise AuthenticationFailed(
+            f"Google refused the credentials for Vertex AI: {exc}. Check {CREDENTIALS['vertex']}."
+        ) from None
     return credentials
 
 

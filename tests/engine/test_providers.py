@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 
 from orch_review.engine.providers import has_credentials
 from tests.conftest import GitRepoFactory
+from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import planted_script
@@ -28,6 +32,7 @@ AWS_SESSION = "aws-session-canary-77ab"
 BEDROCK_MODEL = "us.anthropic.claude-opus-4-6-v1"
 VERTEX_TOKEN = "ya29.vertex-canary-91"
 FOUNDRY_KEY = "foundry-key-canary-3f"
+ADC_TOKEN = "ya29.from-service-account"
 PROVIDER_PREFIXES = ("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV")
 
 
@@ -369,3 +374,155 @@ def test_credentials_in_sight_per_provider(
         (tmp_path / name).write_text("{}")
 
     assert has_credentials({**env, "HOME": str(tmp_path)}, provider) is expected
+
+
+@dataclass
+class TokenEndpoint:
+    """Google's OAuth token endpoint, as a service account's `token_uri` reaches it."""
+
+    refuse: bool = False
+    grants: list[dict[str, list[str]]] = field(default_factory=list)
+
+    def __call__(self, exchange: Exchange) -> None:
+        self.grants.append(parse_qs(exchange.read_body().decode()))
+        if self.refuse:
+            error = {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}
+            return exchange.send_json(400, error)
+        token = {"access_token": ADC_TOKEN, "expires_in": 3600, "token_type": "Bearer"}
+        exchange.send_json(200, token)
+
+
+@pytest.fixture
+def token_endpoint() -> Iterator[tuple[TokenEndpoint, str]]:
+    endpoint = TokenEndpoint()
+    server = LocalHTTPServer(endpoint, name="fake-google-token")
+    server.start()
+    try:
+        yield endpoint, f"{server.base_url}/token"
+    finally:
+        server.stop()
+
+
+def service_account_file(path: Path, token_uri: str) -> Path:
+    """A service account key file, as `gcloud iam service-accounts keys create` writes."""
+    pytest.importorskip("google.auth", reason="the test extra installs anthropic[vertex]")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    info = {
+        "type": "service_account",
+        "project_id": "review-project",
+        "private_key_id": "key-1",
+        "private_key": pem.decode(),
+        "client_email": "orch-review@review-project.iam.gserviceaccount.com",
+        "client_id": "1234567890",
+        "token_uri": token_uri,
+    }
+    path.write_text(json.dumps(info))
+    return path
+
+
+def test_vertex_with_a_service_account_file_exchanges_it_for_a_token(
+    fake_api: FakeMessagesAPI,
+    base_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+    token_endpoint: tuple[TokenEndpoint, str],
+) -> None:
+    endpoint, token_uri = token_endpoint
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.expected_key = ADC_TOKEN
+    env = _without(vertex_env(base_env, fake_api), "CLOUDSDK_AUTH_ACCESS_TOKEN")
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(
+        service_account_file(tmp_path / "sa.json", token_uri)
+    )
+
+    result, _ = review(repo, env, tmp_path)
+
+    assert_planted_findings(result)
+    assert [g["grant_type"] for g in endpoint.grants] == [
+        ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+    ]
+    requests = fake_api.message_requests
+    assert len(requests) == 11
+    assert {r.headers["authorization"] for r in requests} == {f"Bearer {ADC_TOKEN}"}
+
+
+def test_vertex_credentials_google_refuses_are_reported_before_any_request(
+    fake_api: FakeMessagesAPI,
+    base_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+    token_endpoint: tuple[TokenEndpoint, str],
+) -> None:
+    endpoint, token_uri = token_endpoint
+    endpoint.refuse = True
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    env = _without(vertex_env(base_env, fake_api), "CLOUDSDK_AUTH_ACCESS_TOKEN")
+    env["GOOGLE_APPLICATION_CREDENTIALS"] = str(
+        service_account_file(tmp_path / "sa.json", token_uri)
+    )
+
+    result = run_cli(repo, env, "--all")
+
+    assert result.returncode == 2, result.stderr
+    assert "Google refused the credentials for Vertex AI" in result.stderr
+    assert "Invalid JWT Signature" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert fake_api.requests == []
+
+
+def _profile_env(
+    base_env: dict[str, str], fake_api: FakeMessagesAPI, profile: str
+) -> dict[str, str]:
+    home = Path(base_env["HOME"])
+    (home / ".aws").mkdir(exist_ok=True)
+    (home / ".aws" / "credentials").write_text(
+        f"[ci]\naws_access_key_id = {AWS_KEY_ID}\naws_secret_access_key = {AWS_SECRET}\n"
+    )
+    (home / ".aws" / "config").write_text("[profile ci]\nregion = ap-south-1\n")
+    env = _without(
+        bedrock_env(base_env, fake_api),
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+    )
+    return {**env, "AWS_PROFILE": profile}
+
+
+def test_bedrock_with_an_aws_profile_uses_its_keys_and_region(
+    fake_api: FakeMessagesAPI, base_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    fake_api.expected_key = AWS_KEY_ID
+
+    result, _ = review(repo, _profile_env(base_env, fake_api, "ci"), tmp_path)
+
+    assert_planted_findings(result)
+    signature = fake_api.message_requests[0].headers["authorization"]
+    assert "/ap-south-1/bedrock/aws4_request" in signature
+
+
+def test_bedrock_with_an_unknown_aws_profile_says_so_before_any_request(
+    fake_api: FakeMessagesAPI, base_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    env = {**_profile_env(base_env, fake_api, "nope"), "AWS_REGION": "eu-west-3"}
+
+    result = run_cli(repo, env, "--all")
+
+    assert result.returncode == 2, result.stderr
+    assert "No AWS credentials for Bedrock" in result.stderr
+    assert "nope" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert fake_api.requests == []
