@@ -52,6 +52,8 @@ def bedrock_env(base_env: dict[str, str], fake_api: FakeMessagesAPI) -> dict[str
         "AWS_SESSION_TOKEN": AWS_SESSION,
         "AWS_REGION": "eu-west-3",
         "ANTHROPIC_BEDROCK_BASE_URL": fake_api.base_url,
+        # Without keys botocore's chain would end by asking the EC2 metadata service.
+        "AWS_EC2_METADATA_DISABLED": "true",
     }
 
 
