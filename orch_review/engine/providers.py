@@ -98,9 +98,9 @@ def sdk_setup(provider: str, env: Mapping[str, str], *, timeout: float) -> SdkSe
     """Check ``env`` has what ``provider`` needs and say what to set when it does not."""
     if provider not in _MISSING:
         raise ValueError(f"unknown provider {provider!r}")  # the config checked it: a bug
-    # Bedrock's chain is resolved for real while the client is built (an EC2 instance role
-    # leaves no trace in the environment); the others' credentials are all in sight.
-    if provider != "bedrock" and not _credentials_visible(provider, env):
+    # The AWS and Google credential chains are resolved for real while the client is built:
+    # an EC2 instance role or a GCE service account leaves no trace in the environment.
+    if provider in ("anthropic", "foundry") and not _credentials_visible(provider, env):
         raise CredentialsMissing(_MISSING[provider])
     options: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
     if provider == "vertex":

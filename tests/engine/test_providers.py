@@ -66,6 +66,8 @@ def vertex_env(base_env: dict[str, str], fake_api: FakeMessagesAPI) -> dict[str,
         "CLOUD_ML_REGION": "us-east5",
         "ANTHROPIC_VERTEX_PROJECT_ID": "review-project",
         "ANTHROPIC_VERTEX_BASE_URL": f"{fake_api.base_url}/v1",
+        # Without a token google-auth's search would end by asking the GCE metadata server.
+        "NO_GCE_CHECK": "true",
     }
 
 
