@@ -30,22 +30,26 @@ if TYPE_CHECKING:
 
 # Read once into the review's own environment, then removed from the process's, so that no
 # child process (git on the host, an agent's shell) inherits them.
+# Providers' own secrets (AWS keys, a Foundry key, ...) are listed in engine/providers.py.
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 
 
-def has_credentials(env: Mapping[str, str]) -> bool:
-    """True when a request could be authenticated (or a custom server is configured)."""
-    from orch_review.engine.client import has_credentials as client_has_credentials
+def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
+    """True when a request to ``provider`` could be authenticated (or a custom server is
+    configured); with no provider, when credentials for any provider are in sight."""
+    from orch_review.engine.providers import has_credentials as provider_has_credentials
 
-    return client_has_credentials(env)
+    return provider_has_credentials(env, provider)
 
 
 def take_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment for the review to read; the secrets are then removed from
     ``environ`` (the process environment by default)."""
+    from orch_review.engine.providers import SECRET_VARIABLES as PROVIDER_SECRETS
+
     source = os.environ if environ is None else environ
     env = dict(source)
-    for name in SECRET_VARIABLES:
+    for name in (*SECRET_VARIABLES, *PROVIDER_SECRETS):
         source.pop(name, None)
     return env
 

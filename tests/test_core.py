@@ -60,6 +60,25 @@ def test_taking_the_environment_removes_the_secrets_from_the_process() -> None:
     assert environ == {"PATH": "/bin"}
 
 
+def test_taking_the_environment_removes_cloud_provider_secrets_too() -> None:
+    secrets = {
+        "AWS_ACCESS_KEY_ID": "id",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_SESSION_TOKEN": "session",
+        "AWS_BEARER_TOKEN_BEDROCK": "bedrock",
+        "CLOUDSDK_AUTH_ACCESS_TOKEN": "ya29",
+        "ANTHROPIC_FOUNDRY_API_KEY": "foundry",
+    }
+    # Where to find credentials is not itself a secret: the credential chains still need it.
+    settings = {"AWS_REGION": "eu-west-3", "AWS_PROFILE": "ci", "CLOUD_ML_REGION": "global"}
+    environ = {**secrets, **settings}
+
+    taken = take_environment(environ)
+
+    assert taken == {**secrets, **settings}
+    assert environ == settings
+
+
 def _git_recorder(tmp_path: Path) -> tuple[Path, Path]:
     """A `git` on PATH that records its environment, then runs the real git."""
     real_git = subprocess.run(

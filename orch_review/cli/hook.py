@@ -56,7 +56,7 @@ def hook(
         prepared = core.prepare(Path.cwd(), HookRequest.from_env(files, env).options(settings), env)
     except NothingToReview:
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
-    if not has_credentials(env):
+    if not has_credentials(env, prepared.config.provider):
         line, code = missing_key(require_key or prepared.config.require_key)
         click.echo(line, err=True)
         return code

@@ -13,8 +13,10 @@ FailOn = Literal["high", "medium", "low", "info", "never"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Strictness = Literal["info", "low", "medium", "high"]
 SandboxMode = Literal["auto", "on", "off"]
+Provider = Literal["anthropic", "bedrock", "vertex", "foundry"]
 
 EFFORTS: tuple[str, ...] = get_args(Effort)
 FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
+PROVIDERS: tuple[str, ...] = get_args(Provider)

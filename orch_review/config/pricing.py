@@ -64,14 +64,21 @@ def lookup_price(prices: Mapping[str, Price], model: str) -> tuple[Price, bool]:
     """Price for `model` and whether it is known (False: the dearest known price, a guess).
 
     An exact key wins, then the longest key that prefixes the model id at a word boundary,
-    so dated ids like "claude-opus-5-5-20261001" find "claude-opus-5-5".
+    so dated ids like "claude-opus-5-5-20261001" find "claude-opus-5-5". Cloud providers'
+    spellings of the same model are read as the Claude API's: Vertex AI's
+    "claude-opus-4-5@20251101", Bedrock's "us.anthropic.claude-opus-4-5-20251101-v1:0" and
+    inference profile ARNs ending in such an id.
     """
     if model in prices:
         return prices[model], True
+    name = model.rpartition("/")[2]
+    name = name.partition("anthropic.")[2] or name
+    if name in prices:
+        return prices[name], True
     prefixes = [
         key
         for key in prices
-        if model.startswith(key) and len(model) > len(key) and not model[len(key)].isalnum()
+        if name.startswith(key) and len(name) > len(key) and not name[len(key)].isalnum()
     ]
     if prefixes:
         return prices[max(prefixes, key=len)], True

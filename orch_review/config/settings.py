@@ -19,7 +19,14 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple, get_args
 
-from orch_review.config.choices import Effort, FailOn, FilterMode, SandboxMode, Strictness
+from orch_review.config.choices import (
+    Effort,
+    FailOn,
+    FilterMode,
+    Provider,
+    SandboxMode,
+    Strictness,
+)
 from orch_review.config.pricing import DEFAULT_PRICES, Price, lookup_price, parse_prices
 from orch_review.errors import ConfigError
 from orch_review.findings.records import CATEGORIES
@@ -43,6 +50,7 @@ ENV_PREFIX = "ORCH_REVIEW_"
 class Config:
     """Everything configurable about a review; build it with :func:`load_config`."""
 
+    provider: Provider = "anthropic"
     model: str = "claude-opus-5-5"
     subagent_model: str | None = None
     effort: Effort = "xhigh"
@@ -232,7 +240,18 @@ _DEFAULTS: dict[str, object] = {f.name: getattr(Config(), f.name) for f in field
 
 # Every scalar Config field, in the order the docs list them.
 _KEYS: tuple[_Key, ...] = (
-    _Key("model", _TEXT, "Model for the main (orchestrating) agent."),
+    _Key(
+        "provider",
+        _choice(get_args(Provider)),
+        "Where the models run: `anthropic` (the Claude API, or a gateway at ANTHROPIC_BASE_URL),"
+        " `bedrock`, `vertex` or `foundry`; each reads its own credentials from the environment.",
+    ),
+    _Key(
+        "model",
+        _TEXT,
+        "Model for the main (orchestrating) agent, as the provider names it (Bedrock: a model id"
+        " or inference profile such as `global.anthropic.claude-opus-4-6-v1`).",
+    ),
     _Key("subagent_model", _TEXT, "Model for subagents and verifiers; defaults to `model`."),
     _Key("effort", _choice(get_args(Effort)), "Reasoning effort for every agent."),
     _Key("max_concurrent", _integer(1, 100), "Subagent requests in flight at once."),
@@ -376,7 +395,29 @@ def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, obje
     journal_path = changes.get("journal_path")
     if isinstance(journal_path, Path):
         changes["journal_path"] = root / journal_path
-    return replace(Config(), source=source, **changes)
+    config = replace(Config(), source=source, **changes)
+    _check_model_ids(config)
+    return config
+
+
+def _check_model_ids(config: Config) -> None:
+    """Bedrock names models differently (``anthropic.`` ids, inference profiles, ARNs): catch
+    a model id meant for another provider before any request is made."""
+    for key, model in (("model", config.model), ("subagent-model", config.subagent_model)):
+        if model is None:
+            continue
+        bedrock_id = "anthropic." in model or model.startswith("arn:")
+        if config.provider == "bedrock" and not bedrock_id:
+            raise ConfigError(
+                f"`{key}` is {model!r}, which is not a Bedrock model id: with provider = "
+                "bedrock, set `model` and `subagent-model` to Bedrock ids or inference profiles "
+                "such as `global.anthropic.claude-opus-4-6-v1`."
+            )
+        if config.provider == "vertex" and bedrock_id:
+            raise ConfigError(
+                f"`{key}` is {model!r}, a Bedrock model id, but the provider is vertex: use a "
+                "Vertex AI model id such as `claude-opus-4-5@20251101`."
+            )
 
 
 def _path_instructions(value: object, where: str) -> tuple[PathInstruction, ...]:

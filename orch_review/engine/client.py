@@ -37,13 +37,14 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_message
+from orch_review.engine import providers
+from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_events, read_message
 from orch_review.errors import (
     ApiUnavailable,
     AuthenticationFailed,
     ConfigError,
-    CredentialsMissing,
     RequestRejected,
+    UsageError,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ log = logging.getLogger("orch_review.client")
 CACHE_MARKER = {"type": "ephemeral"}
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
-NO_KEY_PLACEHOLDER = "no-key"  # a custom ANTHROPIC_BASE_URL may need no key at all
+# Bedrock's names for the same faults, in the exception frames of its event stream.
+RETRYABLE_STREAM_ERRORS |= providers.BEDROCK_RETRYABLE_EXCEPTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +169,9 @@ class _Backoff:
         return float(self._exponential(state))
 
 
-def has_credentials(env: Mapping[str, str]) -> bool:
+def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
     """True when a request could be authenticated (or a custom server is configured)."""
-    return any(
-        env.get(name)
-        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
-    )
+    return providers.has_credentials(env, provider)
 
 
 class Completer(Protocol):
@@ -204,49 +203,30 @@ class ModelClient:
         effort: str,
         backoff: tuple[float, float] = (1.0, 30.0),
         sleep: Callable[[float], None] = time.sleep,
+        provider: str = "anthropic",
     ) -> None:
         """``backoff`` is the first and the longest wait between attempts, in seconds;
         ``sleep`` waits that long (tests pass one that records instead)."""
-        if not has_credentials(env):
-            raise CredentialsMissing(
-                "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
-                "ANTHROPIC_BASE_URL at an Anthropic-compatible server."
-            )
-        api_key = env.get("ANTHROPIC_API_KEY") or None
-        auth_token = env.get("ANTHROPIC_AUTH_TOKEN") or None
-        if api_key is None and auth_token is None:
-            api_key = NO_KEY_PLACEHOLDER
+        self._setup = providers.sdk_setup(provider, env, timeout=request_timeout)
         # Importing the SDK and building its HTTP client (TLS context and all) takes tens of
         # milliseconds even when imported, seconds when not: it happens on a thread of its
         # own, while the caller prepares the review; the first request waits for it.
-        self._sdk_ready: Future[anthropic.Anthropic] = Future()
-        threading.Thread(
-            target=self._build_sdk,
-            kwargs={
-                "api_key": api_key,
-                "auth_token": None if api_key else auth_token,
-                "base_url": env.get("ANTHROPIC_BASE_URL") or None,
-                "timeout": request_timeout,
-            },
-            name="orch-review-sdk",
-            daemon=True,
-        ).start()
+        self._sdk_ready: Future[Any] = Future()
+        threading.Thread(target=self._build_sdk, name="orch-review-sdk", daemon=True).start()
         self._attempts = max_retries + 1
         self._backoff = _Backoff(*backoff)
         self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
 
-    def _build_sdk(self, **options: Any) -> None:
+    def _build_sdk(self) -> None:
         try:
-            import anthropic
-
-            self._sdk_ready.set_result(anthropic.Anthropic(max_retries=0, **options))
+            self._sdk_ready.set_result(providers.build_sdk(self._setup))
         except BaseException as exc:  # raised again by the first request
             self._sdk_ready.set_exception(exc)
 
     @property
-    def _sdk(self) -> anthropic.Anthropic:
+    def _sdk(self) -> Any:  # anthropic.Anthropic or one of its cloud counterparts
         return self._sdk_ready.result()
 
     def complete(
@@ -296,7 +276,8 @@ class ModelClient:
                     result = request()
         except anthropic.AuthenticationError as exc:
             raise AuthenticationFailed(
-                "The API rejected the credentials (401): check ANTHROPIC_API_KEY."
+                "The API rejected the credentials (401): check "
+                f"{providers.CREDENTIALS[self._setup.provider]}."
             ) from exc
         except anthropic.PermissionDeniedError as exc:
             raise AuthenticationFailed(
@@ -323,6 +304,12 @@ class ModelClient:
         import anthropic
         import httpx2
 
+        if self._setup.event_stream:  # binary frames the SDK decodes; an error frame raises
+            with self._sdk.messages.create(**kwargs) as events:
+                try:
+                    return read_events(event.to_dict() for event in events)
+                except IncompleteStream as exc:
+                    raise httpx2.RemoteProtocolError(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
             try:
                 return read_message(response.iter_lines())
@@ -339,12 +326,14 @@ class ModelClient:
     ) -> int:
         """Ask the API how many input tokens a prompt has (retried and mapped to our errors
         like :meth:`complete`)."""
+        if not self._setup.counts_tokens:
+            raise UsageError(f"{self._setup.provider} does not count tokens: omit --count-tokens.")
 
         def count() -> int:
             result = self._sdk.messages.count_tokens(
                 model=model,
                 system=system,
-                messages=list(messages),  # type: ignore[arg-type]
+                messages=list(messages),
             )
             return int(result.input_tokens)
 

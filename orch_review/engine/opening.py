@@ -39,6 +39,7 @@ def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
         request_timeout=config.request_timeout,
         max_output_tokens=config.max_output_tokens,
         effort=config.effort,
+        provider=config.provider,
     )
 
 

@@ -9,7 +9,7 @@ so other agents' threads keep running.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 
@@ -75,6 +75,22 @@ def read_message(lines: Iterable[str]) -> dict[str, Any]:
             builder.add(payload)
         except (KeyError, TypeError, AttributeError, ValueError):
             raise IncompleteStream(f"the response stream has a malformed {event} event") from None
+    return builder.final()
+
+
+def read_events(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The final ``Message`` from stream events the SDK has already decoded (Bedrock's binary
+    event stream), folded exactly as :func:`read_message` folds SSE lines.
+
+    Raises :class:`IncompleteStream` for a stream that is cut short or garbled.
+    """
+    builder = _MessageBuilder()
+    for event in events:
+        try:
+            builder.add(dict(event))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            kind = event.get("type")
+            raise IncompleteStream(f"the response stream has a malformed {kind} event") from None
     return builder.final()
 
 

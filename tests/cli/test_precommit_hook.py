@@ -219,6 +219,24 @@ def test_no_api_key_skips_with_one_line(
 
 
 @pytest.mark.slow
+def test_an_anthropic_key_does_not_count_when_the_config_picks_another_provider(
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
+) -> None:
+    hooked = install(verbose=True)  # ANTHROPIC_API_KEY is set, no AWS credentials are
+    config = 'provider = "bedrock"\nmodel = "us.anthropic.claude-opus-4-6-v1"\n'
+    (hooked.repo / ".orch-review.toml").write_text(config)
+    git(hooked.repo, "add", ".orch-review.toml")
+    _stage_bug(hooked.repo)
+
+    result = hooked.commit()
+
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "review skipped: no API key" in output
+    assert fake_api.requests == []
+
+
+@pytest.mark.slow
 def test_require_key_fails_with_exit_2(install: Callable[..., Hooked]) -> None:
     hooked = install(["--require-key"], key=False)
     _stage_bug(hooked.repo)

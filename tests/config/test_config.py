@@ -391,3 +391,50 @@ def test_bad_guidance_keys_name_the_key_and_file(tmp_path: Path, text: str, mess
     write(tmp_path, ".orch-review.toml", text + "\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(tmp_path, {}, {})
+
+
+@pytest.mark.parametrize(
+    ("model", "key"),
+    [
+        ("anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+        ("global.anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
+        (
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/"
+            "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+            "claude-haiku-4-5",
+        ),
+        ("claude-opus-4-5@20251101", "claude-opus-4-5"),
+    ],
+)
+def test_cloud_model_ids_are_priced_as_the_model_they_name(model: str, key: str) -> None:
+    assert Config().price_for(model) == (DEFAULT_PRICES[key], True)
+
+
+def test_a_price_set_for_the_exact_cloud_id_wins(tmp_path: Path) -> None:
+    model = "us.anthropic.claude-opus-4-6-v1"
+    write(tmp_path, ".orch-review.toml", f'[prices."{model}"]\ninput = 1\noutput = 2\n')
+    assert load(tmp_path).price_for(model)[0].output == 2.0
+
+
+def test_provider_is_a_choice(tmp_path: Path) -> None:
+    assert load(tmp_path, {"ORCH_REVIEW_PROVIDER": "foundry"}).provider == "foundry"
+    message = error(tmp_path, {"ORCH_REVIEW_PROVIDER": "azure"})
+    assert "ORCH_REVIEW_PROVIDER must be one of 'anthropic', 'bedrock', 'vertex'" in message
+
+
+def test_bedrock_needs_bedrock_model_ids(tmp_path: Path) -> None:
+    write(tmp_path, ".orch-review.toml", 'provider = "bedrock"\n')
+    assert "`model` is 'claude-opus-5-5', which is not a Bedrock model id" in error(tmp_path)
+    bedrock = "global.anthropic.claude-opus-4-6-v1"
+    message = error(tmp_path, model=bedrock, subagent_model="claude-sonnet-5")
+    assert "`subagent-model` is 'claude-sonnet-5'" in message
+    profile = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"
+    assert load(tmp_path, model=bedrock, subagent_model=profile).agent_model == profile
+
+
+def test_vertex_refuses_a_bedrock_model_id(tmp_path: Path) -> None:
+    env = {"ORCH_REVIEW_PROVIDER": "vertex", "ORCH_REVIEW_MODEL": "anthropic.claude-opus-4-6-v1"}
+    assert "a Bedrock model id, but the provider is vertex" in error(tmp_path, env)
+    env["ORCH_REVIEW_MODEL"] = "claude-opus-4-6"
+    assert load(tmp_path, env).model == "claude-opus-4-6"

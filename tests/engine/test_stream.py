@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_message, sse_events
+from orch_review.engine.stream import (
+    IncompleteStream,
+    StreamErrorEvent,
+    read_events,
+    read_message,
+    sse_events,
+)
 from tests.fakes.wire import message_json, sse_event, stream_events
 
 
@@ -188,3 +194,37 @@ def test_tool_input_cut_off_at_max_tokens_is_an_outcome(stop_block: bool) -> Non
 def test_unreadable_tool_input_without_max_tokens_is_a_garbled_stream() -> None:
     with pytest.raises(IncompleteStream, match="tool input"):
         read_message(_tool_call_stream("tool_use"))
+
+
+def _decoded(events: list[bytes]) -> list[dict[str, Any]]:
+    """The events as the SDK hands them over once it has decoded them (Bedrock)."""
+    return [json.loads(data) for _, data in sse_events(_lines(*events))]
+
+
+def test_decoded_events_fold_into_the_same_message_as_sse_lines() -> None:
+    content = [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ]
+    usage = {"input_tokens": 7, "output_tokens": 9}
+    events = list(stream_events(message_json("msg_1", "m", content, "tool_use", usage)))
+
+    assert read_events(_decoded(events)) == read_message(_lines(*events))
+    assert read_events(_decoded(events))["content"] == content
+
+
+@pytest.mark.parametrize("cut", [0, 1, 3])
+def test_decoded_events_without_message_stop_are_incomplete(cut: int) -> None:
+    message = message_json(
+        "msg_1", "m", [{"type": "text", "text": "hi"}], "end_turn", {"output_tokens": 1}
+    )
+    events = list(stream_events(message))[:cut]
+
+    with pytest.raises(IncompleteStream):
+        read_events(_decoded(events))
+
+
+def test_a_garbled_decoded_event_is_an_incomplete_stream() -> None:
+    start = {"type": "message_start", "message": {"id": "m", "content": [], "usage": {}}}
+    with pytest.raises(IncompleteStream, match="malformed content_block_delta"):
+        read_events([start, {"type": "content_block_delta", "index": 0}])

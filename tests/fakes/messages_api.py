@@ -28,6 +28,12 @@ from typing import Any, Self
 
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.model_io import ModelRequest, Reply
+from tests.fakes.provider_wire import (
+    ProviderCall,
+    bedrock_error,
+    provider_call,
+    sigv4_access_key,
+)
 from tests.fakes.wire import (
     STATUS_BY_ERROR_TYPE,
     PromptCache,
@@ -49,6 +55,7 @@ MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency"})
 DEFAULT_HANG_SECONDS = 30.0
+SSE = "text/event-stream; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,11 @@ class RecordedRequest:
     raw: bytes
     received_at: float
     fault: str | None = None
+    #: "anthropic", or the cloud provider whose wire format the request came in (see
+    #: tests/fakes/provider_wire.py); `path` and `body` are then the Claude API's equivalent,
+    #: `wire_path` and `raw` what was sent.
+    provider: str = "anthropic"
+    wire_path: str = ""
 
     def model_request(self) -> ModelRequest:
         """The policy's view of this request."""
@@ -216,27 +228,36 @@ class FakeMessagesAPI:
                 _send_error(handler, 500, message=f"fake Messages API failed: {exc!r}")
 
     def _respond(self, handler: Exchange) -> None:
-        path = handler.route
+        path = wire_path = handler.route
         headers = {k.lower(): v for k, v in handler.headers.items()}
         raw = handler.read_body()
         parsed = _parse_object(raw)
+        call = provider_call(path, parsed) if handler.command == "POST" else None
+        if call is not None:
+            path, parsed = call.route, call.body
         body = parsed or {}
+        provider = call.provider if call else "anthropic"
 
         def record(fault: str | None = None) -> None:
-            entry = RecordedRequest(path, headers, body, raw, time.monotonic(), fault)
+            entry = RecordedRequest(
+                path, headers, body, raw, time.monotonic(), fault, provider, wire_path
+            )
             with self._lock:
                 self._requests.append(entry)
 
+        def fail(status: int, message: str | None = None) -> None:
+            record()
+            _send_error(handler, status, message=message, call=call)
+
         if not self._authorized(headers):
-            record()
-            return _send_error(handler, 401)
+            return fail(401)
         if handler.command != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
-            record()
-            return _send_error(handler, 404, message=f"Not found: {handler.command} {path}")
+            return fail(404, f"Not found: {handler.command} {path}")
+        if call is not None and call.problem:
+            return fail(400, call.problem)
         problem = validate_messages_body(parsed, count_tokens=path != MESSAGES_PATH)
         if problem:
-            record()
-            return _send_error(handler, 400, message=problem)
+            return fail(400, problem)
 
         request = ModelRequest(body, headers)
         if path == COUNT_TOKENS_PATH:
@@ -252,10 +273,10 @@ class FakeMessagesAPI:
         if delay > 0 and self._http.stopping.wait(delay):
             return handler.abort()
         if fault and fault.kind != "latency":
-            return self._inject(handler, fault, request)
-        self._answer(handler, request)
+            return self._inject(handler, fault, request, call)
+        self._answer(handler, request, call)
 
-    def _answer(self, handler: Exchange, request: ModelRequest) -> None:
+    def _answer(self, handler: Exchange, request: ModelRequest, call: ProviderCall | None) -> None:
         try:
             if self.policy is None:
                 raise RuntimeError("FakeMessagesAPI has no policy")
@@ -265,7 +286,7 @@ class FakeMessagesAPI:
             content = [self._content_block(block) for block in reply.blocks]
         except Exception as exc:
             self._record_failure(exc)
-            return _send_error(handler, 500, message=f"policy raised {exc!r}")
+            return _send_error(handler, 500, message=f"policy raised {exc!r}", call=call)
         usage = self.cache.usage(request.body)
         usage["output_tokens"] = max(1, token_count(content))
         message = message_json(
@@ -274,41 +295,44 @@ class FakeMessagesAPI:
         if request.body.get("stream") is not True:
             whole = [{k: v for k, v in b.items() if k != "cut_off"} for b in content]
             return handler.send_json(200, {**message, "content": whole})
-        handler.start_stream()
+        encode = call.encode if call else _same
+        handler.start_stream(call.content_type if call else SSE)
         for event in stream_events(message):
-            handler.write_chunk(event)
+            handler.write_chunk(encode(event))
         handler.end_stream()
 
-    def _inject(self, handler: Exchange, fault: Fault, request: ModelRequest) -> None:
+    def _inject(
+        self, handler: Exchange, fault: Fault, request: ModelRequest, call: ProviderCall | None
+    ) -> None:
         stream = request.body.get("stream") is True
+        encode = call.encode if call else _same
         if fault.kind == "status":
             status = fault.status or 500
-            return _send_error(handler, status, fault.error_type, fault.retry_after)
+            return _send_error(handler, status, fault.error_type, fault.retry_after, call=call)
         if fault.kind == "hang":
             self._http.stopping.wait(DEFAULT_HANG_SECONDS if fault.delay is None else fault.delay)
             return handler.abort()
         error_type = fault.error_type or "overloaded_error"
         if fault.kind == "error_event" and not stream:
             status = STATUS_BY_ERROR_TYPE.get(error_type, 529)
-            return _send_error(handler, status, error_type, fault.retry_after)
+            return _send_error(handler, status, error_type, fault.retry_after, call=call)
 
         usage = self.cache.usage(request.body)
         text = {"type": "text", "text": "This answer is cut short by an injected fault."}
         message = message_json(self._next_id("msg"), request.model, [text], "end_turn", usage)
         if fault.kind == "drop_stream":
-            handler.start_stream(
-                "text/event-stream; charset=utf-8" if stream else "application/json"
-            )
+            sse = call.content_type if call else SSE
+            handler.start_stream(sse if stream else "application/json")
             if stream:  # message_start, ping, content_block_start, first text_delta
                 for event in itertools.islice(stream_events(message), 4):
-                    handler.write_chunk(event)
+                    handler.write_chunk(encode(event))
             else:
                 data = json.dumps(message).encode()
                 handler.write_chunk(data[: len(data) // 2])
             return handler.abort()
-        handler.start_stream()
-        handler.write_chunk(next(stream_events(message)))
-        handler.write_chunk(sse_event("error", error_body(529, error_type)))
+        handler.start_stream(call.content_type if call else SSE)
+        handler.write_chunk(encode(next(stream_events(message))))
+        handler.write_chunk(encode(sse_event("error", error_body(529, error_type))))
         handler.end_stream()
 
     def _content_block(self, block: dict[str, Any]) -> dict[str, Any]:
@@ -337,9 +361,11 @@ class FakeMessagesAPI:
     def _authorized(self, headers: dict[str, str]) -> bool:
         if self.expected_key is None:
             return True
-        scheme, _, token = headers.get("authorization", "").partition(" ")
+        authorization = headers.get("authorization", "")
+        scheme, _, token = authorization.partition(" ")
         bearer = token.strip() if scheme.lower() == "bearer" else None
-        return self.expected_key in (bearer, headers.get("x-api-key"))
+        signed = sigv4_access_key(authorization)  # Bedrock: the key id of a SigV4 signature
+        return self.expected_key in (bearer, headers.get("x-api-key"), signed)
 
     def _record_failure(self, exc: BaseException) -> None:
         text = "".join(traceback.format_exception(exc))
@@ -358,9 +384,18 @@ def _send_error(
     retry_after: float | None = None,
     *,
     message: str | None = None,
+    call: ProviderCall | None = None,
 ) -> None:
     headers = {} if retry_after is None else {"retry-after": _seconds(retry_after)}
-    exchange.send_json(status, error_body(status, error_type, message), headers)
+    body = error_body(status, error_type, message)
+    if call is not None and call.provider == "bedrock":
+        body, aws_headers = bedrock_error(body["error"]["type"], body["error"]["message"])
+        headers |= aws_headers
+    exchange.send_json(status, body, headers)
+
+
+def _same(event: bytes) -> bytes:
+    return event
 
 
 def _parse_object(raw: bytes) -> dict[str, Any] | None:

@@ -1,0 +1,293 @@
+"""Where the models run: the Claude API (or a gateway), Amazon Bedrock, Google Vertex AI or
+Microsoft Foundry, each through the anthropic SDK's own client class.
+
+Everything a client needs is read here from the review's copy of the environment and passed
+to the constructor explicitly: the secrets are removed from the process environment before
+the first request (see ``orch_review.core.take_environment``), and the AWS and Google
+credential chains would otherwise look for them there, lazily, and find nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orch_review.errors import AuthenticationFailed, ConfigError, CredentialsMissing
+
+# Removed from the process environment once read (with the Anthropic and GitHub ones).
+SECRET_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "CLOUDSDK_AUTH_ACCESS_TOKEN",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+)
+BEDROCK_RETRYABLE_EXCEPTIONS = frozenset(
+    {
+        "throttlingException",
+        "serviceUnavailableException",
+        "internalServerException",
+        "modelStreamErrorException",
+        "modelTimeoutException",
+    }
+)
+NO_KEY_PLACEHOLDER = "no-key"  # a custom ANTHROPIC_BASE_URL may need no key at all
+GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+_MISSING = {
+    "anthropic": (
+        "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or point "
+        "ANTHROPIC_BASE_URL at an Anthropic-compatible server."
+    ),
+    "bedrock": (
+        "No AWS credentials for Bedrock: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
+        "AWS_SESSION_TOKEN for temporary ones), AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK; in "
+        "GitHub Actions use aws-actions/configure-aws-credentials."
+    ),
+    "vertex": (
+        "No Google credentials for Vertex AI: run `gcloud auth application-default login`, set "
+        "GOOGLE_APPLICATION_CREDENTIALS or CLOUDSDK_AUTH_ACCESS_TOKEN; in GitHub Actions use "
+        "google-github-actions/auth."
+    ),
+    "foundry": "No key for Microsoft Foundry: set ANTHROPIC_FOUNDRY_API_KEY.",
+}
+# What to check when the provider answers 401.
+CREDENTIALS = {
+    "anthropic": "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
+    "bedrock": "the AWS credentials and their access to Bedrock",
+    "vertex": "the Google credentials and their access to Vertex AI",
+    "foundry": "ANTHROPIC_FOUNDRY_API_KEY",
+}
+_EXTRAS = {"bedrock": ("botocore", "boto3"), "vertex": ("google.auth", "google-auth")}
+
+
+@dataclass(frozen=True, slots=True)
+class SdkSetup:
+    """Which SDK client to build, with its constructor's keyword arguments."""
+
+    provider: str
+    options: Mapping[str, Any] = field(repr=False)  # holds secrets
+    # Vertex without an access token: the GOOGLE_APPLICATION_CREDENTIALS of the review's
+    # environment (None: Application Default Credentials' own search).
+    google_credentials_file: str | None = None
+
+    @property
+    def event_stream(self) -> bool:
+        """Whether responses stream as AWS event-stream frames rather than SSE lines."""
+        return self.provider == "bedrock"
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether the provider serves the token-counting endpoint."""
+        return self.provider != "bedrock"
+
+
+def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
+    """True when requests to ``provider`` could be authenticated; with no provider, when
+    credentials for any of them are in sight."""
+    if provider is None:
+        return any(_credentials_visible(name, env) for name in _MISSING)
+    return _credentials_visible(provider, env)
+
+
+def sdk_setup(provider: str, env: Mapping[str, str], *, timeout: float) -> SdkSetup:
+    """Check ``env`` has what ``provider`` needs and say what to set when it does not."""
+    if provider not in _MISSING:
+        raise ValueError(f"unknown provider {provider!r}")  # the config checked it: a bug
+    # The AWS and Google credential chains are resolved for real while the client is built:
+    # an EC2 instance role or a GCE service account leaves no trace in the environment.
+    if provider in ("anthropic", "foundry") and not _credentials_visible(provider, env):
+        raise CredentialsMissing(_MISSING[provider])
+    options: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
+    if provider == "vertex":
+        credentials_file = env.get("GOOGLE_APPLICATION_CREDENTIALS") or None
+        return SdkSetup(provider, options | _vertex(env), credentials_file)
+    if provider == "bedrock":
+        options |= _bedrock(env)
+    elif provider == "foundry":
+        options |= _foundry(env)
+    else:
+        options |= _anthropic(env)
+    return SdkSetup(provider, options)
+
+
+def build_sdk(setup: SdkSetup) -> Any:
+    """The SDK client for ``setup`` (slow: imports the SDK and builds its HTTP client)."""
+    import anthropic
+
+    options = dict(setup.options)
+    if setup.provider == "bedrock":
+        _check_aws_credentials(options)
+        return anthropic.AnthropicBedrock(**options)
+    if setup.provider == "vertex":
+        if options.get("access_token") is None:
+            options["credentials"] = _google_credentials(setup.google_credentials_file)
+        return anthropic.AnthropicVertex(**options)
+    if setup.provider == "foundry":
+        return anthropic.AnthropicFoundry(**options)
+    return anthropic.Anthropic(**options)
+
+
+def _credentials_visible(provider: str, env: Mapping[str, str]) -> bool:
+    def given(*names: str) -> bool:
+        return any(env.get(name) for name in names)
+
+    home = Path(env["HOME"]) if env.get("HOME") else None
+    if provider == "bedrock":
+        shared = [env.get("AWS_SHARED_CREDENTIALS_FILE"), env.get("AWS_CONFIG_FILE")]
+        if home is not None:
+            shared += [str(home / ".aws" / "credentials"), str(home / ".aws" / "config")]
+        return (
+            given("AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE")
+            or given("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")
+            or (given("AWS_ACCESS_KEY_ID") and given("AWS_SECRET_ACCESS_KEY"))
+            or any(path and Path(path).is_file() for path in shared)
+        )
+    if provider == "vertex":
+        gcloud = Path(env["CLOUDSDK_CONFIG"]) if env.get("CLOUDSDK_CONFIG") else None
+        if gcloud is None and home is not None:
+            gcloud = home / ".config" / "gcloud"
+        adc = gcloud is not None and (gcloud / "application_default_credentials.json").is_file()
+        return given("CLOUDSDK_AUTH_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS") or adc
+    if provider == "foundry":
+        return given("ANTHROPIC_FOUNDRY_API_KEY")
+    return given("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+
+
+def _anthropic(env: Mapping[str, str]) -> dict[str, Any]:
+    api_key = env.get("ANTHROPIC_API_KEY") or None
+    auth_token = env.get("ANTHROPIC_AUTH_TOKEN") or None
+    if api_key is None and auth_token is None:
+        api_key = NO_KEY_PLACEHOLDER
+    return {
+        "api_key": api_key,
+        "auth_token": None if api_key else auth_token,
+        "base_url": env.get("ANTHROPIC_BASE_URL") or None,
+    }
+
+
+def _bedrock(env: Mapping[str, str]) -> dict[str, Any]:
+    _require_extra("bedrock")  # botocore decodes the event stream, whatever the credentials
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or _profile_region(env)
+    if not region:
+        raise ConfigError(
+            "Bedrock needs a region: set AWS_REGION (or AWS_DEFAULT_REGION, or a region in your "
+            "AWS profile)."
+        )
+    options: dict[str, Any] = {
+        "aws_region": region,
+        "base_url": env.get("ANTHROPIC_BEDROCK_BASE_URL") or None,
+    }
+    if env.get("AWS_BEARER_TOKEN_BEDROCK"):
+        options["api_key"] = env["AWS_BEARER_TOKEN_BEDROCK"]
+    elif env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        options["aws_access_key"] = env["AWS_ACCESS_KEY_ID"]
+        options["aws_secret_key"] = env["AWS_SECRET_ACCESS_KEY"]
+        options["aws_session_token"] = env.get("AWS_SESSION_TOKEN") or None
+    else:
+        options["aws_profile"] = env.get("AWS_PROFILE") or None
+    return options
+
+
+def _profile_region(env: Mapping[str, str]) -> str | None:
+    import botocore.session
+
+    session = botocore.session.Session(profile=env.get("AWS_PROFILE") or None)
+    try:
+        region = session.get_config_variable("region")
+    except Exception:  # a profile that does not exist: the credentials check says so
+        return None
+    return str(region) if region else None
+
+
+def _check_aws_credentials(options: Mapping[str, Any]) -> None:
+    """Resolve the AWS credential chain now, so a missing profile or role is a clear error
+    rather than a failure to sign the first request."""
+    if options.get("api_key") or options.get("aws_access_key"):
+        return
+    import boto3
+    import botocore.exceptions
+
+    try:
+        session = boto3.Session(
+            profile_name=options.get("aws_profile"), region_name=options["aws_region"]
+        )
+        found = session.get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:
+        raise CredentialsMissing(f"{_MISSING['bedrock']} ({exc})") from None
+    if found is None:
+        raise CredentialsMissing(_MISSING["bedrock"])
+
+
+def _vertex(env: Mapping[str, str]) -> dict[str, Any]:
+    token = env.get("CLOUDSDK_AUTH_ACCESS_TOKEN") or None
+    if token is None:
+        _require_extra("vertex")
+    region = env.get("CLOUD_ML_REGION")
+    if not region:
+        raise ConfigError(
+            "Vertex AI needs a region: set CLOUD_ML_REGION (for example `global` or `us-east5`)."
+        )
+    project = env.get("ANTHROPIC_VERTEX_PROJECT_ID") or env.get("GOOGLE_CLOUD_PROJECT")
+    if not project:
+        raise ConfigError(
+            "Vertex AI needs a project: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)."
+        )
+    return {
+        "region": region,
+        "project_id": project,
+        "access_token": token,
+        "base_url": env.get("ANTHROPIC_VERTEX_BASE_URL") or None,
+    }
+
+
+def _google_credentials(path: str | None) -> Any:
+    """Google credentials with a fresh token: a bad file, an unknown service account or a
+    refused token exchange is reported now, not as a failure of the first request."""
+    import google.auth
+    import google.auth.exceptions
+    import google.auth.transport.requests
+
+    try:
+        if path is not None:
+            credentials, _ = google.auth.load_credentials_from_file(path, scopes=[GOOGLE_SCOPE])
+        else:
+            credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
+    except google.auth.exceptions.DefaultCredentialsError as exc:
+        raise CredentialsMissing(f"{_MISSING['vertex']} ({exc})") from None
+    try:
+        credentials.refresh(google.auth.transport.requests.Request())
+    except google.auth.exceptions.GoogleAuthError as exc:
+        raise AuthenticationFailed(
+            f"Google refused the credentials for Vertex AI: {exc}. Check {CREDENTIALS['vertex']}."
+        ) from None
+    return credentials
+
+
+def _foundry(env: Mapping[str, str]) -> dict[str, Any]:
+    resource = env.get("ANTHROPIC_FOUNDRY_RESOURCE") or None
+    base_url = env.get("ANTHROPIC_FOUNDRY_BASE_URL") or None
+    if (resource is None) == (base_url is None):
+        raise ConfigError(
+            "Microsoft Foundry needs exactly one of ANTHROPIC_FOUNDRY_RESOURCE (the resource "
+            "name) and ANTHROPIC_FOUNDRY_BASE_URL."
+        )
+    options = {"api_key": env["ANTHROPIC_FOUNDRY_API_KEY"]}
+    return options | ({"resource": resource} if resource else {"base_url": base_url})
+
+
+def _require_extra(provider: str) -> None:
+    module, package = _EXTRAS[provider]
+    try:
+        installed = importlib.util.find_spec(module) is not None
+    except ImportError:  # its parent package is missing
+        installed = False
+    if not installed:
+        raise ConfigError(
+            f"provider = {provider} needs {package}, which is not installed: "
+            f"pip install 'orch-review[{provider}]'"
+        )
