@@ -796,7 +796,9 @@ def tree_in_index(
     shutil.copy2(index_file(repo, env), index)  # keeps the time racy entries are judged by
     copy_env = {"GIT_INDEX_FILE": str(index)}
     if untracked is not None:
-        paths = modified_files(repo) + untracked
+        # A file that cannot be read is skipped by the scope: its indexed content stays.
+        root = work_tree(repo)
+        paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
         if paths:
             listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
             with tempfile.TemporaryFile() as stdin:

@@ -35,6 +35,10 @@ FOUNDRY_KEY = "foundry-key-canary-3f"
 ADC_TOKEN = "ya29.from-service-account"
 PROVIDER_PREFIXES = ("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV")
 
+# The planted review: 3 main turns, 2 concerns and 2 verifiers of 2 turns each, and the
+# one-turn sweep of README.md, which no concern covers.
+REVIEW_REQUESTS = 12
+
 
 @pytest.fixture
 def base_env(api_env: dict[str, str]) -> dict[str, str]:
@@ -109,7 +113,7 @@ def test_bedrock_review_signs_requests_and_reads_the_aws_event_stream(
 
     assert_planted_findings(result)
     requests = fake_api.message_requests
-    assert len(requests) == 11 and {r.provider for r in requests} == {"bedrock"}
+    assert len(requests) == REVIEW_REQUESTS and {r.provider for r in requests} == {"bedrock"}
     first = requests[0]
     assert first.wire_path == f"/model/{BEDROCK_MODEL}/invoke-with-response-stream"
     sent = json.loads(first.raw)
@@ -145,7 +149,7 @@ def test_bedrock_stream_exception_frame_is_retried(
     assert_planted_findings(result)
     faulted = [r for r in fake_api.message_requests if r.fault]
     assert [r.fault for r in faulted] == ["error_event"]
-    assert len(fake_api.message_requests) == 12  # the faulted request was made once more
+    assert len(fake_api.message_requests) == REVIEW_REQUESTS + 1  # the faulted one, again
 
 
 def test_bedrock_cut_off_stream_is_retried(
@@ -159,7 +163,7 @@ def test_bedrock_cut_off_stream_is_retried(
     result, _ = review(repo, env, tmp_path)
 
     assert_planted_findings(result)
-    assert len(fake_api.message_requests) == 12
+    assert len(fake_api.message_requests) == REVIEW_REQUESTS + 1
 
 
 def test_vertex_review_uses_the_project_region_and_access_token(
@@ -173,7 +177,7 @@ def test_vertex_review_uses_the_project_region_and_access_token(
 
     assert_planted_findings(result)
     requests = fake_api.message_requests
-    assert len(requests) == 11 and {r.provider for r in requests} == {"vertex"}
+    assert len(requests) == REVIEW_REQUESTS and {r.provider for r in requests} == {"vertex"}
     first = requests[0]
     assert first.wire_path == (
         "/v1/projects/review-project/locations/us-east5/publishers/anthropic/models/"
@@ -198,7 +202,7 @@ def test_foundry_review_sends_the_foundry_key(
 
     assert_planted_findings(result)
     requests = fake_api.message_requests
-    assert len(requests) == 11 and {r.provider for r in requests} == {"foundry"}
+    assert len(requests) == REVIEW_REQUESTS and {r.provider for r in requests} == {"foundry"}
     first = requests[0]
     assert first.wire_path == "/anthropic/v1/messages"
     assert first.headers["x-api-key"] == FOUNDRY_KEY
@@ -455,7 +459,7 @@ def test_vertex_with_a_service_account_file_exchanges_it_for_a_token(
         ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
     ]
     requests = fake_api.message_requests
-    assert len(requests) == 11
+    assert len(requests) == REVIEW_REQUESTS
     assert {r.headers["authorization"] for r in requests} == {f"Bearer {ADC_TOKEN}"}
 
 

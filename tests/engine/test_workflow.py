@@ -14,8 +14,9 @@ from orch_review.engine.workflow import describe, parse_subtasks
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.model_io import ModelRequest, Reply
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import Concern, ReviewScript, planted_script
+from tests.scripted import Concern, ReviewScript, is_sweep, planted_script
 
 
 @pytest.mark.parametrize(
@@ -128,6 +129,14 @@ def test_a_finding_without_a_verdict_is_unverified_never_confirmed(
             )
     assert rows
     out = tmp_path / "report.json"
+    script = planted_script()
+
+    def lazy_sweep(request: ModelRequest) -> Reply:  # a sweep that finds nothing
+        if request.role == "subagent" and is_sweep(request.first_user_text):
+            return Reply.tool_use("report_findings", {"summary": "nothing", "findings": []})
+        return script(request)
+
+    fake_api.policy = lazy_sweep
 
     result = run_cli(repo, env, "--all", "--json", str(out))
 
