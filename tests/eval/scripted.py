@@ -155,3 +155,86 @@ def two_cases(repo: str, *, located: bool = True) -> list[dict[str, Any]]:
         },
         {"id": "clean", "repo": repo, "base": "main", "head": "clean", "expected": []},
     ]
+
+
+# One Python file with room for every pattern of the catalog.
+MUTABLE_LIB = """\
+import subprocess
+
+
+def total(items):
+    result = 0
+    for i in range(len(items)):
+        result += items[i]
+    return result
+
+
+def first_positive(values):
+    for value in values:
+        if value > 0:
+            return value
+    return None
+
+
+def load(path):
+    if path is None:
+        raise ValueError("no path")
+    with open(path) as handle:
+        return handle.read()
+
+
+def find(db, name):
+    cursor = db.cursor()
+    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))
+    return cursor.fetchone()
+
+
+def listing(folder):
+    return subprocess.run(["ls", folder], capture_output=True)
+
+
+def ratio(part, whole):
+    return part / whole
+
+
+def share(part, whole):
+    return ratio(part, whole)
+
+
+async def fetch(session, url):
+    response = await session.get(url)
+    return response
+
+
+def names(users):
+    out = []
+    for user in users:
+        out.append(user.name)
+    return out
+
+
+def bounded(index, limit):
+    if index < limit:
+        return index
+    return limit
+"""
+
+#: Catches inverted conditions and leaked file handles; misses every other pattern.
+MUTANT_REVIEWER = ReviewScript(
+    [
+        Concern(
+            "inverted",
+            "Check lib.py for inverted conditions.",
+            "grep -Hn 'if not (' lib.py",
+            claim="The condition is inverted.",
+        ),
+        Concern(
+            "handles",
+            "Check lib.py for file handles that are never closed.",
+            "grep -Hn ':= open(' lib.py",
+            severity="medium",
+            category="resource-leak",
+            claim="The file handle is never closed.",
+        ),
+    ]
+)

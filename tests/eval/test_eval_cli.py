@@ -91,3 +91,42 @@ def test_issues_without_a_location_go_to_the_judge_costed_on_their_own(
     assert again.returncode == ExitCode.CLEAN, again.stderr
     assert len(fake_api.requests_for("other")) == 1  # the verdict came from the journal
     assert json.loads(out.read_text(encoding="utf-8"))["judge"]["from_journal"] == 1
+
+
+def test_a_case_from_a_clone_url_and_a_case_that_cannot_run(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = two_case_repo(git_repo)
+    bugs = two_cases(repo.as_uri())[0] | {"base": "origin/main", "head": "origin/bugs"}
+    missing = {"id": "gone", "repo": str(repo), "base": "main", "head": "no-such-branch"}
+    cases = write_cases(tmp_path / "cases.jsonl", [bugs, missing | {"expected": []}])
+    fake_api.policy = review_policy()
+    out = tmp_path / "eval.json"
+    env = _env(api_env, tmp_path)
+
+    result = run_cli(tmp_path, env, "eval", str(cases), "--json", str(out))
+
+    assert result.returncode == ExitCode.INCOMPLETE, result.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["overall"]["scored"] == 1 and written["overall"]["failed"] == 1
+    assert written["overall"]["recall"] == 0.5  # the clone was reviewed like the local repo
+    (gone,) = [c for c in written["cases"] if c["id"] == "gone"]
+    assert "unknown ref `no-such-branch`" in gone["error"]
+    assert "Not scored (1):" in result.stdout and "`gone`" in result.stdout
+    clones = list((tmp_path / "cache" / "eval-clones").iterdir())
+    assert len(clones) == 1 and (clones[0] / ".git").is_dir()
+
+
+def test_a_repo_that_is_neither_a_folder_nor_a_url_is_refused_before_any_request(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], tmp_path: Path
+) -> None:
+    case = {"id": "x", "repo": "ext::sh -c touch% pwned", "base": "a", "head": "b"}
+    cases = write_cases(tmp_path / "cases.jsonl", [case | {"expected": []}])
+    fake_api.policy = review_policy()
+
+    result = run_cli(tmp_path, _env(api_env, tmp_path), "eval", str(cases))
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "is not a folder" in result.stderr
+    assert not (tmp_path / "pwned").exists()
+    assert fake_api.requests == []
