@@ -241,3 +241,48 @@ def _verdict(
             )
             missed = True
     return ExitCode.FINDINGS if missed else ExitCode.CLEAN
+
+
+IMPORT_FORMATS = ("swr-bench", "swe-prbench", "code-review-bench")
+
+
+@eval_group.command("import")
+@click.argument("data_format", metavar="FORMAT", type=click.Choice(IMPORT_FORMATS))
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the cases to this file instead of stdout.",
+)
+@handle_errors
+def import_command(data_format: str, source: Path, output: Path | None) -> ExitCode:
+    """Turn a public benchmark into a case file (JSONL) for `orch-review eval`.
+
+    \b
+    FORMAT and SOURCE:
+      swr-bench          data/swr_datasets_d5c5.jsonl of github.com/ZZR0/SWRench (MIT)
+      swe-prbench        the folder of huggingface.co/datasets/foundry-ai/swe-prbench
+                         (prs.jsonl and annotations/; CC BY 4.0)
+      code-review-bench  offline/golden_comments/ of
+                         github.com/withmartian/code-review-benchmark (MIT)
+
+    Nothing is downloaded here; the repositories are cloned when the cases run.
+    """
+    from orch_review.eval.cases import dump_cases
+    from orch_review.eval.importers import IMPORTERS
+
+    cases = IMPORTERS[data_format](source)
+    lines = "".join(line + "\n" for line in dump_cases(cases))
+    if output is None:
+        click.echo(lines, nl=False)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(lines, encoding="utf-8")
+    clean = sum(case.clean for case in cases)
+    issues = sum(len(case.expected) for case in cases)
+    click.echo(
+        f"orch-review eval: {len(cases)} case(s), {clean} clean, {issues} expected issue(s).",
+        err=True,
+    )
+    return ExitCode.CLEAN

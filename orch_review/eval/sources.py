@@ -17,6 +17,8 @@ from orch_review.eval.cases import Case
 from orch_review.scope import git as gitops
 
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+_PULL_HEAD = re.compile(r"^origin/pull/(\d+)/head$")
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
@@ -53,8 +55,18 @@ def local_repository(case: Case, base_dir: Path, cache: Path) -> Path:
         gitops.clone(case.repo, folder)
     repo = gitops.open_repo(folder)
     try:
-        if not all(gitops.has_commit(repo, rev) for rev in (case.base, case.head)):
-            gitops.fetch_origin(repo)
+        missing = [rev for rev in (case.base, case.head) if not gitops.has_commit(repo, rev)]
+        if missing:
+            gitops.fetch_origin(repo, [spec for rev in missing if (spec := refspec(rev))])
     finally:
         repo.close()
     return folder
+
+
+def refspec(rev: str) -> str | None:
+    """What to fetch for a revision no branch of the clone has: a pull request's head (as
+    ``origin/pull/N/head``) or a commit by its id; None for anything else."""
+    match = _PULL_HEAD.match(rev)
+    if match is not None:
+        return f"+refs/pull/{match.group(1)}/head:refs/remotes/origin/pull/{match.group(1)}/head"
+    return rev if _SHA.match(rev) else None

@@ -405,19 +405,20 @@ def clone(url: str, destination: Path) -> None:
         raise GitError("git is not installed or not on PATH: install git and try again.") from None
 
 
-def fetch_origin(repo: git.Repo) -> None:
-    """Bring a clone's remote-tracking branches up to date (``git fetch origin``)."""
+def fetch_origin(repo: git.Repo, refspecs: Collection[str] = ()) -> None:
+    """Bring a clone's remote-tracking branches up to date (``git fetch origin``), then fetch
+    ``refspecs`` too (pull request heads, commits no branch reaches)."""
     import git
 
-    try:
-        repo.git.execute(
-            ["git", *_CLONE_CONFIG, "fetch", "--quiet", "--", "origin"],
-            env={"GIT_TERMINAL_PROMPT": "0"},
-        )
-    except git.GitCommandError as exc:
-        raise GitError(
-            f"cannot fetch in {work_tree(repo)}: {str(exc.stderr).strip()[:300]}"
-        ) from None
+    commands = [["git", *_CLONE_CONFIG, "fetch", "--quiet", "--", "origin"]]
+    if refspecs:
+        commands.append(["git", *_CLONE_CONFIG, "fetch", "--quiet", "--", "origin", *refspecs])
+    for command in commands:
+        try:
+            repo.git.execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
+        except git.GitCommandError as exc:
+            where = work_tree(repo)
+            raise GitError(f"cannot fetch in {where}: {str(exc.stderr).strip()[:300]}") from None
 
 
 def has_commit(repo: git.Repo, rev: str) -> bool:
