@@ -16,7 +16,7 @@ _PR_URL = re.compile(r"^https://github\.com/([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-
 DEFAULT_BRANCH = "origin/HEAD"  # a clone's default branch; the review diffs from the merge-base
 
 
-def clone_url(repo: str, where: str) -> str:
+def clone_url(repo: object, where: str) -> str:
     """``owner/name`` as an https clone URL."""
     if not isinstance(repo, str) or not _REPO.match(repo):
         raise UsageError(f"{where}: `repo` must be a GitHub owner/name, got {str(repo)[:80]!r}")
