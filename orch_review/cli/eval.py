@@ -221,25 +221,27 @@ def run_command(
 def _verdict(
     summaries: list[dict[str, object]], min_recall: float | None, max_fp: float | None
 ) -> ExitCode:
-    """3 when a case was not scored; 1 when a threshold is missed in any run; else 0."""
-    missed = False
+    """3 when a case was not scored; 1 when a threshold is missed in any run; else 0.
+    A threshold that cannot be measured (no expected issue, no clean change) is missed."""
+    missed = []
     for summary in summaries:
         overall = summary["overall"]
         assert isinstance(overall, dict)
         if overall["failed"]:
             return ExitCode.INCOMPLETE
         recall, fp = overall["recall"], overall["false_positives_per_clean_change"]
-        if min_recall is not None and (recall is None or recall < min_recall):
-            click.echo(
-                f"orch-review eval: recall {recall} is below --min-recall {min_recall}", err=True
-            )
-            missed = True
-        if max_fp is not None and (fp is None or fp > max_fp):
-            click.echo(
-                f"orch-review eval: {fp} false positives per clean change exceed --max-fp {max_fp}",
-                err=True,
-            )
-            missed = True
+        if min_recall is not None:
+            if recall is None:
+                missed.append("recall cannot be measured: no case expects an issue")
+            elif recall < min_recall:
+                missed.append(f"recall {recall} is below --min-recall {min_recall}")
+        if max_fp is not None:
+            if fp is None:
+                missed.append("false positives per clean change cannot be measured: no clean case")
+            elif fp > max_fp:
+                missed.append(f"{fp} false positives per clean change exceed --max-fp {max_fp}")
+    for reason in missed:
+        click.echo(f"orch-review eval: {reason}", err=True)
     return ExitCode.FINDINGS if missed else ExitCode.CLEAN
 
 

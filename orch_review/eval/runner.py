@@ -171,8 +171,14 @@ def run_cases(
             return result
 
         jobs = max(1, min(settings.jobs, len(cases)))
-        with ThreadPoolExecutor(jobs, thread_name_prefix="orch-review-eval") as pool:
+        pool = ThreadPoolExecutor(jobs, thread_name_prefix="orch-review-eval")
+        try:
             results = tuple(pool.map(one, range(len(cases))))
+        except BaseException:
+            # Ctrl-C: start no further case; the reviews under way finish and are journaled.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     return EvalResult(
         results,
         judge.usage if judge else Usage(),
