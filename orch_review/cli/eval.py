@@ -44,7 +44,7 @@ def eval_group() -> None:
       orch-review eval cases.jsonl --min-recall 0.6 --max-fp 0.5
       orch-review eval --mutate 10 --seed 1
       orch-review eval cases.jsonl --matrix model=claude-opus-5-5,claude-sonnet-5 verifiers=on,off
-      orch-review eval import swr-bench swr_bench.jsonl > cases.jsonl
+      orch-review eval import swr-bench data/swr_datasets_d5c5.jsonl -o cases.jsonl
     """
 
 
