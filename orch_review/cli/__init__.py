@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from orch_review import __version__
+from orch_review.cli.eval import eval_group
 from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
 from orch_review.cli.hook import hook
@@ -67,6 +68,7 @@ def main() -> None:
       orch-review plan                  show what would be reviewed, without any API call
       orch-review ask "why is 1 a bug?" a follow-up question about the last review
       orch-review journal stats         what the resume journal holds
+      orch-review eval cases.jsonl      measure recall, precision and cost on known bugs
 
     Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL pointing at a compatible server).
     Settings come from [tool.orch-review] in pyproject.toml or .orch-review.toml,
@@ -74,5 +76,5 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github, merge):
+for command in (review, plan, hook, ask, chat, journal, github, merge, eval_group):
     main.add_command(command)

@@ -83,6 +83,7 @@ class Config:
     focus: tuple[str, ...] = ()
     strictness: Strictness = "info"
     critic: bool | None = None
+    verify: bool = True
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -323,6 +324,12 @@ _KEYS: tuple[_Key, ...] = (
         "Run the completeness critic after the first wave (default: for --all and for changes "
         "of more than 20 files or 500 lines).",
     ),
+    _Key(
+        "verify",
+        _BOOL,
+        "Run the verification wave; `false` leaves every finding unverified and the review "
+        "incomplete (for measuring what verification buys).",
+    ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}
 _PATH_INSTRUCTIONS_DOC = (
@@ -504,6 +511,16 @@ def _shown(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
+
+
+def setting_from_text(name: str, text: str) -> object:
+    """The value a configuration key (Config field name) takes from ``text``, as its
+    environment variable would give it; ConfigError for an unknown key or a bad value."""
+    key = _BY_NAME.get(name)
+    if key is None:
+        known = ", ".join(k.kebab for k in _KEYS)
+        raise ConfigError(f"unknown setting `{name.replace('_', '-')}`; known: {known}")
+    return _validate(key, key.kind.from_text(text), f"`{key.kebab}`", shown=text)
 
 
 __all__ = ["CONFIG_KEYS", "Config", "ConfigKey", "Price", "load_config"]

@@ -226,6 +226,9 @@ class Workflow:
         if not findings:
             done.set_result(result)
             return
+        if not session.config.verify:  # honestly incomplete: the findings stay unverified
+            done.set_result(_unverified(result, "verification off"))
+            return
         session.pool.submit(VERIFY, partial(self._verify, result, done))
 
     def _verify(self, result: ConcernOutcome, done: Future[ConcernOutcome]) -> None:

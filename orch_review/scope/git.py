@@ -810,3 +810,72 @@ def tree_in_index(
                     env=copy_env,
                 )
     return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()
+
+
+# Cloning is the one git call whose input (a URL from an evaluation case file) is not ours:
+# no `ext::` transport (it runs commands), no hooks, no password prompt.
+_CLONE_CONFIG = ("-c", "protocol.ext.allow=never", "-c", "core.hooksPath=/dev/null")
+
+
+def clone(url: str, destination: Path) -> None:
+    """Clone ``url`` into the new folder ``destination``; GitError naming the URL on failure."""
+    import git
+
+    if url.startswith("-"):
+        raise GitError(f"not a repository URL: {url[:60]!r}")
+    command = ["git", *_CLONE_CONFIG, "clone", "--quiet", "--", url, str(destination)]
+    try:
+        git.Git().execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
+    except git.GitCommandError as exc:
+        raise GitError(f"cannot clone {url}: {str(exc.stderr).strip()[:300]}") from None
+    except git.GitCommandNotFound:
+        raise GitError("git is not installed or not on PATH: install git and try again.") from None
+
+
+def fetch_origin(repo: git.Repo, refspecs: Collection[str] = ()) -> None:
+    """Bring a clone's remote-tracking branches up to date (``git fetch origin``), then fetch
+    ``refspecs`` too (pull request heads, commits no branch reaches)."""
+    import git
+
+    commands = [["git", *_CLONE_CONFIG, "fetch", "--quiet", "--", "origin"]]
+    if refspecs:
+        commands.append(["git", *_CLONE_CONFIG, "fetch", "--quiet", "--", "origin", *refspecs])
+    for command in commands:
+        try:
+            repo.git.execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
+        except git.GitCommandError as exc:
+            where = work_tree(repo)
+            raise GitError(f"cannot fetch in {where}: {str(exc.stderr).strip()[:300]}") from None
+
+
+def has_commit(repo: git.Repo, rev: str) -> bool:
+    """True when ``rev`` names a commit here."""
+    try:
+        resolve_commit(repo, rev)
+    except GitError:
+        return False
+    return True
+
+
+def commit_with_file(repo: git.Repo, parent: str, path: str, content: bytes, message: str) -> str:
+    """An unreferenced commit: ``parent``'s tree with ``path`` replaced by ``content``.
+
+    Built in a private index, so neither the working tree nor the index is touched."""
+    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp, "index"))}
+        repo.git.execute(["git", "read-tree", parent], env=env)
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(content)
+            stdin.seek(0)
+            blob = str(repo.git.execute(["git", "hash-object", "-w", "--stdin"], istream=stdin))
+        mode = tree_entries(repo, parent, [path]).get(path, ("100644", 0))[0]
+        entry = f"{mode},{blob.strip()},{path}"
+        repo.git.execute(["git", "update-index", "--cacheinfo", entry], env=env)
+        tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
+    # Fixed dates: the same edit of the same parent is the same commit, run after run.
+    dated = {**SNAPSHOT_IDENTITY, "GIT_AUTHOR_DATE": _EPOCH, "GIT_COMMITTER_DATE": _EPOCH}
+    command = ["git", "commit-tree", "--no-gpg-sign", tree, "-p", parent, "-m", message]
+    return str(repo.git.execute(command, env=dated)).strip()
+
+
+_EPOCH = "946684800 +0000"  # 2000-01-01

@@ -1,0 +1,84 @@
+"""The evaluation as Markdown tables: overall and per severity, per defect pattern, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from orch_review.github.summary import cell
+
+
+def percent(value: float | None, interval: Sequence[float] | None = None) -> str:
+    """``62.5% (30.6-86.3)``, or ``n/a`` when there is nothing to measure."""
+    if value is None:
+        return "n/a"
+    text = f"{value:.1%}"
+    if interval is not None:
+        text += f" ({interval[0]:.1%}-{interval[1]:.1%})"
+    return text
+
+
+def number(value: float | None, interval: Sequence[float] | None = None, unit: str = "") -> str:
+    """``1.50 (0.00-3.00)``, or ``n/a``."""
+    if value is None:
+        return "n/a"
+    text = f"{unit}{value:.2f}"
+    if interval is not None:
+        text += f" ({unit}{interval[0]:.2f}-{unit}{interval[1]:.2f})"
+    return text
+
+
+def _row(name: str, m: Mapping[str, Any]) -> str:
+    fp = m["false_positives_per_clean_change"]
+    return (
+        f"| {name} | {percent(m['recall'], m['recall_ci'])} ({m['found']}/{m['expected']}) "
+        f"| {percent(m['precision'], m['precision_ci'])} ({m['matching']}/{m['reported']}) "
+        f"| {percent(m['f1'], m['f1_ci'])} "
+        f"| {number(fp, m['false_positives_per_clean_change_ci'])} |"
+    )
+
+
+def markdown(summary: Mapping[str, Any]) -> str:
+    """The summary of :func:`orch_review.eval.summary.summarize` as Markdown."""
+    overall = summary["overall"]
+    lines = [
+        f"## orch-review eval: {overall['scored']} of {overall['cases']} change(s) scored",
+        "",
+        "| | recall (95% CI) | precision (95% CI) | F1 (95% CI) | FP per clean change (95% CI) |",
+        "|---|---|---|---|---|",
+        _row("**overall**", overall),
+    ]
+    for severity, m in summary["by_severity"].items():
+        if m["expected"] or m["reported"]:
+            lines.append(_row(severity, m))
+    judge = summary["judge"]
+    lines += [
+        "",
+        f"Cost: {number(overall['cost_usd'], unit='$')} for the reviews "
+        f"({number(overall['cost_usd_per_change'], unit='$')} per change), "
+        f"plus {number(judge['cost_usd'], unit='$')} for {judge['requests']} judge call(s) "
+        f"({judge['from_journal']} from the journal). "
+        f"Wall time per change: {number(overall['wall_seconds_per_change'])} s.",
+    ]
+    if overall["agents_from_journal"]:
+        lines.append(
+            f"{overall['agents_from_journal']} agent result(s) came from the journal; their cost "
+            "is not counted again (use --no-journal to measure a full run)."
+        )
+    patterns = summary.get("by_pattern")
+    if patterns:
+        lines += [
+            "",
+            "| defect pattern | changes | caught | catch rate (95% CI) | false positives |",
+            "|---|---|---|---|---|",
+        ]
+        for name, p in patterns.items():
+            lines.append(
+                f"| {cell(name)} | {p['changes']} | {p['caught']}/{p['planted']} "
+                f"| {percent(p['catch_rate'], p['catch_rate_ci'])} | {p['false_positives']} |"
+            )
+    failed = [c for c in summary["cases"] if c["error"]]
+    if failed:
+        lines += ["", f"Not scored ({len(failed)}):", ""]
+        lines += [f"- `{cell(c['id'], 100)}`: {cell(c['error'])}" for c in failed]
+    return "\n".join(lines) + "\n"

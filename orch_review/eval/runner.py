@@ -1,0 +1,187 @@
+"""Running the cases: one review per case through the library front door, then matching.
+
+Cases run on a small thread pool (``jobs`` at once); each review keeps its own pool of
+agents, given ``max_concurrent // jobs`` slots so the requests in flight stay within the
+configured cap. Every review is journaled as usual (in its repository's git folder), so an
+interrupted evaluation, rerun, pays only for what never finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orch_review.core import ReviewOptions, prepare, run
+from orch_review.engine.budget import Usage
+from orch_review.engine.journal import Journal, JournalLike, NullJournal
+from orch_review.errors import OrchReviewError
+from orch_review.eval.cases import Case
+from orch_review.eval.matching import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_JUDGE_PROMPT,
+    DEFAULT_TOLERANCE,
+    CaseMatch,
+    Judge,
+    match_case,
+)
+from orch_review.eval.sources import local_repository
+from orch_review.findings.records import Finding
+from orch_review.findings.report import Report
+
+VERIFICATION_OFF = "verification off"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSettings:
+    """How to run an evaluation; ``settings`` override configuration keys for every review."""
+
+    cache: Path
+    base_dir: Path = Path()
+    settings: Mapping[str, object] = field(default_factory=dict)
+    jobs: int = 2
+    tolerance: int = DEFAULT_TOLERANCE
+    judge_model: str = DEFAULT_JUDGE_MODEL
+    judge_prompt: str = DEFAULT_JUDGE_PROMPT
+    journal: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """What one case's review reported and how it matched."""
+
+    case: Case
+    findings: tuple[Finding, ...] = ()
+    match: CaseMatch | None = None
+    cost_usd: float = 0.0
+    wall_seconds: float = 0.0
+    error: str | None = None  # the review could not run, or did not finish
+    reused_agents: int = 0  # agents served from the journal: their cost is not counted again
+
+
+@dataclass(frozen=True, slots=True)
+class EvalResult:
+    """Every case's result, and what the judge used."""
+
+    results: tuple[CaseResult, ...]
+    judge_usage: Usage
+    judge_from_journal: int
+    wall_seconds: float
+
+    @property
+    def scored(self) -> list[CaseResult]:
+        """The cases whose review finished and was matched."""
+        return [r for r in self.results if r.match is not None]
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        """The cases whose review failed or was incomplete."""
+        return [r for r in self.results if r.error is not None]
+
+
+def reported_findings(report: Report, verify: bool) -> list[Finding]:
+    """What the review reports: confirmed findings, or with verification off the subagents'
+    unverified findings that the diff filter and suppressions keep."""
+    if verify:
+        return report.confirmed
+    return [
+        f
+        for f in report.findings
+        if f.verdict is None and f.filtered is None and f.suppressed is None
+    ]
+
+
+def incompleteness(report: Report, verify: bool) -> str | None:
+    """Why the review did not finish, ignoring the expected gap of verification off."""
+    if report.usage.cap_reached is not None:
+        return f"budget reached: {report.usage.cap_reached}"
+    if not report.concerns:
+        return "no review workflow ran"
+    for concern in report.uncovered:
+        if verify or concern.error != VERIFICATION_OFF:
+            return f"concern not covered ({concern.status}): {concern.error}"
+    return None
+
+
+def _review_case(
+    case: Case, repo: Path, settings: EvalSettings, env: Mapping[str, str], judge: Judge | None
+) -> CaseResult:
+    options = ReviewOptions(base=case.base, head=case.head, settings=settings.settings)
+    try:
+        prepared = prepare(repo, options, env)
+        per_review = max(1, prepared.config.max_concurrent // max(1, settings.jobs))
+        config = dataclasses.replace(prepared.config, max_concurrent=per_review)
+        prepared = dataclasses.replace(prepared, config=config)
+        report = run(prepared)
+        verify = config.verify
+        findings = reported_findings(report, verify)
+        usage = report.usage.total
+        reused = sum(report.usage.agents_from_journal.values())
+        problem = incompleteness(report, verify)
+        if problem is not None:
+            return CaseResult(
+                case, tuple(findings), None, usage.cost_usd, report.wall_seconds, problem, reused
+            )
+        match = match_case(case.expected, findings, judge, settings.tolerance)
+    except OrchReviewError as exc:
+        return CaseResult(case, error=f"{type(exc).__name__}: {exc}")
+    return CaseResult(
+        case, tuple(findings), match, usage.cost_usd, report.wall_seconds, None, reused
+    )
+
+
+def _judge_journal(settings: EvalSettings) -> JournalLike:
+    if not settings.journal or settings.settings.get("journal") is False:
+        return NullJournal()
+    return Journal(settings.cache / "eval-judge.sqlite3")
+
+
+def run_cases(
+    cases: Sequence[Case],
+    settings: EvalSettings,
+    env: Mapping[str, str],
+    *,
+    progress: Callable[[CaseResult], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> EvalResult:
+    """Review every case and match its findings; a case that fails is recorded, not raised."""
+    from orch_review.config.settings import Config
+    from orch_review.engine.opening import new_client
+
+    started = clock()
+    # Repositories first, one at a time: two cases of one URL must not clone it twice at once.
+    repos = [local_repository(case, settings.base_dir, settings.cache) for case in cases]
+    needs_judge = any(not issue.located for case in cases for issue in case.expected)
+    with ExitStack() as stack:
+        judge = None
+        if needs_judge:
+            client = new_client(Config(max_output_tokens=8000, effort="medium"), env)
+            stack.callback(client.close)
+            journal = stack.enter_context(_judge_journal(settings))
+            judge = Judge(client, journal, model=settings.judge_model, prompt=settings.judge_prompt)
+
+        def one(index: int) -> CaseResult:
+            result = _review_case(cases[index], repos[index], settings, env, judge)
+            if progress is not None:
+                progress(result)
+            return result
+
+        jobs = max(1, min(settings.jobs, len(cases)))
+        pool = ThreadPoolExecutor(jobs, thread_name_prefix="orch-review-eval")
+        try:
+            results = tuple(pool.map(one, range(len(cases))))
+        except BaseException:
+            # Ctrl-C: start no further case; the reviews under way finish and are journaled.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+    return EvalResult(
+        results,
+        judge.usage if judge else Usage(),
+        judge.from_journal if judge else 0,
+        clock() - started,
+    )

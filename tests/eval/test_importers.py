@@ -1,0 +1,171 @@
+"""Importers read the public sets' published formats (small fixtures here, nothing is
+downloaded) and write cases `orch-review eval` accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from orch_review.errors import ExitCode, UsageError
+from orch_review.eval.cases import ExpectedIssue, load_cases
+from orch_review.eval.importers import IMPORTERS
+from orch_review.findings.records import Severity
+from tests.helpers import run_cli
+
+SHA_BASE, SHA_1, SHA_2 = "0" * 40, "1" * 40, "2" * 40
+
+
+def _swr_record(instance: str, introduced: bool) -> dict[str, object]:
+    change = {
+        "change_type": "F.2 Logic",
+        "change_introducing": {"commit_sha": SHA_1, "code_snippet": "x = y[0]"},
+        "change_discussion": {
+            "discussion_summary": "Empty input crashes.",
+            "first_mention_timestamp": "2025-01-02T00:00:00Z",
+            "original_reviewer_comment": "This fails when y is empty.",
+        },
+        "change_resolve_info": {"commit_sha": "3" * 40, "code_snippet": "..."},
+    }
+    return {
+        "repo": "astropy/astropy",
+        "instance_id": instance,
+        "pr_title": "A change",
+        "pr_statement": "Why",
+        "change_introduced": introduced,
+        "base_commit": SHA_BASE,
+        "created_at": "2025-01-01T00:00:00Z",
+        "changes": [change] if introduced else [],
+        "pr_commits": [
+            {"sha": SHA_1, "message": "first", "diff": [{"file": "a.py", "patch": "@@"}]},
+            {"sha": SHA_2, "message": "second", "diff": [{"file": "a.py", "patch": "@@"}]},
+        ],
+        "pr_timeline": [],
+        "all_commits": [],
+    }
+
+
+def test_swr_bench(tmp_path: Path) -> None:
+    source = tmp_path / "swr_datasets_d5c5.jsonl"
+    records = [_swr_record("astropy__astropy-187", True), _swr_record("astropy__astropy-9", False)]
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    bug, clean = IMPORTERS["swr-bench"](source)
+
+    assert (bug.id, bug.repo, bug.base, bug.head) == (
+        "swr-astropy__astropy-187",
+        "https://github.com/astropy/astropy.git",
+        SHA_BASE,
+        SHA_2,  # the last commit of the pull request
+    )
+    assert bug.expected == (ExpectedIssue("[F.2 Logic] This fails when y is empty."),)
+    assert clean.clean and clean.head == SHA_2
+
+
+def test_swe_prbench(tmp_path: Path) -> None:
+    root = tmp_path / "swe-prbench-data" / "dataset"
+    (root / "annotations").mkdir(parents=True)
+    prs = [{"task_id": "requests__6001", "repo": "psf/requests", "pr_number": 6001}]
+    (root / "prs.jsonl").write_text(json.dumps(prs[0]) + "\n", encoding="utf-8")
+    annotation = {
+        "comments": [
+            {
+                "comment_id": "c1",
+                "body": "Leaks the socket.",
+                "file": "src/a.py",
+                "line": 40,
+                "severity": "P0",
+            },
+            {
+                "comment_id": "c2",
+                "body": "Typo in docstring.",
+                "file": None,
+                "line": None,
+                "severity": "P2",
+            },
+            {"comment_id": "c3", "body": "Thanks, LGTM!", "file": None, "line": None},
+        ],
+        "substantive_comment_ids": ["c1", "c2"],
+    }
+    (root / "annotations" / "requests__6001_human.json").write_text(
+        json.dumps(annotation), encoding="utf-8"
+    )
+
+    (case,) = IMPORTERS["swe-prbench"](tmp_path / "swe-prbench-data")
+
+    assert (case.id, case.repo) == ("prb-requests__6001", "https://github.com/psf/requests.git")
+    assert (case.base, case.head) == ("origin/HEAD", "origin/pull/6001/head")
+    assert case.expected == (
+        ExpectedIssue("Leaks the socket.", "src/a.py", 40, 40, Severity.HIGH),
+        ExpectedIssue("Typo in docstring.", None, None, None, Severity.LOW),
+    )
+
+
+def _golden(tmp_path: Path) -> Path:
+    folder = tmp_path / "golden_comments"
+    folder.mkdir()
+    entries = [
+        {
+            "pr_title": "Span buffer",
+            "url": "https://github.com/getsentry/sentry/pull/93824",
+            "comments": [
+                {
+                    "comment": "Metric tags use shard and shards.",
+                    "severity": "Medium",
+                    "category": "bug",
+                },
+                {"comment": "The isinstance check is always false.", "severity": "Critical"},
+            ],
+        }
+    ]
+    (folder / "sentry.json").write_text(json.dumps(entries), encoding="utf-8")
+    return folder
+
+
+def test_code_review_bench(tmp_path: Path) -> None:
+    (case,) = IMPORTERS["code-review-bench"](_golden(tmp_path))
+
+    assert case.id == "crb-sentry-getsentry-sentry-93824"
+    assert (case.repo, case.base, case.head) == (
+        "https://github.com/getsentry/sentry.git",
+        "origin/HEAD",
+        "origin/pull/93824/head",
+    )
+    assert [(e.description[:11], e.severity, e.located) for e in case.expected] == [
+        ("Metric tags", Severity.MEDIUM, False),
+        ("The isinsta", Severity.HIGH, False),
+    ]
+
+
+def test_hostile_fields_are_refused(tmp_path: Path) -> None:
+    record = _swr_record("x", True) | {"repo": "--upload-pack=evil/x"}
+    source = tmp_path / "bad.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="must be a GitHub owner/name"):
+        IMPORTERS["swr-bench"](source)
+    record = _swr_record("x", True)
+    record["pr_commits"] = [{"sha": "--output=/tmp/x"}]
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="not a revision git would accept"):
+        IMPORTERS["swr-bench"](source)
+
+
+def test_the_import_command_writes_a_case_file_eval_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "cases" / "crb.jsonl"
+
+    result = run_cli(
+        tmp_path,
+        dict(os.environ),
+        "eval",
+        "import",
+        "code-review-bench",
+        str(_golden(tmp_path)),
+        "--output",
+        str(out),
+    )
+
+    assert result.returncode == ExitCode.CLEAN, result.stderr
+    assert "1 case(s), 0 clean, 2 expected issue(s)" in result.stderr
+    assert [c.id for c in load_cases(out)] == ["crb-sentry-getsentry-sentry-93824"]
