@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review import tempdirs
 from orch_review.config.settings import FILE_NAME, Config, load_config
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
@@ -27,7 +27,7 @@ def load_settings(
     if request.base is None:
         return load_config(root, env, overrides)
     revision = gitops.resolve_commit(repo, request.base)
-    with tempfile.TemporaryDirectory(prefix="orch-review-config-") as tmp:
+    with tempdirs.directory("config") as tmp:
         for name in CONFIG_FILES:
             content = gitops.show_file(repo, revision, name)
             if content is not None:

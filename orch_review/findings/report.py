@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -11,6 +12,15 @@ from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
 from orch_review.scope.diff import quote_path
+
+# "2 high", "three confirmed", "no bugs", "1 finding": a count of findings in a sentence.
+_NUMBER = r"(?:\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|several|many)"
+_COUNTS = re.compile(
+    rf"\b{_NUMBER}\s+(?:\w+\s+)?(?:confirmed|high|medium|low|critical|severe|findings?|"
+    r"issues?|bugs?|problems?|vulnerabilit(?:y|ies)|defects?)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +45,16 @@ class Report:
     # The per-file ledger; None only for reports built without one (older callers, tests).
     coverage: Coverage | None = None
     shard: str | None = None  # "K/N" for one shard of a split review
+
+    @property
+    def reviewer_summary(self) -> str:
+        """The main agent's summary without the sentences that count findings: it wrote
+        them before verification, so they can contradict the verified results."""
+        kept = []
+        for line in self.summary.strip().splitlines():
+            sentences = _SENTENCE.split(line)
+            kept.append(" ".join(s for s in sentences if not _COUNTS.search(s)).rstrip())
+        return "\n".join(kept).strip()
 
     @property
     def confirmed(self) -> list[Finding]:

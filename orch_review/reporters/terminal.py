@@ -169,37 +169,54 @@ def _not_shown(report: Report) -> Iterator[RenderableType]:
     yield Text()
 
 
-#: Uncovered and skipped files listed by name; the JSON report lists them all.
-MAX_LISTED = 20
+#: Entries shown per reason before "…"; --verbose lists every one.
+GROUP_SHOWN = 3
 
 
-def _file_coverage(report: Report) -> Iterator[Text]:
+def _grouped(
+    label: str, style: str, noun: str, entries: list[tuple[str, str]], verbose: bool
+) -> Iterator[Text]:
+    """``label name — reason`` lines; unless ``verbose``, one line per reason when several
+    entries share it: its count, the first few names and how to see them all."""
+    if verbose:
+        for name, reason in entries:
+            yield Text.assemble((label, style), _one_line(name), (f" — {_one_line(reason)}", "dim"))
+        return
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in entries:
+        by_reason.setdefault(reason, []).append(name)
+    for reason, names in sorted(by_reason.items(), key=lambda item: -len(item[1])):
+        if len(names) == 1:
+            yield Text.assemble(
+                (label, style), _one_line(names[0]), (f" — {_one_line(reason)}", "dim")
+            )
+            continue
+        shown = ", ".join(_one_line(n) for n in names[:GROUP_SHOWN])
+        more = f", … (--verbose lists all {len(names)})" if len(names) > GROUP_SHOWN else ""
+        yield Text.assemble(
+            (label, style),
+            f"{len(names)} {noun} — ",
+            (_one_line(reason), "dim"),
+            f": {shown}{more}",
+        )
+
+
+def _file_coverage(report: Report, verbose: bool) -> Iterator[Text]:
     coverage = report.coverage
     if coverage is None:
         return
     yield Text(coverage.headline() + ".", "bold" if coverage.complete else "bold red")
-    uncovered = coverage.uncovered
-    for file in uncovered[:MAX_LISTED]:
-        yield Text.assemble(
-            ("NOT COVERED ", "bold red"),
-            _one_line(file.path),
-            (f" — {_one_line(file.reason)}", "dim"),
-        )
-    if len(uncovered) > MAX_LISTED:
-        yield Text(f"…and {len(uncovered) - MAX_LISTED} more uncovered (see --json).", "red")
+    uncovered = [(f.path, f.reason) for f in coverage.uncovered]
+    yield from _grouped("NOT COVERED ", "bold red", "files", uncovered, verbose)
     skipped = coverage.skipped
     if skipped:
         yield Text(f"Skipped before the review: {len(skipped)} file(s).", "dim")
-    for entry in skipped[:MAX_LISTED]:
-        yield Text.assemble(
-            ("SKIPPED ", "dim"), _one_line(entry.path), (f" — {_one_line(entry.reason)}", "dim")
-        )
-    if len(skipped) > MAX_LISTED:
-        yield Text(f"…and {len(skipped) - MAX_LISTED} more skipped (see `plan`).", "dim")
+    entries = [(s.path, s.reason) for s in skipped]
+    yield from _grouped("SKIPPED ", "dim", "files", entries, verbose)
 
 
-def _coverage(report: Report) -> Iterator[Text]:
-    yield from _file_coverage(report)
+def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
+    yield from _file_coverage(report, verbose)
     total = len(report.concerns)
     reviewed = sum(1 for c in report.concerns if c.status == "reviewed")
     covered = sum(1 for c in report.concerns if c.covered)
@@ -219,14 +236,14 @@ def _coverage(report: Report) -> Iterator[Text]:
     if counts["suppressed"]:
         parts.append(f"{counts['suppressed']} suppressed")
     yield Text("Not shown: " + ", ".join(parts) + ".", "dim")
-    for outcome in report.uncovered:
-        first_line = outcome.concern.splitlines()[0] if outcome.concern else ""
-        why = outcome.error or "some findings were not verified"
-        yield Text.assemble(
-            ("NOT COVERED ", "bold red"),
-            f"[{outcome.index + 1}] {_one_line(first_line)[:100]}",
-            (f" — {_one_line(why)}", "dim"),
+    concerns = [
+        (
+            f"[{o.index + 1}] {(o.concern.splitlines()[0] if o.concern else '')[:100]}",
+            o.error or "some findings were not verified",
         )
+        for o in report.uncovered
+    ]
+    yield from _grouped("NOT COVERED ", "bold red", "concerns", concerns, verbose)
 
 
 def _usage_table(report: Report, boxed: bool) -> Table:
@@ -280,6 +297,9 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     confirmed = report.confirmed
     if not style.quiet:
         yield Text.assemble(("orch-review", "bold"), "  ", safe_line(report.scope))
+        if report.incomplete:
+            reasons = "; ".join(_one_line(r) for r in report.incomplete_reasons())
+            yield Text(f"INCOMPLETE: {reasons}", "bold red")
         yield _counts(report)
         yield Text()
     number = 0
@@ -297,14 +317,21 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
             yield _incomplete(report)
         return
     if not confirmed:
-        yield Text("No confirmed findings.", "green")
+        if report.incomplete:
+            yield Text("No confirmed findings in what was covered.", "yellow")
+        else:
+            yield Text("No confirmed findings.", "green")
         yield Text()
     if style.verbose and any(report.with_status(s) for s in _NOT_SHOWN):
         yield from _not_shown(report)
-    yield from _coverage(report)
-    if report.summary:
+    yield from _coverage(report, style.verbose)
+    summary = report.reviewer_summary
+    if summary:
         yield Text()
-        yield Text(safe(report.summary.strip()))
+        yield Text(
+            "Reviewer's summary (unverified; the findings above are what was verified)", "bold"
+        )
+        yield _indented(Text(safe(summary)), INDENT)
     yield Text()
     yield _usage_table(report, style.terminal)
     yield Text(

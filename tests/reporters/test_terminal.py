@@ -231,3 +231,39 @@ def test_a_finding_in_a_minified_file_prints_no_huge_line() -> None:
     # On a terminal rich wraps the text to the width: the cut keeps it to a few lines.
     coloured = ANSI.sub("", render_terminal(report, color=True, width=100))
     assert len(coloured) < 6000
+
+
+def _capped(report: Report, files: int) -> Report:
+    """``report`` with ``files`` changed files left uncovered by an agent cap."""
+    from orch_review.findings.coverage import LedgerFile, build_coverage
+
+    ledger = [LedgerFile(f"src/m{n:03d}.py", 10) for n in range(files)]
+    reasons = {f.path: "agent cap reached (8 agents)" for f in ledger}
+    coverage = build_coverage(ledger, covered_by={}, reasons=reasons)
+    return replace(report, coverage=coverage, findings=())
+
+
+def test_an_incomplete_review_says_so_at_the_top_and_groups_what_was_not_covered() -> None:
+    out = render(_capped(sample_report(), 150))
+    lines = out.splitlines()
+
+    assert lines[1].startswith("INCOMPLETE: 150 of 150 changed files not covered")
+    assert "No confirmed findings in what was covered." in out
+    assert "No confirmed findings." not in out
+    uncovered = [ln for ln in lines if ln.startswith("NOT COVERED src/") or "150 files" in ln]
+    assert uncovered == [
+        "NOT COVERED 150 files — agent cap reached (8 agents): src/m000.py, src/m001.py, "
+        "src/m002.py, … (--verbose lists all 150)"
+    ]
+    verbose = render_terminal(_capped(sample_report(), 150), color=False, width=100, verbose=True)
+    assert sum(ln.startswith("NOT COVERED src/m") for ln in verbose.splitlines()) == 150
+
+
+def test_the_reviewers_summary_is_labelled_after_the_findings_and_states_no_counts() -> None:
+    summary = "Looked at the SQL layer. Found 0 confirmed issues. Error paths look careful."
+    out = render(replace(sample_report(), summary=summary))
+
+    label = out.index("Reviewer's summary")
+    assert out.index("HIGH (1)") < label
+    assert "Looked at the SQL layer. Error paths look careful." in out[label:]
+    assert "0 confirmed issues" not in out
