@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import EXIT_CODES_HELP, report_file_options
-from orch_review.cli.output import FORMATS
+from orch_review.cli.options import EXIT_CODES_HELP, format_option, report_file_options
 from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
 
@@ -23,14 +22,7 @@ from orch_review.errors import ExitCode
     help="Exit 1 at this severity or above.",
 )
 @report_file_options
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="What to print on stdout (github: workflow-command annotations).",
-)
+@format_option
 @handle_errors
 def merge(
     reports: tuple[Path, ...],

@@ -91,6 +91,17 @@ report_file_options = option_group(
 )
 
 
+# --format, for the commands that print a report.
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout (github: workflow-command annotations).",
+)
+
+
 def overrides(**flags: Any) -> dict[str, object]:
     """The configuration keys a command's flags set (flags left out are not overrides)."""
     return {name: value for name, value in flags.items() if value is not None}

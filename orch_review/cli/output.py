@@ -9,8 +9,6 @@ import click
 if TYPE_CHECKING:
     from orch_review.findings.report import Report
 
-FORMATS = ("text", "json", "sarif", "github")
-
 
 def print_report_as(
     report: Report, output_format: str, *, quiet: bool = False, verbose: bool = False

@@ -9,6 +9,7 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import (
     EXIT_CODES_HELP,
+    format_option,
     model_options,
     overrides,
     report_file_options,
@@ -55,14 +56,7 @@ from orch_review.errors import ExitCode
     help="The bwrap executable to use [found on PATH].",
 )
 @report_file_options
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
-    default="text",
-    show_default=True,
-    help="What to print on stdout (github: workflow-command annotations).",
-)
+@format_option
 @click.option(
     "--critic/--no-critic",
     default=None,

@@ -482,21 +482,30 @@ def working_tree_tree(repo: git.Repo, env: Mapping[str, str], untracked: list[st
 
     Built in a copy of the index, so the user's index is never touched.
     """
-    root = work_tree(repo)
     with _index_copy(repo, env) as copy_env:
-        # A file that cannot be read is skipped by the scope: its indexed content stays.
-        paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
-        if paths:
-            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-            with tempfile.TemporaryFile() as stdin:
-                stdin.write(listing)
-                stdin.seek(0)
-                repo.git.execute(
-                    ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
-                    istream=stdin,
-                    env=copy_env,
-                )
+        _record_working_copy(repo, copy_env, untracked)
         return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()
+
+
+def _record_working_copy(
+    repo: git.Repo, index_env: Mapping[str, str], untracked: list[str]
+) -> None:
+    """Put every modified tracked file as it is on disk, plus ``untracked``, into the index
+    ``index_env`` names. A file that cannot be read is skipped by the scope: its indexed
+    content stays."""
+    root = work_tree(repo)
+    paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
+    if not paths:
+        return
+    listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(listing)
+        stdin.seek(0)
+        repo.git.execute(
+            ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
+            istream=stdin,
+            env=dict(index_env),
+        )
 
 
 def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> str:
@@ -796,19 +805,7 @@ def tree_in_index(
     shutil.copy2(index_file(repo, env), index)  # keeps the time racy entries are judged by
     copy_env = {"GIT_INDEX_FILE": str(index)}
     if untracked is not None:
-        # A file that cannot be read is skipped by the scope: its indexed content stays.
-        root = work_tree(repo)
-        paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
-        if paths:
-            listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-            with tempfile.TemporaryFile() as stdin:
-                stdin.write(listing)
-                stdin.seek(0)
-                repo.git.execute(
-                    ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
-                    istream=stdin,
-                    env=copy_env,
-                )
+        _record_working_copy(repo, copy_env, untracked)
     return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()
 
 
