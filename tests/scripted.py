@@ -135,12 +135,16 @@ class ReviewScript:
         output = request.tool_result_texts()[0]
         verdicts = []
         for finding in listed:
-            confirmed, reason = concern.verdict(finding, output)
+            # A sweep's verifier sees findings of several concerns: each is judged by its own.
+            own = concern
+            if concern.claim != finding.get("claim"):
+                own = next((c for c in self.concerns if c.claim == finding.get("claim")), concern)
+            confirmed, reason = own.verdict(finding, output)
             verdicts.append(
                 {
                     "finding": finding["finding"],
                     "verdict": "confirmed" if confirmed else "refuted",
-                    "confidence": concern.confidence,
+                    "confidence": own.confidence,
                     "reason": reason,
                     "evidence": output.strip()[:200],
                 }

@@ -45,6 +45,7 @@ def _check_requests(api: FakeMessagesAPI, model: MisbehavingModel) -> None:
     unless that one was refused (the restart resends the task)."""
     seen: dict[str, int] = {}
     previous: dict[tuple[str, str], str] = {}
+    workflow_calls = _workflow_calls(api)
     for recorded in api.message_requests:
         assert validate_messages_body(recorded.body) is None
         request = recorded.model_request()
@@ -52,9 +53,34 @@ def _check_requests(api: FakeMessagesAPI, model: MisbehavingModel) -> None:
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         conversation = (request.role, request.first_user_text)
-        if previous.get(conversation) == body:
+        # A subtask the main agent sent in two Workflow calls (no journal here) runs as two
+        # agents whose first requests are alike: that is a second agent, not a resend.
+        task = request.first_user_text.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
+        second_agent = (
+            request.assistant_turns == 0
+            and sum(json.dumps(task.strip())[1:-1] in call for call in workflow_calls) > 1
+        )
+        if previous.get(conversation) == body and not second_agent:
             assert model.behaviour_at(key, occurrence - 1) == "refusal", request.last_user_text
         previous[conversation] = body
+
+
+def _workflow_calls(api: FakeMessagesAPI) -> list[str]:
+    """Each Workflow call the main agent made, as the JSON of its input (subtasks may come as
+    a list or as one string: the model's odd shapes). Read from every main request, since a
+    refused turn is removed from the conversation after its calls ran."""
+    calls: dict[str, str] = {}
+    for recorded in api.message_requests:
+        request = recorded.model_request()
+        if request.role != "main":
+            continue
+        for message in request.messages:
+            if message.get("role") != "assistant" or isinstance(message.get("content"), str):
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_use" and block.get("name") == "Workflow":
+                    calls[block["id"]] = json.dumps(block.get("input") or {})
+    return list(calls.values())
 
 
 @pytest.fixture
