@@ -516,36 +516,6 @@ def commit_tree(repo: git.Repo, tree: str, parent: str | None, message: str) -> 
     return str(repo.git.execute(args, env=SNAPSHOT_IDENTITY)).strip()
 
 
-def materialize(repo: git.Repo, commit: str, directory: Path) -> None:
-    """Make ``directory`` a repository checked out at ``commit``, sharing our objects.
-
-    Every git variable is set explicitly so a hook's ``GIT_DIR``/``GIT_INDEX_FILE`` cannot
-    redirect these commands to the user's repository.
-    """
-    dot_git = directory / ".git"
-    env = {
-        "GIT_DIR": str(dot_git),
-        "GIT_WORK_TREE": str(directory),
-        "GIT_INDEX_FILE": str(dot_git / "index"),
-        "GIT_OBJECT_DIRECTORY": str(dot_git / "objects"),
-        "GIT_COMMON_DIR": str(dot_git),
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
-    }
-    # Objects are shared, so the snapshot must hash them the same way (SHA-1 or SHA-256).
-    object_format = str(repo.git.rev_parse("--show-object-format")).strip()
-    init = ["git", "init", "-q"]
-    if object_format == "sha256":  # older gits, SHA-1 only, echo the unknown option back
-        init.append("--object-format=sha256")
-    repo.git.execute(init, env=env)
-    alternates = dot_git / "objects" / "info" / "alternates"
-    alternates.parent.mkdir(parents=True, exist_ok=True)
-    alternates.write_text(os.path.abspath(git_dir(repo) / "objects") + "\n", encoding="utf-8")
-    repo.git.execute(["git", "update-ref", "--no-deref", "HEAD", commit], env=env)
-    # checkout.workers=0: write files with one worker per core (git 2.32+; older gits ignore it).
-    checkout = ["git", "-c", "checkout.workers=0", "read-tree", "-u", "--reset", commit]
-    repo.git.execute(checkout, env=env)
-
-
 def unmerged_paths(repo: git.Repo) -> list[str]:
     """Paths with unresolved merge conflicts in the index."""
     entries = _lines0(repo.git.ls_files("-z", "--unmerged", "--full-name"))

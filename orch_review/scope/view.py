@@ -240,31 +240,21 @@ def _untracked(entries: Iterable[str], work: Path, kept: set[str]) -> list[tuple
     """Untracked and ignored entries of the working tree to hide, with their kind: whole
     directories where they hold nothing the content keeps."""
     kept_dirs = {p.rsplit("/", i)[0] for p in kept for i in range(1, p.count("/") + 1)}
-    hidden: list[tuple[str, str]] = []
-    for entry in entries:
-        path = entry.rstrip("/")
-        if path in kept:
-            continue
-        if path in kept_dirs:
-            hidden += _inside(work, path, kept, kept_dirs)
-            continue
-        kind = _kind(work, path)
-        if kind is not None:
-            hidden.append((path, kind))
-    return hidden
+    return _hidden(work, (entry.rstrip("/") for entry in entries), kept, kept_dirs)
 
 
-def _inside(
-    work: Path, directory: str, kept: set[str], kept_dirs: set[str]
+def _hidden(
+    work: Path, paths: Iterable[str], kept: set[str], kept_dirs: set[str]
 ) -> list[tuple[str, str]]:
-    """Entries of an untracked directory that holds kept files, other than those."""
+    """Those of ``paths`` to hide; a directory that holds kept files is looked into, and its
+    other entries hidden."""
     hidden: list[tuple[str, str]] = []
-    for entry in os.scandir(work / directory):
-        path = f"{directory}/{entry.name}"
+    for path in paths:
         if path in kept:
             continue
         if path in kept_dirs:
-            hidden += _inside(work, path, kept, kept_dirs)
+            inside = (f"{path}/{entry.name}" for entry in os.scandir(work / path))
+            hidden += _hidden(work, inside, kept, kept_dirs)
             continue
         kind = _kind(work, path)
         if kind is not None:
