@@ -11,7 +11,7 @@ The CLI, the pre-commit hook and ``orch-review github`` are thin callers of
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,8 +117,9 @@ class ReviewOptions:
     @property
     def report_files(self) -> list[ReportFile]:
         """The report files asked for, as (format, path)."""
-        wanted = (("json", self.json_file), ("sarif", self.sarif_file))
-        return [(name, path) for name, path in wanted if path is not None]
+        from orch_review.reporters.files import report_files
+
+        return report_files(self.json_file, self.sarif_file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,3 +216,27 @@ def review(
     environment = taken if env is None else dict(env)
     prepared = prepare(repo, options or ReviewOptions(), environment)
     return run(prepared, events=events, notices=notices)
+
+
+def merge(
+    reports: Sequence[Path],
+    *,
+    json_file: Path | None = None,
+    sarif_file: Path | None = None,
+    asked_by: str = "orch-review merge",
+) -> Report:
+    """One report from the JSON reports of sharded reviews, its report files written (checked
+    first). A missing or unreadable shard makes it incomplete; ConfigError, naming
+    ``asked_by``, when none can be read."""
+    from orch_review.errors import ConfigError
+    from orch_review.findings.merge import merge_files
+    from orch_review.reporters.files import check_writable, report_files, write_reports
+
+    files = report_files(json_file, sarif_file)
+    check_writable(files)
+    try:
+        report = merge_files(list(reports))
+    except ValueError as exc:
+        raise ConfigError(f"{asked_by}: {exc}") from None
+    write_reports(report, files)
+    return report

@@ -36,17 +36,9 @@ def merge(
     Coverage is summed, duplicate findings merged by fingerprint; a shard whose report is
     missing or unreadable makes the result incomplete (exit 3).
     """
+    from orch_review import core
     from orch_review.cli.output import print_report_as
-    from orch_review.errors import ConfigError
-    from orch_review.findings.merge import merge_files
-    from orch_review.reporters.files import check_writable, write_reports
 
-    files = [(n, p) for n, p in (("json", json_file), ("sarif", sarif_file)) if p is not None]
-    check_writable(files)
-    try:
-        report = merge_files(list(reports))
-    except ValueError as exc:
-        raise ConfigError(f"orch-review merge: {exc}") from None
-    write_reports(report, files)
+    report = core.merge(reports, json_file=json_file, sarif_file=sarif_file)
     print_report_as(report, output_format)
     return report.exit_code(fail_on)

@@ -138,18 +138,14 @@ def run_github(
 def merged_report(run: GitHubRun) -> Report:
     """The merged report of shard JSON reports, its files written; ConfigError when none is
     usable."""
-    from orch_review.errors import ConfigError
-    from orch_review.findings.merge import merge_files
-    from orch_review.reporters.files import check_writable, write_reports
+    from orch_review import core
 
-    files = [(n, p) for n, p in (("json", run.json_file), ("sarif", run.sarif_file)) if p]
-    check_writable(files)
-    try:
-        report = merge_files(list(run.from_reports))
-    except ValueError as exc:
-        raise ConfigError(f"--from-reports: {exc}") from None
-    write_reports(report, files)
-    return report
+    return core.merge(
+        run.from_reports,
+        json_file=run.json_file,
+        sarif_file=run.sarif_file,
+        asked_by="--from-reports",
+    )
 
 
 def _report_on(

@@ -14,6 +14,12 @@ from orch_review.findings.report import Report
 ReportFile = tuple[str, Path]  # (format name, where to write it)
 
 
+def report_files(json_file: Path | None, sarif_file: Path | None) -> list[ReportFile]:
+    """The report files asked for, as (format, path)."""
+    wanted = (("json", json_file), ("sarif", sarif_file))
+    return [(name, path) for name, path in wanted if path is not None]
+
+
 def check_writable(files: Iterable[ReportFile]) -> None:
     """Create each file's folder and make sure the file can be written there; raises
     :class:`OutputError` naming the file and what to do, before any API request is made."""
