@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT
@@ -24,6 +25,18 @@ def _without_cache_markers(value: Any) -> Any:
 def _system_texts(message: dict[str, Any]) -> str:
     content = message["content"]
     return content if isinstance(content, str) else "".join(b["text"] for b in content)
+
+
+def _reviewed(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, answer: str
+) -> Path:
+    """The planted repository after a review; the model then answers ``answer``."""
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    run_cli(repo, api_env, "--all")
+    fake_api.reset()
+    fake_api.policy = planted_script(summary=answer)
+    return repo
 
 
 def test_ask_continues_the_review_solo_with_one_exit_notice(
@@ -90,11 +103,7 @@ def test_ask_without_a_review_says_what_to_do(
 def test_chat_switches_the_mode_with_slash_commands(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()
-    run_cli(repo, api_env, "--all")
-    fake_api.reset()
-    fake_api.policy = planted_script(summary="Answer.")
+    repo = _reviewed(fake_api, api_env, git_repo, answer="Answer.")
 
     result = subprocess.run(
         [sys.executable, "-m", "orch_review", "chat"],
@@ -117,11 +126,9 @@ def test_chat_switches_the_mode_with_slash_commands(
 def test_an_answer_reaches_the_terminal_sanitized(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()
-    run_cli(repo, api_env, "--all")
-    fake_api.reset()
-    fake_api.policy = planted_script(summary="\x1b]52;c;ZXZpbA==\x07Fine.\n::error::forged")
+    repo = _reviewed(
+        fake_api, api_env, git_repo, answer="\x1b]52;c;ZXZpbA==\x07Fine.\n::error::forged"
+    )
 
     result = run_cli(repo, api_env, "ask", "is it fine?")
 
