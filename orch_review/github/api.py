@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 from tenacity import (
@@ -223,6 +224,24 @@ class GitHubClient:
         """Replace the body of a conversation comment."""
         path = f"repos/{self._repo}/issues/comments/{comment_id}"
         return self._json("PATCH", path, {"body": body})
+
+    def permission(self, login: str) -> str:
+        """``login``'s base role on the repository: ``admin``, ``write``, ``read`` or ``none``
+        (``GET /collaborators/{login}/permission``; GitHub maps maintain to write and triage to
+        read). A login GitHub does not know (404) has ``none``."""
+        try:
+            who = quote(login, safe="")  # from an event payload: never a path of its own
+            data = self._json("GET", f"repos/{self._repo}/collaborators/{who}/permission")
+        except PermissionDenied as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        permission = data.get("permission") if isinstance(data, dict) else None
+        return permission if permission in ("admin", "write", "read") else "none"
+
+    def may_write(self, login: str) -> bool:
+        """Whether ``login`` has write access (write, maintain or admin) to the repository."""
+        return self.permission(login) in ("admin", "write")
 
     # -- plumbing --------------------------------------------------------------------------
 

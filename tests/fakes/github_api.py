@@ -25,10 +25,11 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 
@@ -38,6 +39,8 @@ MAINTAINER_TOKEN = "ghp_maintainer_token"  # a personal access token of a mainta
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
 MAINTAINER = {"login": "octo-maintainer", "type": "User"}
 DOCS = "https://docs.github.com/rest"
+Answer = tuple[int, Any, dict[str, str]]
+Route = Callable[["FakeGitHubAPI", str, str, str, Any, dict[str, str]], "Answer | None"]
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
@@ -142,6 +145,14 @@ class FakeGitHubAPI:
         #: Who each token acts as; tokens starting "ghs_" are installation tokens.
         self.identities = {WRITE_TOKEN: BOT, READ_TOKEN: BOT, MAINTAINER_TOKEN: MAINTAINER}
         self.pulls: dict[int, FakePull] = {}
+        #: Each login's base role ("admin", "write", "read"); anyone else has "read" on this
+        #: public repository, and a login GitHub does not know is ``unknown_logins``.
+        self.roles: dict[str, str] = {MAINTAINER["login"]: "admin", BOT["login"]: "write"}
+        self.unknown_logins: set[str] = set()
+        #: More routes: ``handler(fake, method, path under /repos/{repo}, query, body, user)``
+        #: returns a (status, payload, headers) answer or None to pass. Extensions of this
+        #: fake register here, so each family of endpoints can live in its own module.
+        self.routes: list[Route] = []
         #: (path, line) pairs refused with 422 although in the diff (e.g. the head moved).
         self.refuse_lines: set[tuple[str, int]] = set()
         self.requests: list[Recorded] = []
@@ -279,6 +290,12 @@ class FakeGitHubAPI:
         if not path.startswith(base + "/"):
             return 404, {"message": "Not Found"}, {}
         rest = path[len(base) :]
+        if (m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest)) and method == "GET":
+            return self._permission(unquote(m.group(1)))
+        for handler in self.routes:
+            answer = handler(self, method, rest, query, body, user)
+            if answer is not None:
+                return answer
         if (m := re.fullmatch(r"/issues/comments/(\d+)", rest)) and method == "PATCH":
             return self._edit_comment(int(m.group(1)), body, token)
         m = re.fullmatch(r"/(pulls|issues)/(\d+)(/\w+)?", rest)
@@ -300,6 +317,15 @@ class FakeGitHubAPI:
             comment = self._comment(pull, str(body["body"]), user=user)
             return 201, comment, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _permission(self, login: str) -> tuple[int, Any, dict[str, str]]:
+        # docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user
+        if login in self.unknown_logins:
+            return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
+        role = self.roles.get(login, "read")
+        legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+        user = {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"}
+        return 200, {"permission": legacy, "role_name": role, "user": user}, {}
 
     def _take_rate_limit(self) -> tuple[int, Any, dict[str, str]] | None:
         for limit in self._rate_limits:

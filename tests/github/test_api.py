@@ -150,3 +150,22 @@ def test_reads_are_retried_after_a_server_error_but_posts_are_not(
     with pytest.raises(ServerError, match="502"):
         client.create_issue_comment(NUMBER, "maybe posted already")
     assert [r.status for r in api.requests][2:] == [502]
+
+
+def test_write_access_is_the_base_role_github_reports(
+    api: FakeGitHubAPI, client: GitHubClient
+) -> None:
+    api.roles |= {"keeper": "maintain", "helper": "triage", "author": "write"}
+    api.unknown_logins.add("ghost")
+    assert [client.permission(x) for x in ("keeper", "helper", "passer-by", "ghost")] == [
+        "write",
+        "read",
+        "read",
+        "none",
+    ]
+    assert client.may_write("keeper") and client.may_write("author")
+    assert not client.may_write("helper") and not client.may_write("ghost")
+    # A login is a path segment of its own, whatever it contains.
+    assert not client.may_write("keeper/../../x")
+    asked = [r.path for r in api.requests if "/collaborators/" in r.path]
+    assert asked[-1] == f"/repos/{REPOSITORY}/collaborators/keeper%2F..%2F..%2Fx/permission"
