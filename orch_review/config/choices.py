@@ -14,6 +14,8 @@ FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Strictness = Literal["info", "low", "medium", "high"]
 SandboxMode = Literal["auto", "on", "off"]
 Provider = Literal["anthropic", "bedrock", "vertex", "foundry"]
+#: GitHub's reaction contents (docs.github.com/rest/reactions), and "none".
+Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes", "none"]
 
 EFFORTS: tuple[str, ...] = get_args(Effort)
 FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)

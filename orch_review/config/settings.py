@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -24,6 +25,7 @@ from orch_review.config.choices import (
     FailOn,
     FilterMode,
     Provider,
+    Reaction,
     SandboxMode,
     Strictness,
 )
@@ -84,6 +86,8 @@ class Config:
     strictness: Strictness = "info"
     critic: bool | None = None
     verify: bool = True
+    trigger: str = "@orch-review"
+    ignore_reaction: Reaction = "-1"
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -209,6 +213,15 @@ def _check_categories(value: object) -> object:
 _CATEGORIES = _Kind(
     "a list of categories among " + ", ".join(FOCUS_CATEGORIES), _check_categories, _globs_from_text
 )
+
+
+def _check_trigger(value: object) -> object:
+    if not isinstance(value, str) or not re.fullmatch(r"@[A-Za-z0-9][A-Za-z0-9-]{0,38}", value):
+        raise ValueError
+    return value
+
+
+_TRIGGER = _Kind("an @-mention such as `@orch-review`", _check_trigger)
 _NAMES = _Kind("a list of file names", _check_globs, _globs_from_text)
 
 
@@ -329,6 +342,17 @@ _KEYS: tuple[_Key, ...] = (
         _BOOL,
         "Run the verification wave; `false` leaves every finding unverified and the review "
         "incomplete (for measuring what verification buys).",
+    ),
+    _Key(
+        "trigger",
+        _TRIGGER,
+        "The mention that asks orch-review a question in a pull request comment.",
+    ),
+    _Key(
+        "ignore_reaction",
+        _choice(get_args(Reaction)),
+        "The reaction on an orch-review comment that dismisses its finding for the pull request"
+        " (`none`: only `@orch-review ignore`).",
     ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}
