@@ -67,6 +67,7 @@ class Progress:
         self._lock = threading.Lock()
         self._running: dict[str, _Running] = {}
         self._finished: Counter[tuple[str, str]] = Counter()
+        self._ended: set[str] = set()  # agents whose last event was final
         self._started = 0
         self._live: Live | None = None
 
@@ -96,6 +97,8 @@ class Progress:
     def __call__(self, event: AgentEvent) -> None:
         now = self._clock()
         with self._lock:
+            if event.state in _FINAL and event.agent_id in self._ended:
+                return  # its end was told already (by the agent and by its caller)
             agent = self._update(event, now)
             totals = self._totals_locked() if event.state in _FINAL else ""
             # Printed under the lock: lines from different threads keep the order their
@@ -106,12 +109,14 @@ class Progress:
     def _update(self, event: AgentEvent, now: float) -> _Running | None:
         agent = self._running.get(event.agent_id)
         if event.state == "started":
+            self._ended.discard(event.agent_id)
             self._started += 1
             agent = _Running(event.role, event.label, now, self._started)
             self._running[event.agent_id] = agent
         elif agent is not None and event.state == "turn":
             agent.turns, agent.tokens = event.turns, event.tokens
         elif event.state in _FINAL:
+            self._ended.add(event.agent_id)
             self._running.pop(event.agent_id, None)
             self._finished[(event.role, event.state)] += 1
         return agent

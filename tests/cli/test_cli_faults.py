@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import GitRepoFactory
-from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import is_sweep, planted_script, sweep_files
 
@@ -143,3 +143,26 @@ def test_failed_concern_is_retried_on_the_next_run(
         ["README.md"],
         ["division"],
     ]
+
+
+def test_a_subagent_that_never_reports_is_told_failed_once(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    script = planted_script()
+
+    def policy(request: ModelRequest) -> Reply:
+        if _division_subagent(request):  # looks around forever, never reports
+            return Reply.tool_use("bash", {"command": f"echo look {request.assistant_turns}"})
+        return script(request)
+
+    fake_api.policy = policy
+    env = {**api_env, "ORCH_REVIEW_SUBAGENT_MAX_TURNS": "3"}
+
+    result = run_cli(repo, env, "--all")
+
+    failed = [line for line in result.stderr.splitlines() if "] failed: " in line]
+    assert len(failed) == 1, result.stderr
+    assert "division" in failed[0] and "subagents: 1 failed" in failed[0]
+    last = result.stderr.strip().splitlines()[-1]
+    assert "1 failed" in last, result.stderr

@@ -203,3 +203,16 @@ def test_subtask_titles_are_shown_as_text_never_obeyed() -> None:
         assert not any(line.lstrip().startswith("::") for line in out.splitlines())
     assert "[link=https://evil.test]Click[/link]" in log
     assert "[link=https://evil.test]Click" in live  # not read as markup
+
+
+def test_an_end_told_twice_counts_once_and_a_restart_counts_again() -> None:
+    console, buffer = _plain()
+    with Progress(console) as progress:
+        progress(AgentEvent("s1", "subagent", "x", "started"))
+        progress(AgentEvent("s1", "subagent", "x", "failed", detail="turn limit"))
+        progress(AgentEvent("s1", "subagent", "x", "failed", detail="turn limit"))
+        assert progress.totals() == "0 running · subagents: 1 failed"
+        progress(AgentEvent("s1", "subagent", "x", "started"))
+        progress(AgentEvent("s1", "subagent", "x", "done"))
+    assert progress.totals() == "0 running · subagents: 1 done, 1 failed"
+    assert sum("failed:" in line for line in buffer.getvalue().splitlines()) == 1
