@@ -243,7 +243,14 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
         )
         for o in report.uncovered
     ]
-    yield from _grouped("NOT COVERED ", "bold red", "concerns", concerns, verbose)
+    # Coverage is counted in files; a concern that did not finish is named as such, and
+    # says whether its files were covered all the same (by other concerns or the sweep).
+    complete = report.coverage is not None and report.coverage.complete
+    yield from _grouped(
+        "UNFINISHED ", "yellow" if complete else "bold red", "concerns", concerns, verbose
+    )
+    if concerns and complete:
+        yield Text("Their files were covered all the same, by other verified reviews.", "dim")
 
 
 def _usage_table(report: Report, boxed: bool) -> Table:

@@ -115,7 +115,8 @@ def test_a_failed_concern_whose_file_the_sweep_covers_is_complete(
 
     assert result.returncode == 1, result.stderr  # every file covered: findings decide
     assert "3 of 3 files covered." in result.stdout
-    assert "NOT COVERED [2] Check calc.py for division by zero" in result.stdout
+    assert "UNFINISHED [2] Check calc.py for division by zero" in result.stdout
+    assert "Their files were covered all the same" in result.stdout
 
 
 def test_failed_concern_is_retried_on_the_next_run(

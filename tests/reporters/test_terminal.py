@@ -63,9 +63,9 @@ def test_findings_are_grouped_by_severity_with_code_and_verdict() -> None:
 def test_footer_reports_coverage_usage_wall_time_and_incomplete() -> None:
     out = render(sample_report())
     assert "3 of 5 concerns reviewed (3 fully verified), 1 failed, 1 skipped." in out
-    assert "NOT COVERED [4] Concurrency in worker.py" in out
+    assert "UNFINISHED [4] Concurrency in worker.py" in out
     assert "API overloaded (529) after 3 retries" in out
-    assert "NOT COVERED [5] Performance of the report generation — agent cap" in out
+    assert "UNFINISHED [5] Performance of the report generation — agent cap" in out
     assert "subagent  3 (+1 journal)" in out
     assert "$1.96" in out
     assert "wall time 83.2s" in out
