@@ -33,7 +33,10 @@ BEDROCK_MODEL = "us.anthropic.claude-opus-4-6-v1"
 VERTEX_TOKEN = "ya29.vertex-canary-91"
 FOUNDRY_KEY = "foundry-key-canary-3f"
 ADC_TOKEN = "ya29.from-service-account"
-PROVIDER_PREFIXES = ("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV")
+PROVIDER_PREFIXES = (
+    *("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV"),
+    *("AZURE_", "IDENTITY_", "MSI_", "IMDS_"),  # Entra ID: service principal, managed identity
+)
 
 # The planted review: 3 main turns, 2 concerns and 2 verifiers of 2 turns each, and the
 # one-turn sweep of README.md, which no concern covers.
