@@ -2,4 +2,4 @@
 
 from orch_review.cli import main
 
-main()
+main(prog_name="orch-review")  # as the installed script names itself in usage lines

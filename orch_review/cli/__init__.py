@@ -38,8 +38,9 @@ class DefaultGroup(click.Group):
                 helper = default.get_help_option(sub)
                 params = [p for p in default.get_params(sub) if p is not helper]
                 rows = [r for p in params if (r := p.get_help_record(sub))]
-            arguments = "[PATHS]... (git pathspecs narrowing any scope)"
-            with formatter.section(f"Review options (the default command; {arguments})"):
+            paths = ("[PATHS]...", "Git pathspecs: review only what matches.")
+            rows = [paths if name == "[PATHS]..." else (name, text) for name, text in rows]
+            with formatter.section("Review options (the default command)"):
                 formatter.write_dl(rows)
         super().format_options(ctx, formatter)
 
@@ -61,18 +62,23 @@ def main() -> None:
 
     \b
     Examples:
-      orch-review                       review your branch's changes (committed or not)
-      orch-review --staged              review exactly what `git commit` would record
-      orch-review --base origin/main --head HEAD    review a pull request
-      orch-review --all src/            audit every file under src/
-      orch-review plan                  show what would be reviewed, without any API call
-      orch-review ask "why is 1 a bug?" a follow-up question about the last review
-      orch-review journal stats         what the resume journal holds
-      orch-review eval cases.jsonl      measure recall, precision and cost on known bugs
+      orch-review                  review your branch's changes, committed or not
+      orch-review --staged         review exactly what `git commit` would record
+      orch-review --base origin/main --head HEAD
+                                   review a pull request
+      orch-review --all src/       audit every file under src/
+      orch-review plan             show what would be reviewed, with no API call
+      orch-review ask "why is finding 1 a problem?"
+                                   a follow-up question about the last review
+      orch-review journal stats    show what the resume journal holds
+      orch-review eval cases.jsonl measure recall, noise and cost on known bugs
 
-    Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL pointing at a compatible server).
-    Settings come from [tool.orch-review] in pyproject.toml or .orch-review.toml,
-    then ORCH_REVIEW_* environment variables, then flags.
+    Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a compatible server), or the
+    credentials of Amazon Bedrock, Google Vertex AI or Microsoft Foundry with
+    ORCH_REVIEW_PROVIDER set (see the README's Providers section).
+
+    Settings come from [tool.orch-review] in pyproject.toml (or from the file
+    .orch-review.toml), then from ORCH_REVIEW_* environment variables, then flags.
     """
 
 

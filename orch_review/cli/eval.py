@@ -21,7 +21,7 @@ Exit codes:
   0  every threshold met (or none given)
   1  a --min-recall or --max-fp threshold not met
   2  usage or configuration error (a malformed case file)
-  3  a case could not be reviewed or its review was incomplete (listed in the output)
+  3  a case could not be reviewed, or its review was incomplete (listed)
   4  internal error (a crash log is written)"""
 
 
@@ -34,7 +34,9 @@ class EvalGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group("eval", cls=EvalGroup)
+@click.group(
+    "eval", cls=EvalGroup, short_help="Measure a review's recall, noise and cost on known bugs."
+)
 def eval_group() -> None:
     """Measure how many real bugs a review catches, how much noise it makes, and its cost.
 
@@ -43,8 +45,8 @@ def eval_group() -> None:
       orch-review eval cases.jsonl --json results.json
       orch-review eval cases.jsonl --min-recall 0.6 --max-fp 0.5
       orch-review eval --mutate 10 --seed 1
-      orch-review eval cases.jsonl --matrix model=claude-opus-5-5,claude-sonnet-5 verifiers=on,off
-      orch-review eval import swr-bench data/swr_datasets_d5c5.jsonl -o cases.jsonl
+      orch-review eval cases.jsonl --matrix verifiers=on,off model=A,B
+      orch-review eval import swr-bench swr_datasets_d5c5.jsonl -o cases.jsonl
     """
 
 
@@ -65,7 +67,9 @@ def _split_axes(
     return (Path(files[0]) if files else None), axes
 
 
-@eval_group.command("run", epilog=EVAL_EXIT_CODES)
+@eval_group.command(
+    "run", epilog=EVAL_EXIT_CODES, short_help="Review every case and score the reviews."
+)
 @click.argument("arguments", nargs=-1, metavar="[CASES.jsonl]")
 @click.option(
     "--json",
@@ -248,7 +252,7 @@ def _verdict(
 IMPORT_FORMATS = ("swr-bench", "swe-prbench", "code-review-bench")
 
 
-@eval_group.command("import")
+@eval_group.command("import", short_help="Turn a public benchmark into a case file.")
 @click.argument("data_format", metavar="FORMAT", type=click.Choice(IMPORT_FORMATS))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option(
@@ -263,8 +267,10 @@ def import_command(data_format: str, source: Path, output: Path | None) -> ExitC
 
     \b
     FORMAT and SOURCE:
-      swr-bench          data/swr_datasets_d5c5.jsonl of github.com/ZZR0/SWRench (MIT)
-      swe-prbench        the folder of huggingface.co/datasets/foundry-ai/swe-prbench
+      swr-bench          data/swr_datasets_d5c5.jsonl of
+                         github.com/ZZR0/SWRench (MIT)
+      swe-prbench        the folder of
+                         huggingface.co/datasets/foundry-ai/swe-prbench
                          (prs.jsonl and annotations/; CC BY 4.0)
       code-review-bench  offline/golden_comments/ of
                          github.com/withmartian/code-review-benchmark (MIT)

@@ -10,11 +10,12 @@ credential chains would otherwise look for them there, lazily, and find nothing.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orch_review import sanitize
 from orch_review.errors import AuthenticationFailed, ConfigError, CredentialsMissing
 
 # Removed from the process environment once read (with the Anthropic and GitHub ones).
@@ -25,6 +26,8 @@ SECRET_VARIABLES = (
     "AWS_BEARER_TOKEN_BEDROCK",
     "CLOUDSDK_AUTH_ACCESS_TOKEN",
     "ANTHROPIC_FOUNDRY_API_KEY",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
 )
 BEDROCK_RETRYABLE_EXCEPTIONS = frozenset(
     {
@@ -37,6 +40,21 @@ BEDROCK_RETRYABLE_EXCEPTIONS = frozenset(
 )
 NO_KEY_PLACEHOLDER = "no-key"  # a custom ANTHROPIC_BASE_URL may need no key at all
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# The Entra ID audience of Claude in Microsoft Foundry, as the SDK's Foundry documentation
+# names it (the Azure CLI asks for `--resource https://ai.azure.com`).
+FOUNDRY_SCOPE = "https://ai.azure.com/.default"
+# DefaultAzureCredential's sources a CI job or a developer does not use: managed identity
+# would probe the instance metadata service (a wait on any machine that is not an Azure VM),
+# the others read desktop tools' caches. AZURE_TOKEN_CREDENTIALS overrides this choice.
+_AZURE_UNUSED_SOURCES = (
+    "managed_identity",
+    "shared_token_cache",
+    "visual_studio_code",
+    "powershell",
+    "developer_cli",
+    "interactive_browser",
+    "broker",
+)
 
 _MISSING = {
     "anthropic": (
@@ -53,16 +71,27 @@ _MISSING = {
         "GOOGLE_APPLICATION_CREDENTIALS or CLOUDSDK_AUTH_ACCESS_TOKEN; in GitHub Actions use "
         "google-github-actions/auth."
     ),
-    "foundry": "No key for Microsoft Foundry: set ANTHROPIC_FOUNDRY_API_KEY.",
+    "foundry": (
+        "No credentials for Microsoft Foundry: set ANTHROPIC_FOUNDRY_API_KEY, or sign in with "
+        "Microsoft Entra ID: `az login`, a service principal (AZURE_TENANT_ID, AZURE_CLIENT_ID "
+        "and AZURE_CLIENT_SECRET or AZURE_CLIENT_CERTIFICATE_PATH) or workload identity "
+        "(AZURE_FEDERATED_TOKEN_FILE); in GitHub Actions use azure/login."
+    ),
 }
 # What to check when the provider answers 401.
 CREDENTIALS = {
     "anthropic": "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
     "bedrock": "the AWS credentials and their access to Bedrock",
     "vertex": "the Google credentials and their access to Vertex AI",
-    "foundry": "ANTHROPIC_FOUNDRY_API_KEY",
+    "foundry": (
+        "ANTHROPIC_FOUNDRY_API_KEY, or the Entra ID identity's role on the Foundry resource"
+    ),
 }
-_EXTRAS = {"bedrock": ("botocore", "boto3"), "vertex": ("google.auth", "google-auth")}
+_EXTRAS = {
+    "bedrock": ("botocore", "boto3"),
+    "vertex": ("google.auth", "google-auth"),
+    "foundry": ("azure.identity", "azure-identity"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +103,8 @@ class SdkSetup:
     # Vertex without an access token: the GOOGLE_APPLICATION_CREDENTIALS of the review's
     # environment (None: Application Default Credentials' own search).
     google_credentials_file: str | None = None
+    # Foundry without a key: the review's environment, for the Entra ID credential chain.
+    azure_env: Mapping[str, str] | None = field(default=None, repr=False)
 
     @property
     def event_stream(self) -> bool:
@@ -110,6 +141,8 @@ def sdk_setup(provider: str, env: Mapping[str, str], *, timeout: float) -> SdkSe
         options |= _bedrock(env)
     elif provider == "foundry":
         options |= _foundry(env)
+        if "api_key" not in options:
+            return SdkSetup(provider, options, azure_env=dict(env))
     else:
         options |= _anthropic(env)
     return SdkSetup(provider, options)
@@ -128,6 +161,8 @@ def build_sdk(setup: SdkSetup) -> Any:
             options["credentials"] = _google_credentials(setup.google_credentials_file)
         return anthropic.AnthropicVertex(**options)
     if setup.provider == "foundry":
+        if setup.azure_env is not None:
+            options["azure_ad_token_provider"] = _entra_token_provider(setup.azure_env)
         return anthropic.AnthropicFoundry(**options)
     return anthropic.Anthropic(**options)
 
@@ -154,7 +189,7 @@ def _credentials_visible(provider: str, env: Mapping[str, str]) -> bool:
         adc = gcloud is not None and (gcloud / "application_default_credentials.json").is_file()
         return given("CLOUDSDK_AUTH_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS") or adc
     if provider == "foundry":
-        return given("ANTHROPIC_FOUNDRY_API_KEY")
+        return given("ANTHROPIC_FOUNDRY_API_KEY") or _entra_visible(env, home)
     return given("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 
 
@@ -276,8 +311,95 @@ def _foundry(env: Mapping[str, str]) -> dict[str, Any]:
             "Microsoft Foundry needs exactly one of ANTHROPIC_FOUNDRY_RESOURCE (the resource "
             "name) and ANTHROPIC_FOUNDRY_BASE_URL."
         )
-    options = {"api_key": env["ANTHROPIC_FOUNDRY_API_KEY"]}
-    return options | ({"resource": resource} if resource else {"base_url": base_url})
+    options = {"resource": resource} if resource else {"base_url": base_url}
+    if env.get("ANTHROPIC_FOUNDRY_API_KEY"):  # a key wins over Entra ID
+        return options | {"api_key": env["ANTHROPIC_FOUNDRY_API_KEY"]}
+    _require_extra("foundry")
+    return options
+
+
+def _entra_visible(env: Mapping[str, str], home: Path | None) -> bool:
+    """Whether a Microsoft Entra ID identity is in sight: a service principal or workload
+    identity in the environment, a chosen credential, or a signed-in Azure CLI."""
+    identity = env.get("AZURE_TENANT_ID") and env.get("AZURE_CLIENT_ID")
+    secret = ("AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH", "AZURE_FEDERATED_TOKEN_FILE")
+    if (identity and any(env.get(name) for name in secret)) or env.get("AZURE_TOKEN_CREDENTIALS"):
+        return True
+    config = Path(env["AZURE_CONFIG_DIR"]) if env.get("AZURE_CONFIG_DIR") else None
+    if config is None and home is not None:
+        config = home / ".azure"
+    # `az login` (and azure/login, which runs it) keeps its tokens there.
+    return config is not None and any(config.glob("msal_token_cache.*"))
+
+
+def _entra_token_provider(env: Mapping[str, str]) -> Callable[[], str]:
+    """A Foundry bearer token provider from the Entra ID credential chain, tried now, so that
+    no identity, or one Entra ID refuses, is reported before the first request."""
+    from azure.core.exceptions import ClientAuthenticationError
+    from azure.identity import get_bearer_token_provider
+
+    provide = get_bearer_token_provider(_azure_credential(env), FOUNDRY_SCOPE)
+    try:
+        provide()
+    except ClientAuthenticationError as exc:
+        raise CredentialsMissing(f"{_MISSING['foundry']} Entra ID: {_reason(exc)}") from None
+
+    def token() -> str:  # the SDK asks before every request; tokens are cached till expiry
+        try:
+            return provide()
+        except ClientAuthenticationError as exc:
+            raise AuthenticationFailed(
+                f"Microsoft Entra ID gave no token for Foundry: {_reason(exc)}. Check "
+                f"{CREDENTIALS['foundry']}."
+            ) from None
+
+    return token
+
+
+def _azure_credential(env: Mapping[str, str]) -> Any:
+    """DefaultAzureCredential, its environment step fed from the review's environment (the
+    client secret is no longer in the process's); by default without the sources a review
+    never uses (see _AZURE_UNUSED_SOURCES)."""
+    from azure.identity import (
+        CertificateCredential,
+        ChainedTokenCredential,
+        ClientSecretCredential,
+        DefaultAzureCredential,
+    )
+
+    tenant, client = env.get("AZURE_TENANT_ID"), env.get("AZURE_CLIENT_ID")
+    chain: list[Any] = []
+    if tenant and client and env.get("AZURE_CLIENT_SECRET"):
+        chain.append(ClientSecretCredential(tenant, client, env["AZURE_CLIENT_SECRET"]))
+    elif tenant and client and env.get("AZURE_CLIENT_CERTIFICATE_PATH"):
+        chain.append(
+            CertificateCredential(
+                tenant,
+                client,
+                env["AZURE_CLIENT_CERTIFICATE_PATH"],
+                password=env.get("AZURE_CLIENT_CERTIFICATE_PASSWORD") or None,
+            )
+        )
+    chosen = (env.get("AZURE_TOKEN_CREDENTIALS") or "").strip().lower()
+    if chosen != "environmentcredential":
+        unused = () if chosen else _AZURE_UNUSED_SOURCES  # the user chose: no second-guessing
+        excluded = {f"exclude_{source}_credential": True for source in unused}
+        chain.append(
+            DefaultAzureCredential(
+                exclude_environment_credential=True,
+                workload_identity_tenant_id=tenant,
+                workload_identity_client_id=client,
+                **excluded,
+            )
+        )
+    return ChainedTokenCredential(*chain)
+
+
+def _reason(exc: Exception, limit: int = 400) -> str:
+    """The credential chain's account of what it tried, on one line (azure-identity
+    already hides tokens in it)."""
+    text = sanitize.line(str(getattr(exc, "message", None) or exc))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _require_extra(provider: str) -> None:

@@ -33,7 +33,10 @@ BEDROCK_MODEL = "us.anthropic.claude-opus-4-6-v1"
 VERTEX_TOKEN = "ya29.vertex-canary-91"
 FOUNDRY_KEY = "foundry-key-canary-3f"
 ADC_TOKEN = "ya29.from-service-account"
-PROVIDER_PREFIXES = ("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV")
+PROVIDER_PREFIXES = (
+    *("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV"),
+    *("AZURE_", "IDENTITY_", "MSI_", "IMDS_"),  # Entra ID: service principal, managed identity
+)
 
 # The planted review: 3 main turns, 2 concerns and 2 verifiers of 2 turns each, and the
 # one-turn sweep of README.md, which no concern covers.
@@ -120,6 +123,8 @@ def test_bedrock_review_signs_requests_and_reads_the_aws_event_stream(
     assert "model" not in sent and "stream" not in sent
     assert sent["anthropic_version"]
     assert sent["output_config"] == {"effort": "xhigh"}
+    # Effort is generally available on Bedrock: no beta flag, in the body or as a header.
+    assert "anthropic_beta" not in sent and "anthropic-beta" not in first.headers
     assert sent["system"][0]["cache_control"] == {"type": "ephemeral"}
     signature = first.headers["authorization"]
     assert signature.startswith(f"AWS4-HMAC-SHA256 Credential={AWS_KEY_ID}/")
@@ -186,6 +191,7 @@ def test_vertex_review_uses_the_project_region_and_access_token(
     sent = json.loads(first.raw)
     assert "model" not in sent and sent["stream"] is True and sent["anthropic_version"]
     assert sent["output_config"] == {"effort": "xhigh"}
+    assert "anthropic_beta" not in sent and "anthropic-beta" not in first.headers
     assert first.headers["authorization"] == f"Bearer {VERTEX_TOKEN}"
     usage = data["usage"]
     assert isinstance(usage, dict) and usage["unknown_price_models"] == []
@@ -198,7 +204,9 @@ def test_foundry_review_sends_the_foundry_key(
     fake_api.policy = planted_script()
     fake_api.expected_key = FOUNDRY_KEY
 
-    result, _ = review(repo, foundry_env(base_env, fake_api), tmp_path)
+    env = {**foundry_env(base_env, fake_api), "ORCH_REVIEW_EFFORT": "medium"}
+
+    result, _ = review(repo, env, tmp_path)
 
     assert_planted_findings(result)
     requests = fake_api.message_requests
@@ -207,7 +215,10 @@ def test_foundry_review_sends_the_foundry_key(
     assert first.wire_path == "/anthropic/v1/messages"
     assert first.headers["x-api-key"] == FOUNDRY_KEY
     assert "authorization" not in first.headers
-    assert json.loads(first.raw)["model"] == "claude-opus-5-5"
+    sent = json.loads(first.raw)
+    assert sent["model"] == "claude-opus-5-5"
+    assert all(json.loads(r.raw)["output_config"] == {"effort": "medium"} for r in requests)
+    assert "anthropic-beta" not in first.headers
 
 
 def test_a_rejected_aws_signature_names_the_aws_credentials(

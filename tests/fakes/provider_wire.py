@@ -10,7 +10,12 @@ Each provider carries the same Messages request differently, as its documentatio
 - Google Vertex AI: ``POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/
   {model}:streamRawPredict``, the model in the URL, ``anthropic_version`` in the body, an
   OAuth access token as Bearer; the response is the usual SSE.
-- Microsoft Foundry: ``POST /anthropic/v1/messages`` with ``x-api-key``; SSE.
+- Microsoft Foundry: ``POST /anthropic/v1/messages`` with ``x-api-key`` (or a Microsoft
+  Entra ID token as Bearer); SSE.
+
+All three take the effort level as the Claude API does, ``output_config.effort`` with no
+beta header (Anthropic's effort documentation lists it as generally available on each), and
+reject what the Claude API rejects there: an unknown level or an unknown ``output_config`` key.
 
 :func:`provider_call` recognises such a request and gives back the request as the Claude API
 would have received it, so the same scripted models answer every provider.
@@ -38,6 +43,8 @@ _VERTEX = re.compile(
     r"models/(?P<model>[^/:]+):(?P<op>rawPredict|streamRawPredict)$"
 )
 _FOUNDRY = re.compile(r"^/anthropic(?P<route>/v1/messages(?:/count_tokens)?)$")
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+_OUTPUT_CONFIG_KEYS = frozenset({"effort", "format"})
 
 # Bedrock's names for the error types of the Claude API, in exception frames and headers.
 BEDROCK_EXCEPTIONS = {
@@ -73,7 +80,7 @@ def provider_call(path: str, body: dict[str, Any] | None) -> ProviderCall | None
     """The provider request at ``path``, or None for a Claude API path."""
     body = dict(body or {})
     if match := _BEDROCK.match(path):
-        problem = _url_model_problem(body, "Bedrock")
+        problem = _url_model_problem(body, "Bedrock") or output_config_problem(body)
         streamed = match["op"] == "invoke-with-response-stream"
         body = {**body, "model": unquote(match["model"]), "stream": streamed}
         return ProviderCall("bedrock", MESSAGES_PATH, body, problem)
@@ -81,13 +88,13 @@ def provider_call(path: str, body: dict[str, Any] | None) -> ProviderCall | None
         details = {"project": match["project"], "region": match["region"]}
         if match["model"] == "count-tokens":
             return ProviderCall("vertex", COUNT_TOKENS_PATH, body, None, details)
-        problem = _url_model_problem(body, "Vertex AI")
+        problem = _url_model_problem(body, "Vertex AI") or output_config_problem(body)
         if problem is None and (body.get("stream") is True) != (match["op"] == "streamRawPredict"):
             problem = "stream must be true for streamRawPredict and absent for rawPredict"
         body = {**body, "model": unquote(match["model"])}
         return ProviderCall("vertex", MESSAGES_PATH, body, problem, details)
     if match := _FOUNDRY.match(path):
-        return ProviderCall("foundry", match["route"], body)
+        return ProviderCall("foundry", match["route"], body, output_config_problem(body))
     return None
 
 
@@ -98,6 +105,21 @@ def _url_model_problem(body: Mapping[str, Any], name: str) -> str | None:
         return f"{name} requires `anthropic_version` in the body"
     if name == "Bedrock" and "stream" in body:
         return "Bedrock streams by path: `stream` is not allowed in the body"
+    return None
+
+
+def output_config_problem(body: Mapping[str, Any]) -> str | None:
+    """Why ``output_config`` would be refused (400), or None."""
+    if "output_config" not in body:
+        return None
+    config = body["output_config"]
+    if not isinstance(config, dict):
+        return "output_config: Input should be a valid dictionary"
+    if unknown := sorted(set(config) - _OUTPUT_CONFIG_KEYS):
+        return f"output_config.{unknown[0]}: Extra inputs are not permitted"
+    if "effort" in config and config["effort"] not in EFFORT_LEVELS:
+        levels = ", ".join(f"'{level}'" for level in EFFORT_LEVELS)
+        return f"output_config.effort: Input should be {levels}"
     return None
 
 

@@ -86,3 +86,37 @@ def test_vertex_paths_name_project_region_model_and_method() -> None:
     assert counted is not None and counted.route == COUNT_TOKENS_PATH
     assert unversioned is not None and "anthropic_version" in str(unversioned.problem)
     assert provider_call("/v1/messages", body) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/model/us.anthropic.claude-opus-4-6-v1/invoke-with-response-stream", {}),
+        (
+            "/v1/projects/p/locations/global/publishers/anthropic/models/claude-opus-4-6:"
+            "streamRawPredict",
+            {"stream": True},
+        ),
+        ("/anthropic/v1/messages", {"model": "claude-opus-4-6", "stream": True}),
+    ],
+    ids=["bedrock", "vertex", "foundry"],
+)
+def test_every_provider_takes_effort_and_refuses_what_the_api_refuses(
+    path: str, body: dict[str, Any]
+) -> None:
+    if "model" not in body:
+        body = {**body, "anthropic_version": "vertex-2023-10-16"}
+
+    def problem(output_config: object) -> str | None:
+        call = provider_call(path, {**body, "output_config": output_config})
+        assert call is not None
+        return call.problem
+
+    assert all(problem({"effort": level}) is None for level in ("low", "xhigh", "max"))
+    assert problem({"effort": "extreme"}) == (
+        "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh', 'max'"
+    )
+    assert problem({"effort": "high", "budget": 3}) == (
+        "output_config.budget: Extra inputs are not permitted"
+    )
+    assert problem("high") == "output_config: Input should be a valid dictionary"

@@ -303,6 +303,8 @@ def _tested_runtime_versions() -> str:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     todo = [Requirement(spec) for spec in project["dependencies"]]
+    # The Action installs it with the constraints: the extra pins what it adds.
+    todo += [Requirement(spec) for spec in project["optional-dependencies"]["foundry"]]
     pinned: dict[str, str] = {}
     while todo:
         requirement = todo.pop()
