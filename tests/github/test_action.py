@@ -305,6 +305,8 @@ def test_readme_shows_the_example_workflow() -> None:
     if not examples:
         pytest.skip("the README has no GitHub workflow example yet")
     assert examples[0] == WORKFLOW.read_text(encoding="utf-8")
+    comments = [block for block in examples if "issue_comment:" in block]
+    assert comments == [COMMENTS.read_text(encoding="utf-8")]
 
 
 # -- installing: pinned versions, cached downloads, a sandbox without sudo -----------------------

@@ -220,10 +220,12 @@ def test_deep_switches_the_mode_on_for_that_turn(
     answers = [c for c in replies if c["body"].startswith(REPLY_MARKER)]
     assert len(answers) == 1 and "calc.py divides by" in answers[0]["body"]
     assert "orchestration mode on" in answers[0]["body"]
+    assert "not found" not in answers[0]["body"]  # the review's conversation, from the artifact
     request = fake_api.message_requests[0].model_request()
     assert MODE_EXIT not in _texts(_last_turn_notices(request))
     assert request.system_messages[-1] == MODE_ENTER  # on since the review: no exit notice
     assert "is calc.py safe?" in request.last_user_text
+    assert request.assistant_turns > 1  # the review's turns come first
 
 
 @pytest.mark.parametrize(
