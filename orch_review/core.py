@@ -292,6 +292,7 @@ def answer_follow_up(
     sandbox (bubblewrap) unless ``config.sandbox`` is ``off``: without one it answers
     without running any, and without fanning out."""
     import binascii
+    import contextlib
     import dataclasses
 
     from orch_review.engine.confinement import SandboxUnavailable
@@ -313,23 +314,31 @@ def answer_follow_up(
     start = continued or Conversation([], ModeState(), commit, scope)
     start = dataclasses.replace(start, snapshot_objects=b"")  # only what git fetched is read
     config = dataclasses.replace(config, journal=False)
-    if config.sandbox != "off":
-        config = dataclasses.replace(config, sandbox="on")
+    shell = True
+    with contextlib.ExitStack() as stack:
         try:
-            with FollowUp(config, repo, env, events=events, conversation=start) as follow_up:
-                answer = follow_up.ask(question, orchestrate=orchestrate)
-            return FollowUpAnswer(
-                answer.text, continued is not None, True, orchestrate, tuple(notes)
+            # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
+            sandboxed = config
+            if config.sandbox != "off":
+                sandboxed = dataclasses.replace(config, sandbox="on")
+            follow_up = stack.enter_context(
+                FollowUp(sandboxed, repo, env, events=events, conversation=start)
             )
         except SandboxUnavailable:
             notes.append("no sandbox could run here, so no command was run")
             if orchestrate:
                 notes.append("`deep` needs the sandbox, so the answer did not fan out")
-            config = dataclasses.replace(config, sandbox="off")
             shell = False
-    else:
-        shell = True
-    with FollowUp(config, repo, env, events=events, conversation=start, shell=shell) as follow_up:
+            follow_up = stack.enter_context(
+                FollowUp(
+                    dataclasses.replace(config, sandbox="off"),
+                    repo,
+                    env,
+                    events=events,
+                    conversation=start,
+                    shell=False,
+                )
+            )
         answer = follow_up.ask(question, orchestrate=orchestrate and shell)
     return FollowUpAnswer(
         answer.text, continued is not None, shell, orchestrate and shell, tuple(notes)
