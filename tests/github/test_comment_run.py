@@ -23,8 +23,9 @@ from tests.fakes.github_artifacts import ArtifactStore, zipped
 from tests.fakes.github_replies import add_reply, install, thread
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.model_io import ModelRequest, Reply
-from tests.github.conftest import EVENTS, NUMBER, PullRepo
+from tests.github.conftest import EVENTS, NUMBER, PullRepo, open_pull
 from tests.github.test_action import run_step_in, steps
+from tests.gitrepos import commit
 
 MAINTAINER = "octo-maintainer"  # admin in the fake
 INPUTS = {
@@ -98,7 +99,7 @@ def default_branch_checkout(pull_repo: PullRepo, where: Path) -> Path:
 
 
 def review_comment_event(
-    pull_repo: PullRepo, comment: dict[str, Any], where: Path
+    pull_repo: PullRepo, comment: dict[str, Any], where: Path, fork: bool = False
 ) -> dict[str, str]:
     """GITHUB_EVENT_NAME and GITHUB_EVENT_PATH for a `pull_request_review_comment`."""
     payload = json.loads((EVENTS / "pull_request_review_comment.created.json").read_text())
@@ -108,6 +109,8 @@ def review_comment_event(
     pr = payload["pull_request"]
     pr["number"] = NUMBER
     pr["head"]["sha"], pr["base"]["sha"] = pull_repo.head, pull_repo.base
+    if fork:
+        pr["head"]["repo"].update(full_name="contributor/demo", fork=True)
     where.write_text(json.dumps(payload), encoding="utf-8")
     return {"GITHUB_EVENT_NAME": "pull_request_review_comment", "GITHUB_EVENT_PATH": str(where)}
 
@@ -250,8 +253,6 @@ def test_comments_that_may_not_ask_get_no_reply(
     store: ArtifactStore,
     tmp_path: Path,
 ) -> None:
-    from tests.github.conftest import open_pull
-
     open_pull(github_api, pull_repo)
     github_api.add_review_comment(NUMBER, "<!-- orch-review:finding abc -->\nx", "app.py", 1)
     top = github_api.pulls[NUMBER].review_comments[-1]
@@ -384,3 +385,63 @@ def test_without_a_sandbox_the_answer_runs_no_command(
 
 def _answers(api: FakeGitHubAPI) -> list[dict[str, Any]]:
     return [c for c in api.pulls[NUMBER].issue_comments if c["body"].startswith(REPLY_MARKER)]
+
+
+def test_the_trigger_comes_from_the_base_never_from_the_pull_request(
+    actions_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    git_repo: Any,
+    store: ArtifactStore,
+    tmp_path: Path,
+) -> None:
+    repo = git_repo({"README.md": "# demo\n", ".orch-review.toml": 'trigger = "@reviewbot"\n'})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    head = commit(repo, {".orch-review.toml": 'trigger = "@pwned"\n', "app.py": "x = 1\n"})
+    pull = PullRepo(repo, base, head)
+    open_pull(github_api, pull)
+    fake_api.policy = answering("Answered under the base's trigger.")
+    env = _step_env(actions_env, tmp_path)
+    checkout = default_branch_checkout(pull, tmp_path / "checkout")
+    results = []
+    for body in ("@pwned why?", "@reviewbot why?"):
+        github_api.add_issue_comment(NUMBER, body, login=MAINTAINER)
+        comment = github_api.pulls[NUMBER].issue_comments[-1]
+        event = issue_comment_event(comment["id"], body, comment["user"], tmp_path / "e.json")
+        results.append(answer({**env, **event}, checkout, fake_api))
+
+    assert [r.returncode for r in results] == [0, 0], results[1].stderr
+    assert "does not mention @reviewbot" in results[0].stdout
+    (reply,) = _answers(github_api)
+    assert "Answered under the base's trigger." in reply["body"]
+    assert "no review of the head" in reply["body"]  # no artifact: answered afresh
+
+
+def test_a_review_comment_on_a_forks_pull_request_without_a_key_is_skipped(
+    actions_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    store: ArtifactStore,
+    tmp_path: Path,
+) -> None:
+    open_pull(github_api, pull_repo, fork=True)
+    github_api.add_review_comment(NUMBER, "a comment", "app.py", 1, login=MAINTAINER)
+    asked = add_reply(
+        github_api,
+        NUMBER,
+        github_api.pulls[NUMBER].review_comments[-1]["id"],
+        "@orch-review why?",
+        login=MAINTAINER,
+    )
+    event = review_comment_event(pull_repo, asked, tmp_path / "comment.json", fork=True)
+    inputs = {**INPUTS, "anthropic-api-key": ""}
+
+    result = run_step_in(
+        pull_repo.path, _review_step(), inputs, {**_step_env(actions_env, tmp_path), **event}
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "no Anthropic API key" in result.stdout and "issue_comment" in result.stdout
+    assert github_api.writes() == [] and fake_api.message_requests == []
