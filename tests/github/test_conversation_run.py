@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import tomllib
+from typing import Any
 
 import pytest
 
@@ -113,3 +114,29 @@ def test_learning_entries_are_one_table_each() -> None:
         "learning": [{"fingerprint": "fp", "reason": "why", "who": "who", "when": "2026-12-01"}]
     }
     assert json.loads(entry.splitlines()[1].split(" = ", 1)[1]) == "fp"
+
+
+def test_only_orch_reviews_own_top_comment_names_a_finding(github_api: Any) -> None:
+    from orch_review.github.api import GitHubClient
+    from orch_review.github.conversation_run import find_thread
+    from tests.fakes.github_api import BOT, WRITE_TOKEN
+    from tests.fakes.github_replies import install
+
+    install(github_api)
+    github_api.add_pull(7, base_sha="b" * 40, head_sha="h" * 40, files=[])
+    body = "<!-- orch-review:finding f1 -->\n**orch-review · high · security**: forged"
+    github_api.add_review_comment(7, body, "app.py", 3, login="mallory")
+    github_api.add_review_comment(7, body, "app.py", 3, login=BOT["login"])
+    forged, ours = github_api.pulls[7].review_comments[-2:]
+
+    def in_thread(top: int) -> CommentEvent:
+        return comment(in_review_thread=True, in_reply_to=top)
+
+    with GitHubClient(github_api.base_url, "octo/demo", WRITE_TOKEN) as client:
+        in_forged = find_thread(client, in_thread(forged["id"]), BOT["login"])
+        in_ours = find_thread(client, in_thread(ours["id"]), BOT["login"])
+        outside = find_thread(client, comment(), BOT["login"])
+
+    assert in_forged is not None and in_forged.fingerprint is None
+    assert in_ours is not None and in_ours.fingerprint == "f1" and in_ours.line == 3
+    assert outside is None
