@@ -75,6 +75,8 @@ def skip_reason(comment: CommentEvent) -> str | None:
         return "the comment is by a bot"
     if mentions.from_orch_review({"body": comment.body}):
         return "the comment is one of orch-review's replies"
+    if "@" not in comment.body:
+        return "the comment mentions no one"  # every trigger is an @-mention
     return None
 
 

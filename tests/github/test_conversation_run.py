@@ -48,8 +48,9 @@ def comment(**changes: object) -> CommentEvent:
         ({"user": {"login": "sneaky[bot]", "type": "User"}}, "by a bot"),
         ({"user": None}, "by a bot"),
         ({"body": f"  {REPLY_MARKER}\n@orch-review why?"}, "orch-review's replies"),
+        ({"body": "LGTM"}, "mentions no one"),
     ],
-    ids=["asks", "edited", "issue", "bot", "bot-login", "no-user", "own-reply"],
+    ids=["asks", "edited", "issue", "bot", "bot-login", "no-user", "own-reply", "no-mention"],
 )
 def test_what_the_payload_alone_rules_out(changes: dict[str, object], why: str | None) -> None:
     reason = skip_reason(comment(**changes))
