@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orch_review.errors import UsageError
 
@@ -240,3 +240,106 @@ def merge(
         raise ConfigError(f"{asked_by}: {exc}") from None
     write_reports(report, files)
     return report
+
+
+def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
+    """The conversation the review of ``prepared`` left in its journal, JSON-ready, for a
+    follow-up elsewhere (a pull request comment's run); None when the journal holds none
+    about this content (journal off, or the main agent did not finish)."""
+    from orch_review.engine.conversation import NoConversation, load_conversation
+    from orch_review.engine.opening import open_journal
+    from orch_review.scope.git import git_dir
+
+    with open_journal(prepared.config, git_dir(prepared.repo)) as journal:
+        try:
+            conversation = load_conversation(journal)
+        except NoConversation:
+            return None
+    head = prepared.scope.head_commit
+    if head is None or conversation.snapshot_commit != head:
+        return None  # a working copy's content, or an earlier review's conversation
+    data = conversation.to_json()
+    data["snapshot_objects"] = ""  # the head commit is in the repository: no pack needed
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUpAnswer:
+    """A follow-up answer, and how it was produced."""
+
+    text: str
+    continued: bool  # the review's conversation was continued; else a fresh session
+    ran_commands: bool  # the model could run commands, in the sandbox
+    orchestrated: bool
+    notes: tuple[str, ...] = ()
+
+
+def answer_follow_up(
+    repo: git.Repo,
+    config: Config,
+    env: Mapping[str, str],
+    question: str,
+    *,
+    commit: str,
+    scope: str,
+    conversation: Mapping[str, Any] | None = None,
+    orchestrate: bool = False,
+    events: EventSink | None = None,
+) -> FollowUpAnswer:
+    """Answer ``question`` about the content of ``commit``, continuing ``conversation`` (the
+    JSON form :func:`review_conversation` gives) when it is usable and about that commit,
+    else in a fresh session. Nothing is stored. The model's commands run only in a working
+    sandbox (bubblewrap) unless ``config.sandbox`` is ``off``: without one it answers
+    without running any, and without fanning out."""
+    import binascii
+    import contextlib
+    import dataclasses
+
+    from orch_review.engine.confinement import SandboxUnavailable
+    from orch_review.engine.conversation import Conversation
+    from orch_review.engine.followup import FollowUp
+    from orch_review.engine.mode import ModeState
+
+    notes: list[str] = []
+    continued: Conversation | None = None
+    if conversation is not None:
+        try:
+            continued = Conversation.from_json(dict(conversation))
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
+            notes.append("the review's conversation could not be read")
+        else:
+            if continued.snapshot_commit != commit:
+                notes.append("the review's conversation is about other content")
+                continued = None
+    start = continued or Conversation([], ModeState(), commit, scope)
+    start = dataclasses.replace(start, snapshot_objects=b"")  # only what git fetched is read
+    config = dataclasses.replace(config, journal=False)
+    shell = True
+    with contextlib.ExitStack() as stack:
+        try:
+            # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
+            sandboxed = config
+            if config.sandbox != "off":
+                sandboxed = dataclasses.replace(config, sandbox="on")
+            follow_up = stack.enter_context(
+                FollowUp(sandboxed, repo, env, events=events, conversation=start)
+            )
+        except SandboxUnavailable:
+            notes.append("no sandbox could run here, so no command was run")
+            if orchestrate:
+                notes.append("`deep` needs the sandbox, so the answer did not fan out")
+            shell = False
+            follow_up = stack.enter_context(
+                FollowUp(
+                    dataclasses.replace(config, sandbox="off"),
+                    repo,
+                    env,
+                    events=events,
+                    conversation=start,
+                    shell=False,
+                )
+            )
+        answer = follow_up.ask(question, orchestrate=orchestrate and shell)
+    return FollowUpAnswer(
+        answer.text, continued is not None, shell, orchestrate and shell, tuple(notes)
+    )

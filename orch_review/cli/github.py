@@ -67,6 +67,12 @@ from orch_review.scope.pathspecs import from_cwd
     help="Post these shard JSON reports (`--shard K/N --json`), merged, instead of reviewing "
     "(repeatable).",
 )
+@click.option(
+    "--conversation-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the review's conversation and findings in this file, for runs started by "
+    "comments on the pull request (the Action uploads it as an artifact).",
+)
 @handle_errors
 def github(
     paths: tuple[str, ...],
@@ -87,6 +93,7 @@ def github(
     no_fetch: bool,
     no_progress: bool,
     from_reports: tuple[Path, ...],
+    conversation_file: Path | None,
 ) -> ExitCode:
     """Review a pull request in GitHub Actions and comment on it.
 
@@ -95,6 +102,10 @@ def github(
     posts inline comments on diff lines and one summary comment, edited in place on re-runs.
     A token that may not comment (pull requests from forks) falls back to annotations and
     the job summary. Needs GITHUB_TOKEN; writes $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY.
+
+    Started by a comment (issue_comment, pull_request_review_comment) that mentions the
+    trigger (@orch-review), it answers in the same place instead: a follow-up to the last
+    review, for people with write access only.
     """
     from typing import cast
 
@@ -128,6 +139,7 @@ def github(
         repository=repository,
         fetch=not no_fetch,
         from_reports=from_reports,
+        conversation_file=conversation_file,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
         code = run_github(

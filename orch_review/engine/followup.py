@@ -41,7 +41,11 @@ class Answer:
 
 
 class FollowUp:
-    """An open follow-up session on the last review; ask as many questions as you like."""
+    """An open follow-up session on the last review; ask as many questions as you like.
+
+    ``conversation`` continues that conversation instead of the journal's; without ``shell``
+    the model answers without running commands (see :func:`run_turn`).
+    """
 
     def __init__(
         self,
@@ -51,12 +55,16 @@ class FollowUp:
         *,
         events: EventSink | None = None,
         notices: Callable[[str], None] | None = None,
+        conversation: Conversation | None = None,
+        shell: bool = True,
     ) -> None:
         self._config, self._repo, self._env = config, repo, env
         self._events, self._notices = events, notices
         self._stack = contextlib.ExitStack()
         self._session: Session | None = None
-        self._conversation: Conversation | None = None
+        # Given, it is continued instead of the journal's (a pull request comment's run).
+        self._conversation: Conversation | None = conversation
+        self._shell = shell
 
     @property
     def scope(self) -> str:
@@ -66,8 +74,9 @@ class FollowUp:
 
     def __enter__(self) -> FollowUp:
         git_dir = gitops.git_dir(self._repo)
-        with open_journal(self._config, git_dir) as journal:
-            self._conversation = load_conversation(journal)
+        if self._conversation is None:
+            with open_journal(self._config, git_dir) as journal:
+                self._conversation = load_conversation(journal)
         commit = self._conversation.snapshot_commit
         objects = self._conversation.snapshot_objects
         with self._stack:
@@ -112,7 +121,12 @@ class FollowUp:
         workflow = Workflow(self._session)
         before = self._conversation
         result = run_turn(
-            self._session, workflow, before.messages, before.mode.switch(orchestrate), question
+            self._session,
+            workflow,
+            before.messages,
+            before.mode.switch(orchestrate),
+            question,
+            shell=self._shell,
         )
         update_conversation(self._session.journal, before, result)
         self._conversation = Conversation(

@@ -6,8 +6,9 @@ replays the main conversation from the journal instead of paying for it again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,13 +125,17 @@ def run_turn(
     messages: list[dict[str, Any]],
     mode: ModeState,
     user_text: str,
+    *,
+    shell: bool = True,
 ) -> MainResult:
     """One user turn of the main conversation, in ``mode``.
 
     Mode changes reach the model as a system message right after the user turn (the full
     text when the mode turns on, a refresher every few turns, an exit notice once when it
     turns off); the top-level system prompt and the tools never change, so the conversation
-    so far stays a cached prefix.
+    so far stays a cached prefix. Without ``shell`` the tools are still declared (the prefix
+    holds their calls) but no command runs and Workflow is refused: for content that may only
+    be read in a sandbox when there is none.
     """
     config = session.config
     messages = [*messages, {"role": "user", "content": user_text}]
@@ -146,7 +151,9 @@ def run_turn(
             raise KeyboardInterrupt
 
     session.emit("main", "main", "main agent", "started")
-    with session.bash_session() as bash:
+    shells = session.bash_session() if shell else contextlib.nullcontext(None)
+    handlers = {"Workflow": workflow.handle_tool_call} if shell else _NO_SHELL
+    with shells as bash:
         loop: AgentLoop[None] = AgentLoop(
             client=JournaledClient(session),
             ledger=session.ledger,
@@ -156,7 +163,7 @@ def run_turn(
             tools=(BASH_TOOL, workflow_tool(config.max_subtasks, config.max_concurrent)),
             max_turns=config.main_max_turns,
             bash=bash,
-            handlers={"Workflow": workflow.handle_tool_call},
+            handlers=handlers,
             events=session.events,
             agent_id="main",
             label="main agent",
@@ -168,3 +175,17 @@ def run_turn(
             return MainResult("", str(exc), messages, mode)
     session.emit("main", "main", "main agent", "done", f"{run.turns} turns")
     return MainResult(run.text, run.note, messages, mode)
+
+
+def _unavailable(tool: str) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
+    def refuse(_: Mapping[str, Any]) -> tuple[str, bool]:
+        return (
+            f"{tool} is not available for this answer: there is no sandbox to run it in; "
+            "answer from what you were given.",
+            True,
+        )
+
+    return refuse
+
+
+_NO_SHELL = {"bash": _unavailable("bash"), "Workflow": _unavailable("Workflow")}

@@ -130,6 +130,25 @@ class _StopWhenWaitTooLong(stop_base):
         return state.upcoming_sleep > self.max_wait
 
 
+def _download(url: httpx2.URL, max_bytes: int, timeout: httpx2.Timeout) -> bytes:
+    """GET ``url`` with a client of its own (no token, no redirects), at most ``max_bytes``."""
+    shown = f"GET {url.scheme}://{url.host}{url.path}"  # the query holds the signature
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with httpx2.Client(timeout=timeout) as storage, storage.stream("GET", url) as response:
+            if response.status_code != 200:
+                raise GitHubApiError(f"{shown} failed with {response.status_code}")
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise GitHubApiError(f"{shown}: larger than {max_bytes} bytes")
+                chunks.append(chunk)
+    except httpx2.HTTPError as exc:
+        raise ServerError(f"{shown}: no answer ({type(exc).__name__})") from exc
+    return b"".join(chunks)
+
+
 class GitHubClient:
     """The REST endpoints orch-review uses, for one repository."""
 
@@ -242,6 +261,40 @@ class GitHubClient:
     def may_write(self, login: str) -> bool:
         """Whether ``login`` has write access (write, maintain or admin) to the repository."""
         return self.permission(login) in ("admin", "write")
+
+    def review_comment(self, comment_id: int) -> dict[str, Any]:
+        """``GET /repos/{repo}/pulls/comments/{comment_id}``: one review (inline) comment."""
+        return self._json("GET", f"repos/{self._repo}/pulls/comments/{comment_id}")
+
+    def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> dict[str, Any]:
+        """A reply in the review thread of the top-level comment ``comment_id`` (GitHub does
+        not take replies to replies)."""
+        path = f"repos/{self._repo}/pulls/{number}/comments/{comment_id}/replies"
+        return self._json("POST", path, {"body": body})
+
+    def artifacts(self, name: str) -> list[dict[str, Any]]:
+        """The repository's newest workflow artifacts called ``name`` (one page of 100)."""
+        data = self._request(
+            "GET", f"repos/{self._repo}/actions/artifacts", None, {"name": name, "per_page": 100}
+        ).json()
+        found = data.get("artifacts") if isinstance(data, dict) else None
+        return [a for a in found if isinstance(a, dict)] if isinstance(found, list) else []
+
+    def download_artifact(self, artifact_id: int, max_bytes: int) -> bytes:
+        """The zip archive of an artifact, at most ``max_bytes`` long. GitHub answers with a
+        redirect to a short-lived URL on another host; that request carries no token."""
+        response = self._request(
+            "GET", f"repos/{self._repo}/actions/artifacts/{artifact_id}/zip", None, None
+        )
+        if response.status_code not in (301, 302, 303, 307, 308):
+            raise GitHubApiError(
+                f"GET artifact {artifact_id}: expected a redirect, got {response.status_code}",
+                response.status_code,
+            )
+        location = httpx2.URL(response.headers.get("location", ""))
+        if location.scheme not in ("https", "http") or not location.host:
+            raise GitHubApiError(f"GET artifact {artifact_id}: no usable download URL")
+        return _download(location, max_bytes, self._http.timeout)
 
     # -- plumbing --------------------------------------------------------------------------
 

@@ -117,3 +117,84 @@ def pull_request_from_event(name: str, payload: Mapping[str, Any], repository: s
             "(see the README), or pass --pr NUMBER."
         )
     return PullRequest.from_payload(pull, repository)
+
+
+COMMENT_EVENTS = frozenset({"issue_comment", "pull_request_review_comment"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommentEvent:
+    """A comment on a pull request (``issue_comment`` or ``pull_request_review_comment``).
+
+    ``pull`` is the pull request as the payload gives it: a review comment's payload holds
+    it whole, an issue comment's only its number (read it with ``GET /pulls/{n}``).
+    ``in_reply_to`` is the thread's top comment for a reply in a review thread.
+    """
+
+    event: str
+    action: str
+    number: int
+    comment_id: int
+    body: str
+    user: Mapping[str, Any] | None
+    on_pull_request: bool
+    in_review_thread: bool
+    in_reply_to: int | None = None
+    pull: PullRequest | None = None
+    created_at: str = ""
+
+    @property
+    def login(self) -> str:
+        """The author's login ("" when the payload has none)."""
+        return str((self.user or {}).get("login") or "")
+
+    @property
+    def thread_top(self) -> int | None:
+        """The id of the review thread's top comment, which replies go under."""
+        if not self.in_review_thread:
+            return None
+        return self.in_reply_to or self.comment_id
+
+
+def comment_from_event(name: str, payload: Mapping[str, Any], repository: str) -> CommentEvent:
+    """The comment of an ``issue_comment`` or ``pull_request_review_comment`` payload (see
+    GitHub's "Webhook events and payloads"); GitHubEventError when it has none."""
+    comment = payload.get("comment")
+    if name not in COMMENT_EVENTS or not isinstance(comment, Mapping):
+        raise GitHubEventError(f"the `{name}` event carries no comment on a pull request.")
+    try:
+        user = comment.get("user")
+        reply_to = comment.get("in_reply_to_id")
+        common: dict[str, Any] = {
+            "event": name,
+            "action": str(payload.get("action") or ""),
+            "comment_id": _positive(comment["id"]),
+            "body": str(comment.get("body") or ""),
+            "user": user if isinstance(user, Mapping) else None,
+            "created_at": str(comment.get("created_at") or ""),
+        }
+        if name == "issue_comment":
+            issue = payload["issue"]
+            return CommentEvent(
+                number=_positive(issue["number"]),
+                on_pull_request=isinstance(issue.get("pull_request"), Mapping),
+                in_review_thread=False,
+                **common,
+            )
+        pull = PullRequest.from_payload(payload["pull_request"], repository)
+        return CommentEvent(
+            number=pull.number,
+            on_pull_request=True,
+            in_review_thread=True,
+            in_reply_to=_positive(reply_to) if reply_to is not None else None,
+            pull=pull,
+            **common,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GitHubEventError(f"the `{name}` payload lacks {exc}.") from None
+
+
+def _positive(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"a positive id (got {value!r})")
+    return value

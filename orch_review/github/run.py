@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
-from orch_review.github import outputs, summary
+from orch_review.github import artifacts, outputs, summary
 from orch_review.github.api import GitHubClient
+from orch_review.github.conversation_run import run_comment
 from orch_review.github.event import (
+    COMMENT_EVENTS,
     GitHubContext,
     PullRequest,
+    comment_from_event,
     load_event,
     pull_request_from_event,
 )
@@ -66,6 +69,8 @@ class GitHubRun:
     fetch: bool = True
     # Post these merged shard reports (`orch-review --shard K/N --json`) instead of reviewing.
     from_reports: tuple[Path, ...] = ()
+    # Keep the review's conversation here for comments' runs (the Action uploads it).
+    conversation_file: Path | None = None
 
 
 def find_pull_request(
@@ -96,6 +101,8 @@ def run_github(
     from orch_review.scope.resolve import NothingToReview
 
     context = GitHubContext.from_env(env, run.repository)
+    if run.pr_number is None and env.get("GITHUB_EVENT_NAME") in COMMENT_EVENTS:
+        return _answer_comment(repo, run, context, env, echo, events)
     pull = find_pull_request(run, context, env, warn)
     if run.from_reports:
         return _report_on(merged_report(run), run, pull, context, env, echo, warn)
@@ -132,7 +139,45 @@ def run_github(
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
     report = core.run(prepared, events=events)  # it writes the report files
+    if run.conversation_file is not None:
+        keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
     return _report_on(report, run, pull, context, env, echo, warn)
+
+
+def keep_conversation(
+    path: Path, conversation: dict[str, object] | None, report: Report, pull: PullRequest
+) -> None:
+    """Write the review's conversation and findings for comments' runs; nothing (and no
+    stale file) when the review left no conversation about the head."""
+    path.unlink(missing_ok=True)
+    if conversation is None:
+        return
+    stored = artifacts.StoredReview(
+        pull.base_repository, pull.number, pull.head_sha, conversation, report.findings
+    )
+    artifacts.write(path, stored)
+
+
+def _answer_comment(
+    repo: git.Repo,
+    run: GitHubRun,
+    context: GitHubContext,
+    env: Mapping[str, str],
+    echo: Echo,
+    events: EventSink | None,
+) -> ExitCode:
+    name, payload = load_event(env, run.event_path)
+    comment = comment_from_event(name, payload, context.repository)
+    return run_comment(
+        repo,
+        comment,
+        context,
+        env,
+        overrides=run.overrides,
+        fetch=run.fetch,
+        echo=echo,
+        events=events,
+    )
 
 
 def merged_report(run: GitHubRun) -> Report:

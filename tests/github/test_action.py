@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"
 SHARDED = ROOT / "examples" / "github-workflow-sharded.yml"
+COMMENTS = ROOT / "examples" / "github-workflow-comments.yml"
 README = ROOT / "README.md"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
@@ -85,13 +86,32 @@ def test_scripts_take_inputs_through_env_only() -> None:
 def test_the_journal_is_cached_per_pull_request() -> None:
     restore = next(s for s in steps() if s.get("uses", "").startswith("actions/cache/restore@"))
     save = next(s for s in steps() if s.get("uses", "").startswith("actions/cache/save@"))
-    key = (
-        "orch-review-${{ github.repository }}-pr-${{ github.event.pull_request.number }}"
-        "-${{ github.sha }}"
-    )
+    # issue_comment events have no pull_request: the issue's number is the pull request's.
+    number = "github.event.pull_request.number || github.event.issue.number"
+    key = f"orch-review-${{{{ github.repository }}}}-pr-${{{{ {number} }}}}-${{{{ github.sha }}}}"
     assert restore["with"]["key"] == save["with"]["key"] == key
     assert restore["with"]["path"] == save["with"]["path"] == ".git/orch-review"
     assert save["if"].startswith("always()")
+    # A comment's run writes no journal: neither restored nor saved.
+    assert "!github.event.comment" in restore["if"] and "!github.event.comment" in save["if"]
+
+
+def test_the_review_run_uploads_its_conversation_for_comments() -> None:
+    from orch_review.github.artifacts import MEMBER, artifact_name
+
+    review = next(step for step in steps() if step.get("id") == "review")
+    upload = next(s for s in steps() if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["uses"] == "actions/upload-artifact@v4"
+    name = artifact_name(NUMBER).replace(str(NUMBER), "${{ github.event.pull_request.number }}")
+    assert upload["with"]["name"] == name
+    folder = upload["with"]["path"].replace("${{ runner.temp }}", "$RUNNER_TEMP").rstrip("/")
+    assert f'--conversation-file "$OUT_DIR/conversation/{MEMBER}"' in review["run"]
+    assert (
+        review["env"]["OUT_DIR"].replace("${{ runner.temp }}", "$RUNNER_TEMP") + ("/conversation")
+        == folder
+    )
+    assert upload["with"]["if-no-files-found"] == "ignore"
+    assert upload["if"].startswith("always()") and "!github.event.comment" in upload["if"]
 
 
 def _resolve(value: str, inputs: dict[str, str], context: dict[str, str]) -> str:
@@ -209,6 +229,8 @@ def test_inputs_reach_orch_review_as_literal_arguments(tmp_path: Path) -> None:
         f"{out}/report.json",
         "--sarif",
         f"{out}/orch-review.sarif",
+        "--conversation-file",
+        f"{out}/conversation/orch-review-conversation.json",
         "--exclude",
         "*.md",
         "--exclude",
@@ -242,8 +264,9 @@ def _tool(name: str) -> str:
         (ACTION, "vendor.github-actions"),
         (WORKFLOW, "vendor.github-workflows"),
         (SHARDED, "vendor.github-workflows"),
+        (COMMENTS, "vendor.github-workflows"),
     ],
-    ids=["action", "workflow", "sharded-workflow"],
+    ids=["action", "workflow", "sharded-workflow", "comments-workflow"],
 )
 def test_files_match_their_schemastore_schema(path: Path, schema: str) -> None:
     result = subprocess.run(
@@ -267,6 +290,7 @@ def test_zizmor_finds_nothing() -> None:
             str(ACTION),
             str(WORKFLOW),
             str(SHARDED),
+            str(COMMENTS),
         ],
         capture_output=True,
         text=True,
@@ -281,6 +305,8 @@ def test_readme_shows_the_example_workflow() -> None:
     if not examples:
         pytest.skip("the README has no GitHub workflow example yet")
     assert examples[0] == WORKFLOW.read_text(encoding="utf-8")
+    comments = [block for block in examples if "issue_comment:" in block]
+    assert comments == [COMMENTS.read_text(encoding="utf-8")]
 
 
 # -- installing: pinned versions, cached downloads, a sandbox without sudo -----------------------
@@ -379,3 +405,27 @@ def test_preparing_the_sandbox_needs_no_sudo_for_auto(
     assert result.returncode == code, result.stdout + result.stderr
     assert says in result.stdout and "no sudo" in result.stdout
     assert "command not found" not in result.stderr
+
+
+def test_the_comments_workflow_has_least_privileges_and_filters_early() -> None:
+    workflow = yaml.safe_load(COMMENTS.read_text(encoding="utf-8"))
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers == {
+        "issue_comment": {"types": ["created"]},
+        "pull_request_review_comment": {"types": ["created"]},
+    }
+    assert workflow["permissions"] == {}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "actions": "read",
+    }
+    # Skipped before any runner starts: no mention, a bot's comment, an issue's comment.
+    condition = " ".join(job["if"].split())
+    assert "contains(github.event.comment.body, '@orch-review')" in condition
+    assert "github.event.comment.user.type == 'User'" in condition
+    assert "github.event.issue.pull_request" in condition
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    # The default ref: the pull request's code is never checked out with the secrets.
+    assert checkout["with"] == {"persist-credentials": False}

@@ -169,3 +169,38 @@ def test_write_access_is_the_base_role_github_reports(
     assert not client.may_write("keeper/../../x")
     asked = [r.path for r in api.requests if "/collaborators/" in r.path]
     assert asked[-1] == f"/repos/{REPOSITORY}/collaborators/keeper%2F..%2F..%2Fx/permission"
+
+
+def test_replies_go_under_a_threads_top_comment(api: FakeGitHubAPI, client: GitHubClient) -> None:
+    from tests.fakes.github_replies import install
+
+    install(api)
+    api.add_review_comment(NUMBER, "a finding", "f1.py", 1)
+    top = api.pulls[NUMBER].review_comments[-1]
+
+    reply = client.reply_to_review_comment(NUMBER, top["id"], "an answer")
+
+    assert reply["in_reply_to_id"] == top["id"] and reply["path"] == "f1.py"
+    assert client.review_comment(reply["id"])["body"] == "an answer"
+    with pytest.raises(Unprocessable, match="Replies to replies"):
+        client.reply_to_review_comment(NUMBER, reply["id"], "nested")
+    with pytest.raises(PermissionDenied):
+        client.reply_to_review_comment(NUMBER + 1, top["id"], "wrong pull request")
+
+
+def test_an_artifact_download_is_bounded_and_must_redirect(
+    api: FakeGitHubAPI, client: GitHubClient
+) -> None:
+    from orch_review.github.api import GitHubApiError
+    from tests.fakes.github_artifacts import ArtifactStore
+
+    with ArtifactStore(api) as store:
+        artifact = store.add("a", b"x" * 1000, head_sha="h" * 40)
+
+        assert client.download_artifact(artifact["id"], 1000) == b"x" * 1000
+        with pytest.raises(GitHubApiError, match="larger than 999 bytes"):
+            client.download_artifact(artifact["id"], 999)
+        with pytest.raises(PermissionDenied):
+            client.download_artifact(artifact["id"] + 1, 1000)
+
+    assert [h.get("authorization") for h in store.downloads] == [None, None]

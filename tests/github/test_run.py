@@ -50,3 +50,27 @@ def test_outputs_cannot_be_injected_through_a_value(tmp_path: Path) -> None:
 
 def test_outside_actions_nothing_is_written() -> None:
     assert write_outputs({}, {"findings-count": "0"}) is None
+
+
+def test_no_conversation_leaves_no_file_not_even_a_stale_one(tmp_path: Path) -> None:
+    from orch_review.github.artifacts import MEMBER, parse
+    from orch_review.github.event import PullRequest
+    from orch_review.github.run import keep_conversation
+
+    pull = PullRequest(NUMBER, "b" * 40, "a" * 40, "main", REPOSITORY, REPOSITORY)
+    path = tmp_path / "conversation" / MEMBER
+    conversation = {
+        "messages": [{"role": "user", "content": "review"}],
+        "mode": {"enabled": True, "announced": True, "turns_since_notice": 0},
+        "snapshot_commit": "a" * 40,
+        "snapshot_objects": "",
+        "scope": "the pull request",
+    }
+    report = sample_report()
+
+    keep_conversation(path, conversation, report, pull)
+    kept = parse(path.read_bytes(), REPOSITORY, NUMBER, "a" * 40)
+    assert kept.conversation == conversation and len(kept.findings) == len(report.findings)
+
+    keep_conversation(path, None, report, pull)  # a later review that left none
+    assert not path.exists()
