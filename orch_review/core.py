@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -243,3 +244,36 @@ def merge(
         raise ConfigError(f"{asked_by}: {exc}") from None
     write_reports(report, files)
     return report
+
+
+def learn(
+    repo: str | Path,
+    *,
+    reason: str,
+    fingerprint: str | None = None,
+    glob: str | None = None,
+    category: str | None = None,
+    who: str | None = None,
+    today: date | None = None,
+) -> Path:
+    """Add a learning to ``.orch-review/learnings.toml`` of the repository at ``repo`` and
+    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ConfigError
+    for an invalid learning or a broken file, UsageError when nobody can be named."""
+    from orch_review.config import learnings
+    from orch_review.scope.git import open_repo, user_identity, work_tree
+
+    opened = open_repo(Path(repo))
+    who = who or user_identity(opened)
+    if not who:
+        raise UsageError(
+            "who dismissed it? Set `git config user.name` (and user.email), or pass --who."
+        )
+    learning = learnings.new_learning(
+        reason=reason,
+        who=who,
+        today=today or date.today(),
+        fingerprint=fingerprint,
+        glob=glob,
+        category=category,
+    )
+    return learnings.append(work_tree(opened), learning)
