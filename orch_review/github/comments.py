@@ -6,10 +6,10 @@ anything else fails the whole review with 422. The hunks come from the ``patch``
 file in ``GET /pulls/{n}/files``, so what is planned here is what GitHub will accept.
 
 Every inline comment starts with its finding's fingerprint in a hidden marker. A finding
-already commented on the same line is not posted again; an earlier comment whose finding is
-no longer reported is listed as resolved in the summary (and left in place). Anyone can
-write a marker in a comment, so only comments by the account orch-review posts as, starting
-with the marker, count as its own.
+already commented on the same line is not posted again; the thread of an earlier comment whose
+finding is gone is resolved (:mod:`orch_review.github.threads`). Anyone can write a marker in
+a comment, so only top-level comments by the account orch-review posts as, starting with the
+marker, count as its own.
 """
 
 from __future__ import annotations
