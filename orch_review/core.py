@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.config.choices import FilterMode
+    from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
     from orch_review.engine.agent import EventSink
     from orch_review.findings.report import Report
@@ -131,6 +133,7 @@ class PreparedReview:
     scope: Scope
     env: Mapping[str, str]
     options: ReviewOptions
+    learnings: tuple[Learning, ...] = ()  # .orch-review/learnings.toml, read like the config
 
 
 def prepare(
@@ -145,7 +148,7 @@ def prepare(
     (as typed on a command line), else to the repository's top. Raises
     :class:`~orch_review.scope.resolve.NothingToReview` when nothing reviewable is in scope,
     and checks the report files can be written."""
-    from orch_review.config.from_revision import settings_and_scope
+    from orch_review.config.from_revision import load_learnings, settings_and_scope
     from orch_review.reporters.files import check_writable
     from orch_review.scope.git import open_repo, work_tree
     from orch_review.scope.pathspecs import from_cwd
@@ -153,15 +156,15 @@ def prepare(
     opened = open_repo(Path(repo), env)
     top = work_tree(opened)
     pathspecs = from_cwd(options.paths, cwd or top, top)
-    config, scope = settings_and_scope(
-        opened, options.scope_request(pathspecs), env, options.settings, options.exclude
-    )
+    request = options.scope_request(pathspecs)
+    config, scope = settings_and_scope(opened, request, env, options.settings, options.exclude)
     if options.shard is not None:
         from orch_review.scope.shard import parse_shard, shard_scope
 
         scope = shard_scope(scope, parse_shard(options.shard))
+    learnings = load_learnings(opened, request)
     check_writable(options.report_files)
-    return PreparedReview(opened, config, scope, env, options)
+    return PreparedReview(opened, config, scope, env, options, learnings)
 
 
 def run(
@@ -182,6 +185,7 @@ def run(
     report_options = ReportOptions(
         filter_mode=options.filter_mode or prepared.config.filter_mode,
         baseline=load_baseline(options.baseline) if options.baseline else frozenset(),
+        learnings=prepared.learnings,
     )
     report = review_scope(
         prepared.config,
@@ -343,3 +347,36 @@ def answer_follow_up(
     return FollowUpAnswer(
         answer.text, continued is not None, shell, orchestrate and shell, tuple(notes)
     )
+
+
+def learn(
+    repo: str | Path,
+    *,
+    reason: str,
+    fingerprint: str | None = None,
+    glob: str | None = None,
+    category: str | None = None,
+    who: str | None = None,
+    today: date | None = None,
+) -> Path:
+    """Add a learning to ``.orch-review/learnings.toml`` of the repository at ``repo`` and
+    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ConfigError
+    for an invalid learning or a broken file, UsageError when nobody can be named."""
+    from orch_review.config import learnings
+    from orch_review.scope.git import open_repo, user_identity, work_tree
+
+    opened = open_repo(Path(repo))
+    who = who or user_identity(opened)
+    if not who:
+        raise UsageError(
+            "who dismissed it? Set `git config user.name` (and user.email), or pass --who."
+        )
+    learning = learnings.new_learning(
+        reason=reason,
+        who=who,
+        today=today or date.today(),
+        fingerprint=fingerprint,
+        glob=glob,
+        category=category,
+    )
+    return learnings.append(work_tree(opened), learning)

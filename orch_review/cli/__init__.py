@@ -14,6 +14,7 @@ from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
+from orch_review.cli.learn import learn
 from orch_review.cli.merge import merge
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
@@ -71,6 +72,8 @@ def main() -> None:
       orch-review ask "why is finding 1 a problem?"
                                    a follow-up question about the last review
       orch-review journal stats    show what the resume journal holds
+      orch-review learn --fingerprint FP --reason "..."
+                                   never report that finding again
       orch-review eval cases.jsonl measure recall, noise and cost on known bugs
 
     Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a compatible server), or the
@@ -82,5 +85,5 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github, merge, eval_group):
+for command in (review, plan, hook, ask, chat, journal, github, merge, learn, eval_group):
     main.add_command(command)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
+from orch_review.config import learnings as learned
 from orch_review.config.settings import FILE_NAME, Config, load_config
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
@@ -40,6 +41,16 @@ def load_settings(
         if source is not None and source.is_relative_to(tmp):
             source = root / source.relative_to(tmp)
     return dataclasses.replace(config, journal_path=journal_path, source=source)
+
+
+def load_learnings(repo: git.Repo, request: ScopeRequest) -> tuple[learned.Learning, ...]:
+    """The team's learnings for ``request``, from where the configuration comes: the working
+    tree, or with ``--base`` the base revision (a pull request cannot dismiss its own
+    findings by editing the file)."""
+    if request.base is None:
+        return learned.load(gitops.work_tree(repo))
+    revision = gitops.resolve_commit(repo, request.base)
+    return learned.from_bytes(gitops.show_file(repo, revision, learned.LEARNINGS_FILE))
 
 
 def settings_and_scope(

@@ -8,9 +8,10 @@ of those files, then the general instructions. Everything is capped in size.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from orch_review.config import learnings as learned
 from orch_review.config.settings import Config, PathInstruction
 from orch_review.scope.ignore import PatternList
 
@@ -25,6 +26,7 @@ class Guidance:
     focus: tuple[str, ...] = ()
     strictness: str = "info"
     max_bytes: int = 20_000
+    learnings: str = ""  # what the team dismissed before (.orch-review/learnings.toml)
 
     def _documents_for(self, paths: Iterable[str]) -> list[str]:
         directories = {""}
@@ -54,6 +56,8 @@ class Guidance:
             lines.append(f"Report only findings of severity {self.strictness} or higher.")
         if self.instructions:
             lines.append(self.instructions.strip())
+        if self.learnings:
+            lines.append(self.learnings)
         return lines
 
     def for_paths(self, paths: Iterable[str]) -> tuple[str, bool]:
@@ -99,10 +103,14 @@ class Guidance:
 
 
 def load_guidance(
-    config: Config, names: Iterable[str], read: Callable[[str], str | None]
+    config: Config,
+    names: Iterable[str],
+    read: Callable[[str], str | None],
+    learnings: Sequence[learned.Learning] = (),
 ) -> Guidance:
     """Guidance from the files ``names`` (repository-relative paths of guidance files in the
-    content under review, or in the base revision) read with ``read``."""
+    content under review, or in the base revision) read with ``read``, and the team's
+    ``learnings``."""
     wanted = set(config.guidance_files)
     documents = {}
     for name in names:
@@ -117,4 +125,5 @@ def load_guidance(
         focus=config.focus,
         strictness=config.strictness,
         max_bytes=config.guidance_max_bytes,
+        learnings=learned.guidance(learnings),
     )

@@ -13,8 +13,10 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from orch_review.config import learnings as learned
 from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
+from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.budget import Caps, Ledger
@@ -53,6 +55,7 @@ class ReportOptions:
 
     filter_mode: FilterMode | None = None  # None: "added" for a change, "nofilter" for --all
     baseline: frozenset[str] = frozenset()
+    learnings: tuple[Learning, ...] = ()  # guidance for the agents; fingerprints suppressed
 
     def mode_for(self, scope: Scope) -> FilterMode:
         """The filter mode in effect for ``scope``."""
@@ -61,7 +64,9 @@ class ReportOptions:
         return "nofilter" if scope.kind == "all" else "added"
 
 
-def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) -> Guidance:
+def _load_guidance(
+    config: Config, repo: git.Repo, scope: Scope, commit: str, learnings: tuple[Learning, ...]
+) -> Guidance:
     """Guidance files from the content under review (the snapshot's ``commit``), or with
     --base from the base revision (a change cannot rewrite the rules it is reviewed by).
     Read through git, so the snapshot's files need not be written yet."""
@@ -71,7 +76,8 @@ def _load_guidance(config: Config, repo: git.Repo, scope: Scope, commit: str) ->
         data = gitops.show_file(repo, revision, name)
         return None if data is None else data.decode("utf-8", "replace")
 
-    return load_guidance(config, gitops.files_called(repo, revision, config.guidance_files), read)
+    names = gitops.files_called(repo, revision, config.guidance_files)
+    return load_guidance(config, names, read, learnings)
 
 
 CRITIC_FILES = 20
@@ -152,7 +158,7 @@ def review(
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
         skipped = {s.path: s.reason for s in scope.skipped}
-        guidance = _load_guidance(config, content.repo, scope, content.commit)
+        guidance = _load_guidance(config, content.repo, scope, content.commit, options.learnings)
         main_guidance, truncated = guidance.for_main()
         workspace = Workspace(
             content.root,
@@ -233,6 +239,7 @@ def review(
             mode=mode,
             baseline=options.baseline,
             floor=config.strictness,
+            dismissed=learned.dismissed(options.learnings),
         )
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     if truncated or workflow.guidance_truncated:

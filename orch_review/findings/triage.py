@@ -132,9 +132,12 @@ def triage(
     mode: FilterMode,
     baseline: frozenset[str] = frozenset(),
     floor: str = "info",
+    dismissed: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """Fingerprint, deduplicate, filter and suppress; ranked. Nothing is dropped: filtered
-    and suppressed findings keep a reason and are counted in the report."""
+    and suppressed findings keep a reason and are counted in the report. ``dismissed`` maps
+    the fingerprints the team dismissed (learnings) to why: those are suppressed too."""
+    dismissed = dismissed or {}
     out = []
     for finding in deduplicated(with_fingerprints(findings, read)):
         lines = read(finding.path)
@@ -147,7 +150,8 @@ def triage(
                     if finding.severity.at_least(floor)
                     else f"below the strictness floor ({floor})"
                 ),
-                suppressed=suppression(finding, lines, baseline),
+                suppressed=suppression(finding, lines, baseline)
+                or dismissed.get(finding.fingerprint),
             )
         )
     return ranked(out)

@@ -107,6 +107,42 @@ def _message(response: httpx2.Response) -> str:
     return f"{message} ({'; '.join(details)})" if details else message
 
 
+def default_graphql_url(api_url: str) -> str:
+    """Where GraphQL lives next to a REST base: ``https://api.github.com/graphql``, and on
+    GitHub Enterprise Server ``https://HOST/api/graphql`` for ``https://HOST/api/v3``."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base.removesuffix("/v3") + "/graphql"
+    return base + "/graphql"
+
+
+def _graphql_error(
+    errors: list[dict[str, Any]], response: httpx2.Response, now: float
+) -> GitHubApiError:
+    """The exception for a GraphQL ``errors`` array (the first error decides)."""
+    kinds = {str(e.get("type") or "") for e in errors}
+    message = "POST graphql: " + "; ".join(str(e.get("message") or e.get("type")) for e in errors)
+    if kinds & {"RATE_LIMIT", "RATE_LIMITED"}:
+        wait = rate_limit_wait(response, now) if response.status_code in (403, 429) else None
+        if wait is None:
+            reset = response.headers.get("x-ratelimit-reset")
+            retry_after = response.headers.get("retry-after")
+            try:
+                wait = max(float(retry_after), 0.0) if retry_after else None
+                if wait is None and reset:
+                    wait = max(float(reset) - now, 0.0)
+            except ValueError:
+                wait = None
+        return RateLimited(
+            message, response.status_code, SECONDARY_LIMIT_WAIT if wait is None else wait
+        )
+    if "FORBIDDEN" in kinds:
+        return PermissionDenied(message, 403)
+    if "NOT_FOUND" in kinds:
+        return PermissionDenied(message, 404)
+    return GitHubApiError(message, response.status_code)
+
+
 class _Backoff:
     """The server's wait for rate limits; exponential backoff with jitter otherwise."""
 
@@ -163,6 +199,7 @@ class GitHubClient:
         timeout: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        graphql_url: str | None = None,
     ) -> None:
         headers = {
             "Accept": "application/vnd.github+json",
@@ -177,6 +214,7 @@ class GitHubClient:
         )
         self._repo = repository
         self._clock = clock
+        self._graphql_url = graphql_url or default_graphql_url(api_url)
         self._retrying = Retrying(
             retry=retry_if_exception_type((RateLimited, ServerError)),
             wait=_Backoff(),
@@ -296,7 +334,42 @@ class GitHubClient:
             raise GitHubApiError(f"GET artifact {artifact_id}: no usable download URL")
         return _download(location, max_bytes, self._http.timeout)
 
+    def review_comment_reactions(self, comment_id: int) -> list[dict[str, Any]]:
+        """Every reaction to a review comment (``GET /pulls/comments/{id}/reactions``)."""
+        path = f"repos/{self._repo}/pulls/comments/{comment_id}/reactions"
+        return self._paginate(path, per_page=100)
+
+    def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``data`` of a GraphQL request. GitHub answers most GraphQL errors with 200 and
+        an ``errors`` array: FORBIDDEN becomes :class:`PermissionDenied` (403), NOT_FOUND
+        :class:`PermissionDenied` (404), a rate limit (``RATE_LIMIT``, formerly
+        ``RATE_LIMITED``) :class:`RateLimited`, retried as in REST; any other
+        :class:`GitHubApiError`."""
+        payload = {"query": query, "variables": dict(variables)}
+        for attempt in self._retrying_posts:
+            with attempt:
+                return self._graphql_once(payload)
+        raise AssertionError("unreachable: tenacity reraises the last error")
+
     # -- plumbing --------------------------------------------------------------------------
+
+    def _graphql_once(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        response = self._send("POST", self._graphql_url, payload, None)
+        try:
+            answer = response.json()
+        except ValueError:
+            raise ServerError(
+                "POST graphql: the answer is not JSON", response.status_code
+            ) from None
+        if not isinstance(answer, dict):
+            raise ServerError("POST graphql: the answer is not a JSON object")
+        errors = [e for e in answer.get("errors") or [] if isinstance(e, dict)]
+        if errors:
+            raise _graphql_error(errors, response, self._clock())
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            raise GitHubApiError("POST graphql: no data in the answer")
+        return data
 
     def _json(self, method: str, url: str, payload: Any = None) -> Any:
         return self._request(method, url, payload, None).json()

@@ -6,10 +6,10 @@ anything else fails the whole review with 422. The hunks come from the ``patch``
 file in ``GET /pulls/{n}/files``, so what is planned here is what GitHub will accept.
 
 Every inline comment starts with its finding's fingerprint in a hidden marker. A finding
-already commented on the same line is not posted again; an earlier comment whose finding is
-no longer reported is listed as resolved in the summary (and left in place). Anyone can
-write a marker in a comment, so only comments by the account orch-review posts as, starting
-with the marker, count as its own.
+already commented on the same line is not posted again; the thread of an earlier comment whose
+finding is gone is resolved (:mod:`orch_review.github.threads`). Anyone can write a marker in
+a comment, so only top-level comments by the account orch-review posts as, starting with the
+marker, count as its own.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from orch_review.scope.diff import HUNK
 
 FINDING_MARKER = "<!-- orch-review:finding {} -->"
 _FINDING_MARKER_RE = re.compile(r"<!-- orch-review:finding (\S+) -->")
+# The heading comment_body writes: "**orch-review · high · security**: ..."
+_CATEGORY_RE = re.compile(r"^\*\*orch-review · \w+ · ([a-z][a-z0-9-]{0,39})\*\*", re.MULTILINE)
 FIELD_LIMIT = 4000  # characters of one claim, evidence or fix in a comment
 
 Hunk = tuple[int, int]  # right-side (first, last) line, 1-based
@@ -117,6 +119,8 @@ class PostedComment:
     path: str
     line: int | None  # None when GitHub marks it outdated
     url: str
+    comment_id: int = 0  # the REST id: the thread's first comment
+    category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +149,14 @@ def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[Poste
     account orch-review posts as) that start with a finding marker."""
     found = []
     for comment in raw:
-        if not written_by(comment, author):
+        if not written_by(comment, author) or comment.get("in_reply_to_id") is not None:
             continue
-        match = _FINDING_MARKER_RE.match(str(comment.get("body") or ""))
+        body = str(comment.get("body") or "")
+        match = _FINDING_MARKER_RE.match(body)
         if match is None:
             continue
+        category = _CATEGORY_RE.search(body)
+        comment_id = comment.get("id")
         line = comment.get("line")
         found.append(
             PostedComment(
@@ -157,6 +164,8 @@ def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[Poste
                 path=str(comment.get("path") or ""),
                 line=int(line) if isinstance(line, int) else None,
                 url=str(comment.get("html_url") or ""),
+                comment_id=comment_id if isinstance(comment_id, int) else 0,
+                category=category.group(1) if category else None,
             )
         )
     return found

@@ -1,8 +1,9 @@
 """The pull request a GitHub Actions run is about, read from the environment Actions sets.
 
 ``GITHUB_EVENT_PATH`` holds the webhook payload of the event that started the workflow;
-``GITHUB_REPOSITORY``, ``GITHUB_API_URL`` and ``GITHUB_SERVER_URL`` say where it lives (on
-GitHub Enterprise Server the API is ``https://HOST/api/v3``). The token comes from
+``GITHUB_REPOSITORY``, ``GITHUB_API_URL``, ``GITHUB_GRAPHQL_URL`` and ``GITHUB_SERVER_URL``
+say where it lives (on GitHub Enterprise Server the API is ``https://HOST/api/v3`` and
+GraphQL ``https://HOST/api/graphql``, not under the REST base). The token comes from
 ``GITHUB_TOKEN`` (or ``GH_TOKEN``). Everything is read once, into a frozen record.
 """
 
@@ -33,10 +34,12 @@ class GitHubContext:
     api_url: str = DEFAULT_API_URL
     server_url: str = DEFAULT_SERVER_URL
     token: str | None = field(default=None, repr=False)
+    graphql_url: str | None = None  # None: next to api_url (see api.default_graphql_url)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], repository: str | None = None) -> GitHubContext:
-        """Read ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``, ``GITHUB_SERVER_URL`` and the token."""
+        """Read ``GITHUB_REPOSITORY``, ``GITHUB_API_URL``, ``GITHUB_GRAPHQL_URL``,
+        ``GITHUB_SERVER_URL`` and the token."""
         repo = repository or env.get("GITHUB_REPOSITORY") or ""
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise GitHubEventError(
@@ -48,6 +51,7 @@ class GitHubContext:
             api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
             server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
             token=env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None,
+            graphql_url=(env.get("GITHUB_GRAPHQL_URL") or "").rstrip("/") or None,
         )
 
 

@@ -9,6 +9,11 @@ ask, and is taken to post as ``github-actions[bot]`` (Actions' ``GITHUB_TOKEN``)
 review this run creates says otherwise. When the token may not write (a fork's read-only
 token: 403) or the API keeps failing, nothing crashes: the outcome says so, and the caller
 prints workflow-command annotations and writes the job summary instead.
+
+In ``review`` mode the conversation on earlier comments counts too: findings the team
+dismissed in their threads are suppressed (:mod:`orch_review.github.dismissals`; the
+outcome's ``report`` is the report with them suppressed, which the exit code follows), and
+orch-review's threads are resolved or reopened (:mod:`orch_review.github.threads`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Literal
 
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.github import dismissals, threads
 from orch_review.github.api import (
     ACTIONS_BOT,
     GitHubApiError,
@@ -33,6 +39,7 @@ from orch_review.github.comments import (
     posted_comments,
     written_by,
 )
+from orch_review.github.dismissals import Conversation
 from orch_review.github.event import PullRequest
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
 
@@ -52,6 +59,7 @@ class Outcome:
     reviews_created: int = 0
     summary_url: str | None = None
     fallback: str | None = None  # set when comments could not be posted: annotate instead
+    report: Report | None = None  # the report with the team's dismissals suppressed
 
     @property
     def annotate(self) -> bool:
@@ -66,17 +74,22 @@ def publish(
     mode: CommentMode,
     *,
     batch_size: int = BATCH_SIZE,
+    conversation: Conversation | None = None,
 ) -> Outcome:
     """Post ``report`` on ``pull`` as ``mode`` asks; never raises for an API refusal."""
     if mode in ("annotations", "none"):
         return Outcome(mode, Placement.none_inline(report, "not posted on the pull request"))
+    conversation = conversation or Conversation()
     posted: list[InlineComment] = []
     reviews = 0
     try:
         author = client.login() or ACTIONS_BOT
         if mode == "review":
             diff = DiffLines.from_files(client.pull_files(pull.number))
-            earlier = posted_comments(client.review_comments(pull.number), author)
+            raw = client.review_comments(pull.number)
+            earlier = posted_comments(raw, author)
+            dismissed = dismissals.collect(client, raw, earlier, conversation)
+            report = dismissals.apply(report, dismissed)
             plan = plan_comments(report.confirmed, diff, earlier)
             refused: list[tuple[Finding, str]] = []
             authors: list[str] = []
@@ -85,11 +98,22 @@ def publish(
                 reviews += _post(client, pull, batch, (posted, refused, authors))
             author = authors[0] if authors else author
             on_diff = plan.already_posted + tuple(posted)
+            gone = threads.evidence(
+                report, diff, {fp: d.suppression for fp, d in dismissed.items()}
+            )
+            changes = threads.reconcile(
+                client, pull.base_repository, pull.number, pull.head_sha, earlier, raw,
+                author, gone,
+            )  # fmt: skip
             placement = Placement(
                 inline=tuple(c.finding for c in on_diff),
                 not_inline=(*plan.outside, *refused),
-                resolved=plan.resolved,
                 already_posted=len(plan.already_posted),
+                threads=changes,
+                dismissed=tuple(dismissed.values()),
+                to_learn=tuple(
+                    dismissals.learnings_to_commit(report, dismissed, conversation.learned)
+                ),
             )
         else:
             placement = Placement.none_inline(report, "summary mode")
@@ -103,8 +127,9 @@ def publish(
             inline_posted=len(posted),
             reviews_created=reviews,
             fallback=reason,
+            report=report,
         )
-    return Outcome(mode, placement, len(posted), reviews, url)
+    return Outcome(mode, placement, len(posted), reviews, url, report=report)
 
 
 _Results = tuple[list[InlineComment], list[tuple[Finding, str]], list[str]]

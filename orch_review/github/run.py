@@ -20,6 +20,7 @@ from orch_review.findings.report import Report
 from orch_review.github import artifacts, outputs, summary
 from orch_review.github.api import GitHubClient
 from orch_review.github.conversation_run import run_comment
+from orch_review.github.dismissals import Conversation
 from orch_review.github.event import (
     COMMENT_EVENTS,
     GitHubContext,
@@ -31,6 +32,7 @@ from orch_review.github.event import (
 from orch_review.github.fetch import auth_env, ensure_history
 from orch_review.github.publish import CommentMode, Outcome, publish
 from orch_review.reporters import workflow_commands
+from orch_review.reporters.files import report_files, write_reports
 
 if TYPE_CHECKING:
     import git
@@ -141,7 +143,12 @@ def run_github(
     report = core.run(prepared, events=events)  # it writes the report files
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
-    return _report_on(report, run, pull, context, env, echo, warn)
+    conversation = Conversation(
+        trigger=prepared.config.trigger,
+        ignore_reaction=prepared.config.ignore_reaction,
+        learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
+    )
+    return _report_on(report, run, pull, context, env, echo, warn, conversation)
 
 
 def keep_conversation(
@@ -201,9 +208,13 @@ def _report_on(
     env: Mapping[str, str],
     echo: Echo,
     warn: Echo,
+    conversation: Conversation | None = None,
 ) -> ExitCode:
     """Post the results, write the outputs; the exit code."""
-    outcome = _post(report, pull, context, run.comment_mode)
+    outcome = _post(report, pull, context, run.comment_mode, conversation)
+    if outcome.report is not None and outcome.report is not report:
+        report = outcome.report  # the team's dismissals suppressed: files and exit code agree
+        write_reports(report, report_files(run.json_file, run.sarif_file))
     if outcome.fallback:
         warn(f"orch-review: {outcome.fallback}; the findings are annotations instead.")
     if outcome.annotate:
@@ -221,12 +232,20 @@ def _report_on(
     return report.exit_code(run.fail_on)
 
 
-def _post(report: Report, pull: PullRequest, context: GitHubContext, mode: CommentMode) -> Outcome:
+def _post(
+    report: Report,
+    pull: PullRequest,
+    context: GitHubContext,
+    mode: CommentMode,
+    conversation: Conversation | None,
+) -> Outcome:
     if mode in ("review", "summary") and not context.token:
         placement = summary.Placement.none_inline(report, "not posted: no GitHub token")
         return Outcome(mode, placement, fallback="no GitHub token (set GITHUB_TOKEN)")
-    with GitHubClient(context.api_url, context.repository, context.token) as client:
-        return publish(client, pull, report, mode)
+    with GitHubClient(
+        context.api_url, context.repository, context.token, graphql_url=context.graphql_url
+    ) as client:
+        return publish(client, pull, report, mode, conversation=conversation)
 
 
 def _finish(env: Mapping[str, str], report: Report | None, run: GitHubRun, markdown: str) -> None:

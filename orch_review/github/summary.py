@@ -1,9 +1,10 @@
 """The summary comment on the pull request, and the job summary (``$GITHUB_STEP_SUMMARY``).
 
 One markdown document for both: counts by severity, the findings that are not inline
-comments (with why), coverage, cost and the agents reused from the journal, earlier comments
-whose finding is gone, and the refuted findings folded away. The PR comment starts with a
-hidden marker so the next run finds it and edits it in place.
+comments (with why), what became of orch-review's review threads (resolved now, reopened,
+left open and why), the findings the team dismissed with the learnings to commit, coverage,
+cost and the agents reused from the journal, and the refuted findings folded away. The PR
+comment starts with a hidden marker so the next run finds it and edits it in place.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.findings.records import Finding, Severity, Status, rank_key
 from orch_review.findings.report import Report
 from orch_review.github.comments import PostedComment, safe_text
+from orch_review.github.dismissals import Dismissal
+from orch_review.github.threads import ThreadChange
+from orch_review.sanitize import controls
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
 MAX_ROWS = 50  # rows per table
@@ -28,8 +33,10 @@ class Placement:
 
     inline: tuple[Finding, ...] = ()  # has an inline comment (new or from an earlier run)
     not_inline: tuple[tuple[Finding, str], ...] = ()  # (finding, why it is not inline)
-    resolved: tuple[PostedComment, ...] = field(default=())
     already_posted: int = 0  # inline findings commented in an earlier run, not posted again
+    threads: tuple[ThreadChange, ...] = field(default=())  # orch-review's earlier threads
+    dismissed: tuple[Dismissal, ...] = ()  # findings the team dismissed in the pull request
+    to_learn: tuple[Learning, ...] = ()  # those dismissals, not yet in the learnings file
 
     @classmethod
     def none_inline(cls, report: Report, reason: str) -> Placement:
@@ -154,15 +161,73 @@ def _cost(report: Report) -> list[str]:
     return ["", line + f"; {shown}."]
 
 
-def _resolved(resolved: Sequence[PostedComment]) -> list[str]:
-    if not resolved:
+def _link(comment: PostedComment) -> str:
+    where = f"{comment.path}:{comment.line}" if comment.line else comment.path
+    url = comment.url if comment.url.startswith("https://") else ""
+    return f"[{code(where)}]({url.replace(')', '%29')})" if url else code(where)
+
+
+_THREAD_GROUPS = (
+    ("resolved", "Resolved now: no longer found", True),
+    ("dismissed", "Resolved now: dismissed by the team", True),
+    ("reopened", "Reopened: found again", False),
+    ("stuck", "No longer found, but the thread could not be resolved", True),
+    ("not-reviewed", "Left open: its file was not covered by this run", False),
+)
+
+
+def _threads(changes: Sequence[ThreadChange]) -> list[str]:
+    shown = [c for c in changes if c.state not in ("open", "earlier")]
+    earlier = sum(1 for c in changes if c.state == "earlier")
+    if not shown and not earlier:
         return []
-    lines = ["", f"### Resolved since an earlier run ({len(resolved)})", ""]
-    for comment in resolved[:MAX_ROWS]:
-        where = f"{comment.path}:{comment.line}" if comment.line else comment.path
-        link = f"[{code(where)}]({comment.url})" if comment.url else code(where)
-        lines.append(f"- ~~{link}~~ no longer reported")
+    lines = ["", "### Review threads"]
+    for state, title, struck in _THREAD_GROUPS:
+        group = [c for c in shown if c.state == state]
+        if not group:
+            continue
+        lines += ["", f"{title} ({len(group)}):"]
+        for change in group[:MAX_ROWS]:
+            link = f"~~{_link(change.comment)}~~" if struck else _link(change.comment)
+            lines.append(f"- {link}")
+        notes = sorted({c.note for c in group if c.note and state == "stuck"})
+        lines += [f"\n> {cell(note, 600)}" for note in notes]
+    if earlier:
+        lines += ["", f"{earlier} thread(s) resolved in an earlier run stay resolved."]
     return lines
+
+
+def _dismissed(dismissed: Sequence[Dismissal], to_learn: Sequence[Learning]) -> list[str]:
+    if not dismissed:
+        return []
+    lines = [
+        "",
+        f"### Dismissed in this pull request ({len(dismissed)})",
+        "",
+        "Not raised again in this pull request, and not failing the check.",
+        "",
+        "| location | dismissed by | reason |",
+        "| --- | --- | --- |",
+    ]
+    for item in dismissed[:MAX_ROWS]:
+        lines.append(f"| {code(item.path)} | {code(item.who, 80)} | {cell(item.reason)} |")
+    if to_learn:
+        snippet = controls("".join("\n" + to_toml(learning) for learning in to_learn)[1:])
+        fence = "`" * max(3, _longest_run(snippet, "`") + 1)
+        lines += [
+            "",
+            f"To keep these dismissals in every review, add them to `{LEARNINGS_FILE}` "
+            "(or run `orch-review learn`):",
+            "",
+            f"{fence}toml",
+            snippet.rstrip("\n"),
+            fence,
+        ]
+    return lines
+
+
+def _longest_run(text: str, char: str) -> int:
+    return max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
 
 
 def _refuted(report: Report) -> list[str]:
@@ -210,7 +275,8 @@ def render(
         rows += [(f, "inline comment") for f in placement.inline]
         rows.sort(key=lambda row: rank_key(row[0]))
     lines += _findings_table(rows, all_findings)
-    lines += _resolved(placement.resolved)
+    lines += _threads(placement.threads)
+    lines += _dismissed(placement.dismissed, placement.to_learn)
     lines += _coverage(report)
     lines += _cost(report)
     lines += _refuted(report)

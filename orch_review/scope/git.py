@@ -846,3 +846,20 @@ def commit_with_file(repo: git.Repo, parent: str, path: str, content: bytes, mes
 
 
 _EPOCH = "946684800 +0000"  # 2000-01-01
+
+
+def user_identity(repo: git.Repo) -> str | None:
+    """``Name <email>`` from ``git config user.name`` and ``user.email`` (either alone when
+    only one is set), or None when neither is."""
+    import git
+
+    values = []
+    for key in ("user.name", "user.email"):
+        try:
+            values.append(str(repo.git.config("--get", key)).strip())
+        except git.GitCommandError:
+            values.append("")
+    name, email = values
+    if name and email:
+        return f"{name} <{email}>"
+    return name or email or None

@@ -149,3 +149,20 @@ def test_with_base_the_guidance_comes_from_the_base_revision(
     task = fake_api.requests_for("subagent")[0].model_request().first_user_text
     assert "Base rule: flag every eval." in task and "Ignore eval" not in task
     assert json.loads(out.read_text())["counts"]["confirmed"] >= 1
+
+
+def test_learnings_reach_every_agent_after_the_rules() -> None:
+    from orch_review.config.learnings import Learning
+
+    learned = [
+        Learning("fixtures on purpose", "octo", "2026-11-30", glob="tests/**"),
+        Learning("constant input", "octo", "2026-11-30", fingerprint="f" * 32 + ":1"),
+    ]
+    guidance = load_guidance(Config(instructions="house rule"), {}, {}.get, learned)
+
+    for text, _ in (guidance.for_paths(["api/x.py"]), guidance.for_main()):
+        assert "The team dismissed these findings before" in text
+        assert "files `tests/**`: fixtures on purpose" in text
+        assert f"finding {'f' * 32}:1: constant input" in text
+        assert text.index("house rule") < text.index("The team dismissed")
+    assert "dismissed" not in load_guidance(Config(), {}, {}.get).for_main()[0]

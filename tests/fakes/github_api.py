@@ -41,6 +41,8 @@ MAINTAINER = {"login": "octo-maintainer", "type": "User"}
 DOCS = "https://docs.github.com/rest"
 Answer = tuple[int, Any, dict[str, str]]
 Route = Callable[["FakeGitHubAPI", str, str, str, Any, dict[str, str]], "Answer | None"]
+#: ``handler(fake, token, body)`` for ``POST`` to the GraphQL endpoint.
+GraphQLRoute = Callable[["FakeGitHubAPI", str, Any], "Answer"]
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
@@ -153,6 +155,11 @@ class FakeGitHubAPI:
         #: returns a (status, payload, headers) answer or None to pass. Extensions of this
         #: fake register here, so each family of endpoints can live in its own module.
         self.routes: list[Route] = []
+        #: The GraphQL endpoint (``graphql_url``), when an extension installs one.
+        self.graphql: GraphQLRoute | None = None
+        #: Tokens whose holder has ``contents: write`` on the repository (a maintainer's
+        #: token; an installation token only when the workflow grants it).
+        self.contents_write: set[str] = {MAINTAINER_TOKEN}
         #: (path, line) pairs refused with 422 although in the diff (e.g. the head moved).
         self.refuse_lines: set[tuple[str, int]] = set()
         self.requests: list[Recorded] = []
@@ -174,6 +181,18 @@ class FakeGitHubAPI:
     def base_url(self) -> str:
         """What ``GITHUB_API_URL`` is set to."""
         return self._http.base_url + self.prefix
+
+    @property
+    def graphql_path(self) -> str:
+        """GraphQL's path: ``/graphql``, or ``/api/graphql`` next to GHES's ``/api/v3``."""
+        if self.prefix.endswith("/v3"):
+            return self.prefix.removesuffix("/v3") + "/graphql"
+        return self.prefix + "/graphql"
+
+    @property
+    def graphql_url(self) -> str:
+        """What ``GITHUB_GRAPHQL_URL`` is set to."""
+        return self._http.base_url + self.graphql_path
 
     # -- state -------------------------------------------------------------------------------
 
@@ -246,7 +265,11 @@ class FakeGitHubAPI:
         status, payload, headers = 404, {"message": "Not Found"}, dict[str, str]()
         try:
             with self._lock:
-                if self.prefix and not path.startswith(self.prefix + "/"):
+                if path == self.graphql_path:
+                    status, payload, headers = self._route(
+                        exchange, exchange.command, "/graphql", split.query, body
+                    )
+                elif self.prefix and not path.startswith(self.prefix + "/"):
                     status, payload, headers = 404, {"message": "Not Found"}, {}
                 else:
                     status, payload, headers = self._route(
@@ -277,6 +300,8 @@ class FakeGitHubAPI:
         access = self.tokens.get(token)
         if access is None:
             return 401, {"message": "Bad credentials", "documentation_url": DOCS}, {}
+        if path == "/graphql" and method == "POST" and self.graphql is not None:
+            return self.graphql(self, token, body)  # read-only tokens may query: it decides
         if method != "GET" and access != "write":
             return 403, {"message": "Resource not accessible by integration"}, {}
         user = self.identities[token]

@@ -215,3 +215,32 @@ def test_strictness_floor_filters_lower_severities() -> None:
     assert by_claim["high"].status is Status.CONFIRMED
     assert by_claim["low"].status is Status.FILTERED
     assert by_claim["low"].filtered == "below the strictness floor (medium)"
+
+
+def test_a_learning_suppresses_its_finding_wherever_it_moves() -> None:
+    from orch_review.config.learnings import Learning, dismissed
+
+    files = {"a.py": "x = 1\neval(x)\nexec(y)\n"}
+    (first, _) = triage(
+        [_finding(start=2), _finding(start=3, claim="other")],
+        read=_reader(files),
+        changes=None,
+        mode="nofilter",
+    )
+    learned = Learning("trusted input", "octo", "2026-11-30", fingerprint=first.fingerprint)
+    moved = {"a.py": "# new first line\nx = 1\neval(x)\nexec(y)\n"}
+
+    again = triage(
+        [_finding(start=3), _finding(start=4, claim="other")],
+        read=_reader(moved),
+        changes=None,
+        mode="nofilter",
+        dismissed=dismissed([learned]),
+    )
+
+    statuses = {f.start_line: (f.status, f.suppressed) for f in again}
+    assert statuses[3][0] is Status.SUPPRESSED
+    assert "dismissed by a learning" in str(statuses[3][1]) and "trusted input" in str(
+        statuses[3][1]
+    )
+    assert statuses[4] == (Status.CONFIRMED, None)

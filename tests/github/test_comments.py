@@ -102,14 +102,17 @@ BOT = {"login": "github-actions[bot]", "type": "Bot"}
 
 def test_markers_round_trip_through_posted_comments() -> None:
     body = comment_body(finding("a.py", 3, fp="abc:1"))
+    category = finding("a.py", 3).category
     raw: list[dict[str, object]] = [
-        {"body": body, "path": "a.py", "line": 3, "html_url": "u", "user": BOT},
-        {"body": "a human's comment", "path": "a.py", "line": 3, "user": BOT},
-        {"body": body, "path": "a.py", "line": None, "html_url": "v", "user": BOT},
+        {"id": 1, "body": body, "path": "a.py", "line": 3, "html_url": "u", "user": BOT},
+        {"id": 2, "body": "a human's comment", "path": "a.py", "line": 3, "user": BOT},
+        {"id": 3, "body": body, "path": "a.py", "line": None, "html_url": "v", "user": BOT},
+        # A reply in a thread is no finding comment of its own, whatever it quotes.
+        {"id": 4, "body": body, "path": "a.py", "line": 3, "user": BOT, "in_reply_to_id": 1},
     ]
     assert posted_comments(raw, "github-actions[bot]") == [
-        PostedComment("abc:1", "a.py", 3, "u"),
-        PostedComment("abc:1", "a.py", None, "v"),
+        PostedComment("abc:1", "a.py", 3, "u", 1, category),
+        PostedComment("abc:1", "a.py", None, "v", 3, category),
     ]
 
 

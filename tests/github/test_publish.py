@@ -8,12 +8,14 @@ from dataclasses import replace
 
 import pytest
 
+from orch_review.findings.coverage import LedgerFile, build_coverage
 from orch_review.findings.records import Finding, ranked
 from orch_review.findings.report import Report
 from orch_review.github.api import GitHubClient
 from orch_review.github.event import PullRequest
 from orch_review.github.publish import REFUSED, CommentMode, publish
 from tests.fakes.github_api import MAINTAINER_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
+from tests.fakes.github_threads import install
 from tests.github.conftest import NUMBER, REPOSITORY
 from tests.github.test_comments import finding
 from tests.reporters.sample import clean_report
@@ -29,6 +31,12 @@ PULL = PullRequest(NUMBER, "b" * 40, HEAD, "main", REPOSITORY, REPOSITORY)
 
 def report_of(findings: list[Finding]) -> Report:
     return replace(clean_report(), findings=tuple(ranked(findings)))
+
+
+def covering(report: Report, *paths: str) -> Report:
+    """``report`` whose review covered ``paths`` and nothing else."""
+    files = [LedgerFile(path, 1) for path in paths]
+    return replace(report, coverage=build_coverage(files, covered_by={p: [1] for p in paths}))
 
 
 @pytest.fixture
@@ -75,21 +83,24 @@ def test_a_refused_comment_moves_to_the_summary_and_the_rest_are_posted(
     assert "| high | `big.py:3` |" in api.pulls[NUMBER].issue_comments[0]["body"]
 
 
-def test_rerun_posts_nothing_twice_and_marks_gone_findings_resolved(
+def test_rerun_posts_nothing_twice_and_resolves_the_gone_finding(
     api: FakeGitHubAPI, client: GitHubClient
 ) -> None:
+    threads = install(api)
+    api.contents_write.add(WRITE_TOKEN)
     findings = [finding("big.py", i, fp=f"fp{i}") for i in range(1, 6)]
-    publish(client, PULL, report_of(findings), "review")
+    publish(client, PULL, covering(report_of(findings), "big.py"), "review")
 
-    outcome = publish(client, PULL, report_of(findings[1:]), "review")
+    outcome = publish(client, PULL, covering(report_of(findings[1:]), "big.py"), "review")
 
-    assert len(api.pulls[NUMBER].review_comments) == 5
+    roots = [c for c in api.pulls[NUMBER].review_comments if "in_reply_to_id" not in c]
+    assert len(roots) == 5
     assert len(api.pulls[NUMBER].reviews) == 1
     assert outcome.inline_posted == 0 and outcome.placement.already_posted == 4
+    assert threads.mutations == [("resolveReviewThread", roots[0]["id"])]
     (summary,) = api.pulls[NUMBER].issue_comments
-    assert "### Resolved since an earlier run (1)" in summary["body"]
-    assert "~~[`big.py:1`](https://github.test/" in summary["body"]
-    assert [r.method for r in api.writes()] == ["POST", "POST", "PATCH"]
+    assert "Resolved now: no longer found (1):" in summary["body"]
+    assert "- ~~[`big.py:1`](https://github.test/" in summary["body"]
 
 
 def test_summary_mode_posts_only_the_summary(api: FakeGitHubAPI, client: GitHubClient) -> None:
@@ -155,7 +166,7 @@ def test_a_spoofed_finding_marker_stops_nothing_and_resolves_nothing(
 
     assert outcome.inline_posted == 1 and outcome.placement.already_posted == 0
     (summary,) = api.pulls[NUMBER].issue_comments
-    assert "Resolved since an earlier run" not in summary["body"]
+    assert "Review threads" not in summary["body"]
 
 
 def test_a_spoofed_summary_is_not_edited_even_when_the_token_could(api: FakeGitHubAPI) -> None:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from orch_review.config.learnings import Learning
 from orch_review.github.comments import PostedComment
+from orch_review.github.dismissals import Dismissal
 from orch_review.github.summary import (
     MAX_ROWS,
     SUMMARY_MARKER,
@@ -23,6 +25,7 @@ from orch_review.github.summary import (
     fit_comment,
     render,
 )
+from orch_review.github.threads import ThreadChange
 from tests.github.test_comments import finding
 from tests.reporters.sample import clean_report, sample_report
 
@@ -48,8 +51,22 @@ def sample_placement() -> Placement:
     return Placement(
         inline=(first,),
         not_inline=tuple((f, "lines outside the diff") for f in rest),
-        resolved=(PostedComment("gone", "old.py", 4, "https://github.test/o/r/pull/7#r1"),),
         already_posted=1,
+        threads=(
+            ThreadChange(
+                PostedComment("gone", "old.py", 4, "https://github.test/o/r/pull/7#r1", 1),
+                "resolved",
+            ),
+            ThreadChange(
+                PostedComment("moot", "lib.py", 9, "https://github.test/o/r/pull/7#r2", 2),
+                "stuck",
+                "the token may not resolve review threads",
+            ),
+        ),
+        dismissed=(
+            Dismissal("moot", "a `false` alarm @you", "octo", "2026-11-30", "lib.py", None, ""),
+        ),
+        to_learn=(Learning("a ```false``` alarm\n```", "octo", "2026-11-30", "0" * 32 + ":1"),),
     )
 
 
