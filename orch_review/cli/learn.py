@@ -47,7 +47,8 @@ def learn(
     \b
     Examples:
       orch-review learn --fingerprint 0f3c...:1 --reason "the input is a constant"
-      orch-review learn --glob "tests/**" --category security --reason "test fixtures"
+      orch-review learn --glob "tests/**" --category security
+                        --reason "test fixtures hold fake secrets"
     """
     from orch_review import core
 
