@@ -84,6 +84,7 @@ class Config:
     strictness: Strictness = "info"
     critic: bool | None = None
     verify: bool = True
+    suggestion_check: str | None = None
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -329,6 +330,13 @@ _KEYS: tuple[_Key, ...] = (
         _BOOL,
         "Run the verification wave; `false` leaves every finding unverified and the review "
         "incomplete (for measuring what verification buys).",
+    ),
+    _Key(
+        "suggestion_check",
+        _TEXT,
+        "A shell command a suggested replacement must pass before it is offered as a "
+        "committable fix, run in the sandbox on a scratch copy with the replacement applied; "
+        "`{path}` is the file's repository-relative path, shell-quoted.",
     ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}

@@ -22,6 +22,7 @@ from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
+from orch_review.engine.patch_check import PatchChecker
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
@@ -220,6 +221,7 @@ def review(
                     raise
                 warnings.append(str(exc))
             ledger = session.ledger
+            sandbox = session.shell_sandbox
             coverage = _coverage(scope, files, workflow, earlier.paths)
             if coverage.complete and ledger.report().cap_reached is None:
                 earlier.store(coverage, _verified_by_path(workflow))
@@ -234,6 +236,11 @@ def review(
             baseline=options.baseline,
             floor=config.strictness,
         )
+        if config.suggestion_check is not None and any(f.replacement for f in findings):
+            workspace.wait()  # the check may read the content where agents read it
+        findings = PatchChecker(
+            content.read, config.suggestion_check, sandbox, workspace.root, env
+        ).check_all(findings)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     if truncated or workflow.guidance_truncated:
         warnings.append(
