@@ -29,7 +29,7 @@ from orch_review import tempdirs
 from orch_review.engine.bash import BashSession, ShellLauncher
 from orch_review.engine.bwrap import BubblewrapLauncher
 from orch_review.engine.sandbox import Sandbox
-from orch_review.findings.patches import PatchError, apply, decode
+from orch_review.findings.patches import PatchError, apply, decode, original_lines
 from orch_review.findings.records import Finding, PatchCheck, Status
 from orch_review.scope.view import View
 
@@ -79,12 +79,16 @@ class PatchChecker:
         if data is None:
             return PatchCheck(False, "the file is not in the reviewed content")
         try:
-            patched = apply(decode(data), finding.start_line, finding.end_line, finding.replacement)
+            text = decode(data)
+            reviewed = "\n".join(original_lines(text, finding.start_line, finding.end_line))
+            patched = apply(text, finding.start_line, finding.end_line, finding.replacement)
         except PatchError as exc:
             return PatchCheck(False, str(exc))
         if self.command is None:
-            return PatchCheck(True, "applies to the reviewed lines (no suggestion-check set)")
-        return self._run(finding.path, patched.encode("utf-8"))
+            why = "applies to the reviewed lines (no suggestion-check set)"
+            return PatchCheck(True, why, reviewed)
+        ran = self._run(finding.path, patched.encode("utf-8"))
+        return dataclasses.replace(ran, reviewed=reviewed)
 
     def _run(self, path: str, patched: bytes) -> PatchCheck:
         assert self.command is not None

@@ -64,14 +64,18 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
 
 def patch_to_json(check: PatchCheck) -> dict[str, Any]:
     """A patch check as a JSON-ready dict."""
-    return {"verified": check.verified, "reason": check.reason}
+    return {"verified": check.verified, "reason": check.reason, "reviewed": check.reviewed}
 
 
 def patch_from_json(data: Mapping[str, Any]) -> PatchCheck:
     """Inverse of :func:`patch_to_json`; raises ValueError/KeyError on a malformed dict."""
     if not isinstance(data["verified"], bool):
         raise ValueError("patch `verified` must be true or false")
-    return PatchCheck(verified=data["verified"], reason=_str(data, "reason"))
+    return PatchCheck(
+        verified=data["verified"],
+        reason=_str(data, "reason"),
+        reviewed=_optional_str(data, "reviewed"),
+    )
 
 
 def finding_from_json(data: Mapping[str, Any]) -> Finding:

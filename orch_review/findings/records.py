@@ -74,6 +74,9 @@ class PatchCheck:
 
     verified: bool
     reason: str
+    # Lines start_line..end_line as reviewed (joined by newlines, no final one): what the
+    # patch replaces, so that applying it later can tell whether the file changed since.
+    reviewed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,3 +187,9 @@ def test_the_check_cannot_write_the_content(content: Path, tmp_path: Path) -> No
     checker.check_all([_finding()])
     assert (content / "pkg" / "calc.py").read_text() == SOURCE
     assert (content / "pkg" / "helper.py").read_text() == "VALUE = 1\n"
+
+
+def test_a_checked_patch_records_the_lines_it_replaces(content: Path) -> None:
+    (checked,) = _checker(content, None, None, content).check_all([_finding(end_line=3)])
+    assert checked.patch_check is not None
+    assert checked.patch_check.reviewed == "    return total / count\n"  # line 3 is blank

@@ -38,7 +38,11 @@ FINDING = Finding(
     filtered="outside the diff hunks",
     suppressed="already in the baseline report",
     replacement="    value = ast.literal_eval(name)\n    return value",
-    patch_check=PatchCheck(verified=True, reason="applies; `python3 -m py_compile` passed"),
+    patch_check=PatchCheck(
+        verified=True,
+        reason="applies; `python3 -m py_compile` passed",
+        reviewed="    value = eval(name)\n    return value",
+    ),
 )
 PATCH = FINDING.patch_check
 
@@ -159,7 +163,15 @@ def test_a_finding_with_an_unknown_severity_is_refused() -> None:
         finding_from_json({**finding_to_json(FINDING), "severity": "critical"})
 
 
-@pytest.mark.parametrize("patch", [{"verified": "yes", "reason": "r"}, {"verified": True}])
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"verified": "yes", "reason": "r", "reviewed": None},
+        {"verified": True, "reviewed": None},
+        {"verified": True, "reason": "r"},
+        {"verified": True, "reason": "r", "reviewed": 3},
+    ],
+)
 def test_a_malformed_patch_check_is_refused(patch: dict[str, Any]) -> None:
     data = {**finding_to_json(FINDING), "patch": patch}
     with pytest.raises((ValueError, KeyError)):

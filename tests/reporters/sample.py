@@ -83,7 +83,11 @@ def sample_findings() -> list[Finding]:
             verdict=_confirmed("Reproduced: the injected name returns a row."),
             fingerprint="0f1e2d3c4b5a69788796a5b4c3d2e1f0:1",
             replacement='    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))',
-            patch_check=PatchCheck(True, "applies to the reviewed lines; `ruff check` passed"),
+            patch_check=PatchCheck(
+                True,
+                "applies to the reviewed lines; `ruff check` passed",
+                FILES["app.py"][5],
+            ),
         ),
         Finding(
             path="worker.py",
