@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,9 @@ from orch_review.findings.records import Finding, PatchCheck, Status
 from orch_review.scope.view import View
 
 CHECK_TIMEOUT = 60.0  # seconds, like one bash command of an agent
+# Seconds all checks of one review may take: a model that sends hundreds of replacements must
+# not keep the review running for hours. Past it, no new check starts.
+CHECKS_BUDGET = 300.0
 _OUTPUT_CAP = 2000  # characters of the check's output kept
 _REASON_OUTPUT = 400  # characters of it quoted in the reason
 # The content is read-only: tools that write caches next to the file (Python's bytecode, as
@@ -62,16 +66,22 @@ class PatchChecker:
     root: Path | None = None
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     timeout: float = CHECK_TIMEOUT
+    budget: float = CHECKS_BUDGET
+    clock: Callable[[], float] = time.monotonic
 
     def check_all(self, findings: Sequence[Finding]) -> list[Finding]:
         """``findings``, each with a replacement carrying its :class:`PatchCheck`."""
+        deadline = self.clock() + self.budget
         return [
-            f if f.replacement is None else dataclasses.replace(f, patch_check=self.check(f))
+            f
+            if f.replacement is None
+            else dataclasses.replace(f, patch_check=self.check(f, deadline))
             for f in findings
         ]
 
-    def check(self, finding: Finding) -> PatchCheck:
-        """Whether ``finding``'s replacement is a verified patch, and why (not)."""
+    def check(self, finding: Finding, deadline: float | None = None) -> PatchCheck:
+        """Whether ``finding``'s replacement is a verified patch, and why (not); no check
+        command starts after ``deadline`` (on :attr:`clock`)."""
         assert finding.replacement is not None
         if finding.status is not Status.CONFIRMED:
             return PatchCheck(False, _NOT_REPORTED[finding.status])
@@ -87,6 +97,9 @@ class PatchChecker:
         if self.command is None:
             why = "applies to the reviewed lines (no suggestion-check set)"
             return PatchCheck(True, why, reviewed)
+        if deadline is not None and self.clock() >= deadline:
+            why = f"not checked: suggestion-check used the {self.budget:g} s it has per review"
+            return PatchCheck(False, why, reviewed)
         ran = self._run(finding.path, patched.encode("utf-8"))
         return dataclasses.replace(ran, reviewed=reviewed)
 

@@ -91,6 +91,7 @@ def critic_wanted(config: Config, scope: Scope) -> bool:
 
 _PREPARE = "copying the content under review into a read-only snapshot"
 _REMOVE = "removing the snapshot"
+_CHECK = "checking suggested fixes with suggestion-check"
 
 
 def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
@@ -236,11 +237,15 @@ def review(
             baseline=options.baseline,
             floor=config.strictness,
         )
-        if config.suggestion_check is not None and any(f.replacement for f in findings):
-            workspace.wait()  # the check may read the content where agents read it
+        checking = config.suggestion_check is not None and any(f.replacement for f in findings)
+        if checking:
+            workspace.wait()  # the check reads the content where agents read it
+            _stage(events, "started", "patches", _CHECK)
         findings = PatchChecker(
             content.read, config.suggestion_check, sandbox, workspace.root, env
         ).check_all(findings)
+        if checking:
+            _stage(events, "done", "patches", _CHECK)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     if truncated or workflow.guidance_truncated:
         warnings.append(

@@ -193,3 +193,22 @@ def test_a_checked_patch_records_the_lines_it_replaces(content: Path) -> None:
     (checked,) = _checker(content, None, None, content).check_all([_finding(end_line=3)])
     assert checked.patch_check is not None
     assert checked.patch_check.reviewed == "    return total / count\n"  # line 3 is blank
+
+
+def test_no_check_starts_once_the_review_s_budget_is_spent(content: Path, tmp_path: Path) -> None:
+    sandbox, shown = _sandbox("off", content, tmp_path)
+    now = [0.0]
+
+    def clock() -> float:
+        return now[0]
+
+    def read(path: str) -> bytes | None:
+        now[0] += 40.0  # each check (its read, here) takes 40 s of the 100 s budget
+        return (content / path).read_bytes()
+
+    checker = PatchChecker(read, "true", sandbox, shown, {}, budget=100.0, clock=clock)
+    checked = checker.check_all([_finding(), _finding(), _finding()])
+
+    verdicts = [(c.patch_check.verified, c.patch_check.reason) for c in checked if c.patch_check]
+    assert [v for v, _ in verdicts] == [True, True, False]
+    assert "not checked: suggestion-check used the 100 s" in verdicts[2][1]
