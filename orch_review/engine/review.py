@@ -18,6 +18,7 @@ from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.budget import Caps, Ledger
+from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
@@ -241,8 +242,10 @@ def review(
         if checking:
             workspace.wait()  # the check reads the content where agents read it
             _stage(events, "started", "patches", _CHECK)
+        # The launcher scrubs the environment too; no secret is handed to it in the first place.
+        check_env = agent_environment(env, "/")
         findings = PatchChecker(
-            content.read, config.suggestion_check, sandbox, workspace.root, env
+            content.read, config.suggestion_check, sandbox, workspace.root, check_env
         ).check_all(findings)
         if checking:
             _stage(events, "done", "patches", _CHECK)

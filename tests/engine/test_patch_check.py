@@ -212,3 +212,19 @@ def test_no_check_starts_once_the_review_s_budget_is_spent(content: Path, tmp_pa
     verdicts = [(c.patch_check.verified, c.patch_check.reason) for c in checked if c.patch_check]
     assert [v for v, _ in verdicts] == [True, True, False]
     assert "not checked: suggestion-check used the 100 s" in verdicts[2][1]
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+def test_the_check_sees_no_secret(kind: str, content: Path, tmp_path: Path) -> None:
+    sandbox, shown = _sandbox(kind, content, tmp_path)
+    env = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "sk-canary", "GITHUB_TOKEN": "ghp"}
+    checker = PatchChecker(
+        _checker(content, None, None, shown).read,
+        "! env | grep -e sk-canary -e ghp",
+        sandbox,
+        shown,
+        env,
+        timeout=20,
+    )
+    (checked,) = checker.check_all([_finding()])
+    assert checked.patch_check is not None and checked.patch_check.verified, checked.patch_check
