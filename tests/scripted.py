@@ -54,6 +54,11 @@ class Concern:
     verdict: VerdictRule = confirm
     suggestion: str = "Fix the flagged lines."  # sent with every finding
     confidence: str = "high"  # the verifier's confidence in each of its verdicts
+    # The new text of a flagged line, from its text as the command printed it; sent as the
+    # finding's `replacement`, in the shapes a real model varies between (with or without
+    # a final newline, CRLF line ends).
+    replacement: Callable[[str], str] | None = None
+    span: int = 1  # lines each finding covers, from the line the command printed
 
 
 @dataclass
@@ -162,7 +167,7 @@ def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
             {
                 "path": path,
                 "start_line": line,
-                "end_line": line,
+                "end_line": line + concern.span - 1,
                 "severity": concern.severity,
                 "category": concern.category,
                 "claim": concern.claim,
@@ -170,7 +175,19 @@ def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
                 "suggestion": concern.suggestion,
             }
         )
+        if concern.replacement is not None:
+            findings[-1]["replacement"] = _shaped(concern.replacement(match.group("text")), line)
     return findings
+
+
+def _shaped(text: str, line: int) -> str:
+    """``text`` as one of the shapes models send a replacement in, varied by ``line``."""
+    shape = line % 3
+    if shape == 1:
+        return text + "\n"
+    if shape == 2:
+        return text.replace("\n", "\r\n") + "\r\n"
+    return text
 
 
 SWEEP_MARK = "Sweep review of "

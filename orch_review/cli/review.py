@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,12 @@ from orch_review.cli.options import (
 )
 from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES, FilterMode
 from orch_review.errors import ExitCode
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from orch_review import core
+    from orch_review.findings.report import Report
 
 
 @click.command(
@@ -79,6 +86,12 @@ from orch_review.errors import ExitCode
     help="Review shard K of N: a deterministic, size-balanced 1/N of the files (for a CI "
     "matrix; combine the JSON reports with `orch-review merge`).",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply verified patches to the working tree (never to a commit or the index) "
+    "where the file still has the reviewed lines, and list them on stderr.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
@@ -112,6 +125,7 @@ def review(
     filter_mode: FilterMode | None,
     baseline: Path | None,
     shard: str | None,
+    fix: bool,
     quiet: bool,
     verbose: bool,
     no_progress: bool,
@@ -166,4 +180,30 @@ def review(
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
     print_report_as(report, output_format, quiet=quiet, verbose=verbose)
+    if fix:
+        _apply_fixes(prepared, report, stderr)
     return report.exit_code(prepared.config.fail_on)
+
+
+def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console) -> None:
+    """Apply the report's verified patches and list what became of each."""
+    from orch_review.fixes import apply_fixes
+    from orch_review.sanitize import line
+    from orch_review.scope.git import work_tree
+
+    outcomes = apply_fixes(work_tree(prepared.repo), report.confirmed)
+    if not outcomes:
+        stderr.print("--fix: no verified patch to apply.", highlight=False)
+        return
+    applied = sum(1 for o in outcomes if o.applied)
+    stderr.print(
+        f"--fix: applied {applied} of {len(outcomes)} verified patch(es):", highlight=False
+    )
+    for outcome in outcomes:
+        where = line(outcome.finding.location)
+        if outcome.applied:
+            stderr.print(f"  applied      {where}", highlight=False, markup=False)
+        else:
+            stderr.print(
+                f"  not applied  {where}: {line(outcome.reason)}", highlight=False, markup=False
+            )

@@ -88,6 +88,7 @@ class Config:
     verify: bool = True
     trigger: str = "@orch-review"
     ignore_reaction: Reaction = "-1"
+    suggestion_check: str | None = None
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -353,6 +354,13 @@ _KEYS: tuple[_Key, ...] = (
         _choice(get_args(Reaction)),
         "The reaction on an orch-review comment that dismisses its finding for the pull request"
         " (`none`: only `@orch-review ignore`).",
+    ),
+    _Key(
+        "suggestion_check",
+        _TEXT,
+        "A shell command a suggested replacement must pass before it is offered as a "
+        "committable fix, run in the sandbox on a scratch copy with the replacement applied; "
+        "`{path}` is the file's repository-relative path, shell-quoted.",
     ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}

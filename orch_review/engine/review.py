@@ -20,10 +20,12 @@ from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.budget import Caps, Ledger
+from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import run_critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
+from orch_review.engine.patch_check import PatchChecker
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
@@ -96,6 +98,7 @@ def critic_wanted(config: Config, scope: Scope) -> bool:
 
 _PREPARE = "copying the content under review into a read-only snapshot"
 _REMOVE = "removing the snapshot"
+_CHECK = "checking suggested fixes with suggestion-check"
 
 
 def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
@@ -226,6 +229,7 @@ def review(
                     raise
                 warnings.append(str(exc))
             ledger = session.ledger
+            sandbox = session.shell_sandbox
             coverage = _coverage(scope, files, workflow, earlier.paths)
             if coverage.complete and ledger.report().cap_reached is None:
                 earlier.store(coverage, _verified_by_path(workflow))
@@ -241,6 +245,17 @@ def review(
             floor=config.strictness,
             dismissed=learned.dismissed(options.learnings),
         )
+        checking = config.suggestion_check is not None and any(f.replacement for f in findings)
+        if checking:
+            workspace.wait()  # the check reads the content where agents read it
+            _stage(events, "started", "patches", _CHECK)
+        # The launcher scrubs the environment too; no secret is handed to it in the first place.
+        check_env = agent_environment(env, "/")
+        findings = PatchChecker(
+            content.read, config.suggestion_check, sandbox, workspace.root, check_env
+        ).check_all(findings)
+        if checking:
+            _stage(events, "done", "patches", _CHECK)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     if truncated or workflow.guidance_truncated:
         warnings.append(

@@ -14,7 +14,7 @@ from typing import Any
 from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-12-01.1"
+TOOLS_VERSION = "2026-12-01.2"
 
 
 OTHER_CATEGORY = "other"  # what any category outside CATEGORIES becomes
@@ -139,6 +139,17 @@ REPORT_FINDINGS_TOOL: dict[str, Any] = {
                             "type": "string",
                             "description": "Optional: how to fix it.",
                         },
+                        "replacement": {
+                            "type": "string",
+                            "description": (
+                                "Optional: the complete new text of lines start_line.."
+                                "end_line, exactly as they should read after the fix "
+                                "(indentation included, no line numbers, no diff markers). "
+                                "Give it only for a small, self-contained fix of those "
+                                "lines; it is offered as a committable suggestion only "
+                                "after it is checked."
+                            ),
+                        },
                     },
                     "required": [
                         "path",
@@ -217,6 +228,10 @@ REPORT_CONCERNS_TOOL: dict[str, Any] = {
 }
 
 
+MAX_REPLACEMENT_CHARS = 20_000
+MAX_REPLACEMENT_LINES = 400
+
+
 class ToolInputError(ValueError):
     """The model sent a tool input we cannot use; the message goes back to it."""
 
@@ -277,6 +292,36 @@ def _category(item: Mapping[str, Any]) -> str:
     return given if given in CATEGORIES else OTHER_CATEGORY
 
 
+def _replacement(item: Mapping[str, Any], start: int, end: int, lines: int) -> str | None:
+    """The ``replacement`` of a finding, without its final newline; None when absent."""
+    value = item.get("replacement")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ToolInputError("`replacement` must be a string: the new text of the lines")
+    if "\0" in value:
+        raise ToolInputError("`replacement` must not contain NUL bytes")
+    if len(value) > MAX_REPLACEMENT_CHARS:
+        raise ToolInputError(
+            f"`replacement` is {len(value):,} characters; a suggested replacement may have "
+            f"at most {MAX_REPLACEMENT_CHARS:,}: leave it out and describe the fix instead"
+        )
+    text = value.replace("\r\n", "\n")
+    if "\r" in text:
+        raise ToolInputError("`replacement` must use newlines, not bare carriage returns")
+    text = text.removesuffix("\n")
+    if text.count("\n") >= MAX_REPLACEMENT_LINES:
+        raise ToolInputError(
+            f"`replacement` may have at most {MAX_REPLACEMENT_LINES} lines; leave it out and "
+            "describe the fix instead"
+        )
+    if end > lines:
+        raise ToolInputError(
+            f"`replacement` replaces lines {start}-{end}, but the file has {lines} lines"
+        )
+    return text
+
+
 def parse_findings(
     tool_input: Mapping[str, Any],
     concern: str,
@@ -309,6 +354,7 @@ def parse_findings(
                 start, end = end, start
             if start > max(lines, 1):
                 raise ToolInputError(f"`{path}` has {lines} lines; line {start} does not exist")
+            replacement = _replacement(item, start, end, lines)
             findings.append(
                 Finding(
                     path=path,
@@ -320,6 +366,7 @@ def parse_findings(
                     evidence=_text(item, "evidence"),
                     suggestion=_text(item, "suggestion", required=False) or None,
                     concern=concern,
+                    replacement=replacement,
                 )
             )
         except ToolInputError as exc:

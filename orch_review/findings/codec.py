@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orch_review.findings.records import CONFIDENCE_RANK, Finding, Severity, Verdict
+from orch_review.findings.records import CONFIDENCE_RANK, Finding, PatchCheck, Severity, Verdict
 
 
 def verdict_to_json(verdict: Verdict) -> dict[str, Any]:
@@ -57,7 +57,25 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "filtered": finding.filtered,
         "suppressed": finding.suppressed,
         "verdict": None if finding.verdict is None else verdict_to_json(finding.verdict),
+        "replacement": finding.replacement,
+        "patch": None if finding.patch_check is None else patch_to_json(finding.patch_check),
     }
+
+
+def patch_to_json(check: PatchCheck) -> dict[str, Any]:
+    """A patch check as a JSON-ready dict."""
+    return {"verified": check.verified, "reason": check.reason, "reviewed": check.reviewed}
+
+
+def patch_from_json(data: Mapping[str, Any]) -> PatchCheck:
+    """Inverse of :func:`patch_to_json`; raises ValueError/KeyError on a malformed dict."""
+    if not isinstance(data["verified"], bool):
+        raise ValueError("patch `verified` must be true or false")
+    return PatchCheck(
+        verified=data["verified"],
+        reason=_str(data, "reason"),
+        reviewed=_optional_str(data, "reviewed"),
+    )
 
 
 def finding_from_json(data: Mapping[str, Any]) -> Finding:
@@ -83,6 +101,8 @@ def finding_from_json(data: Mapping[str, Any]) -> Finding:
         fingerprint=_str(data, "fingerprint"),
         filtered=_optional_str(data, "filtered"),
         suppressed=_optional_str(data, "suppressed"),
+        replacement=_optional_str(data, "replacement"),
+        patch_check=None if data["patch"] is None else patch_from_json(data["patch"]),
     )
 
 

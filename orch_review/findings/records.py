@@ -69,6 +69,17 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class PatchCheck:
+    """Whether a finding's replacement is a verified patch and, either way, why."""
+
+    verified: bool
+    reason: str
+    # Lines start_line..end_line as reviewed (joined by newlines, no final one): what the
+    # patch replaces, so that applying it later can tell whether the file changed since.
+    reviewed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One located, argued problem reported by a subagent."""
 
@@ -87,6 +98,18 @@ class Finding:
     fingerprint: str = ""
     filtered: str | None = None  # why the filter mode dropped it
     suppressed: str | None = None  # why it is suppressed
+    # The reporter's complete new text for lines start_line..end_line (no final newline).
+    replacement: str | None = None
+    patch_check: PatchCheck | None = None  # None: no replacement, or not checked yet
+
+    @property
+    def verified_patch(self) -> str | None:
+        """The replacement, when the finding is confirmed and the patch was verified."""
+        if self.replacement is None or self.patch_check is None:
+            return None
+        if not self.patch_check.verified or self.status is not Status.CONFIRMED:
+            return None
+        return self.replacement
 
     @property
     def status(self) -> Status:

@@ -10,6 +10,11 @@ already commented on the same line is not posted again; the thread of an earlier
 finding is gone is resolved (:mod:`orch_review.github.threads`). Anyone can write a marker in
 a comment, so only top-level comments by the account orch-review posts as, starting with the
 marker, count as its own.
+
+A verified patch (see :mod:`orch_review.engine.patch_check`) becomes a ```suggestion block,
+which GitHub offers to commit, only when the comment covers exactly the finding's lines: a
+comment clamped to a hunk would have the suggestion replace other lines than the patch was
+checked against.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.findings.records import Finding
-from orch_review.sanitize import markdown
+from orch_review.sanitize import controls, markdown
 from orch_review.scope.diff import HUNK
 
 FINDING_MARKER = "<!-- orch-review:finding {} -->"
@@ -104,7 +109,7 @@ class InlineComment:
             "path": self.finding.path,
             "line": self.line,
             "side": "RIGHT",
-            "body": comment_body(self.finding),
+            "body": comment_body(self.finding, (self.start_line or self.line, self.line)),
         }
         if self.start_line is not None:
             entry |= {"start_line": self.start_line, "start_side": "RIGHT"}
@@ -197,8 +202,30 @@ def plan_comments(
     return CommentPlan(tuple(inline), tuple(already), tuple(outside), tuple(resolved.values()))
 
 
-def comment_body(finding: Finding) -> str:
-    """The markdown of one inline comment, starting with its hidden fingerprint marker."""
+_BACKTICKS = re.compile(r"`+")
+
+
+def suggestion_block(finding: Finding, lines: tuple[int, int] | None) -> str | None:
+    """A ```suggestion block of the finding's verified patch when the comment covers
+    ``lines`` (first, last) and they are exactly the finding's; else None.
+
+    The replacement is code and is posted as it is (a mention in a code block notifies
+    nobody, a marker there is shown, not hidden): so it must hold no control character,
+    and the fence is longer than any run of backticks in it, so no line can close it.
+    """
+    patch = finding.verified_patch
+    if patch is None or lines != (finding.start_line, finding.end_line):
+        return None
+    if controls(patch) != patch:
+        return None
+    longest = max((len(run) for run in _BACKTICKS.findall(patch)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}suggestion\n{patch}\n{fence}"
+
+
+def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:
+    """The markdown of one inline comment, starting with its hidden fingerprint marker;
+    ``lines`` are the (first, last) lines the comment is placed on, for a suggestion."""
     parts = [
         FINDING_MARKER.format(finding.fingerprint),
         f"**orch-review · {finding.severity.value} · {safe_text(finding.category, 80)}**: "
@@ -208,6 +235,9 @@ def comment_body(finding: Finding) -> str:
     ]
     if finding.suggestion:
         parts += ["", f"**Suggested fix:** {safe_text(finding.suggestion)}"]
+    block = suggestion_block(finding, lines)
+    if block is not None:
+        parts += ["", block]
     if finding.verdict is not None:
         verdict = finding.verdict
         parts += [

@@ -159,7 +159,35 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     }
     if finding.fingerprint:
         result["partialFingerprints"] = {"primaryLocationLineHash": finding.fingerprint}
+    if finding.verified_patch is not None:
+        result["fixes"] = [_fix(finding, finding.verified_patch)]
     return result
+
+
+def _fix(finding: Finding, replacement: str) -> dict[str, Any]:
+    """A SARIF ``fix`` (2.1.0 §3.55): the flagged lines replaced. A region given by lines
+    alone ends before the last line's newline (§3.30), so the text has no final newline."""
+    assert finding.patch_check is not None
+    return {
+        "description": {"text": f"Verified patch: {finding.patch_check.reason}"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {
+                    "uri": quote(finding.path, errors="surrogateescape"),
+                    "uriBaseId": "SRCROOT",
+                },
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": finding.start_line,
+                            "endLine": finding.end_line,
+                        },
+                        "insertedContent": {"text": replacement},
+                    }
+                ],
+            }
+        ],
+    }
 
 
 def _notification(level: str, descriptor: str, text: str) -> dict[str, Any]:

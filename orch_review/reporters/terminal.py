@@ -20,9 +20,10 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from orch_review.findings.patches import diff_lines, replacement_lines
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
-from orch_review.findings.snippets import Snippet, cap_lines
+from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
@@ -82,6 +83,40 @@ def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | N
     )
 
 
+def _old_lines(report: Report, finding: Finding) -> list[str] | None:
+    """The flagged lines as reviewed, when the snippet holds all of them."""
+    snippet = report.snippets.get(finding.fingerprint) if finding.fingerprint else None
+    if snippet is None or snippet.start > finding.start_line or snippet.end < finding.end_line:
+        return None
+    return list(
+        snippet.lines[finding.start_line - snippet.start : finding.end_line - snippet.start + 1]
+    )
+
+
+def _patch(report: Report, finding: Finding, style: _Style) -> Text | None:
+    """The verified patch as a small unified diff; with --verbose, why a replacement is not
+    one."""
+    if finding.replacement is None:
+        return None
+    if finding.verified_patch is None:
+        if not style.verbose or finding.patch_check is None:
+            return None
+        return _labelled("patch not verified: ", finding.patch_check.reason)
+    new = [cap_line(line) for line in replacement_lines(finding.replacement)]
+    old = _old_lines(report, finding)
+    text = Text("patch (verified; `orch-review --fix` applies it):", "dim")
+    if old is None:  # a range longer than the snippet shows: the new lines alone
+        diff = [f"@@ -{finding.start_line},{finding.end_line - finding.start_line + 1} @@"]
+        diff += [f"+{line}" for line in new]
+    else:
+        diff = diff_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
+    for line in diff:
+        colour = {"-": "red", "+": "green"}.get(line[:1], "dim")
+        text.append("\n")
+        text.append(safe(line.expandtabs(4).rstrip()), colour if style.color else "")
+    return text
+
+
 def _labelled(label: str, value: str) -> Text:
     return Text.assemble((label, "dim"), safe(cap_lines(value.strip())))
 
@@ -104,14 +139,18 @@ def _finding(number: int, finding: Finding, report: Report, style: _Style) -> Re
     if len(finding.all_concerns) > 1:
         tail.append(("reported by: ", "; ".join(_one_line(c) for c in finding.all_concerns)))
     code = _code(report, finding, style)
+    patch = _patch(report, finding, style)
     if style.terminal:
         rows: list[RenderableType] = [_labelled(label, value) for label, value in fields]
         rows += [code] if code is not None else []
         rows += [_labelled(label, value) for label, value in tail]
+        rows += [patch] if patch is not None else []
         return Group(head, Padding(Group(*rows), (0, 0, 0, len(INDENT)), expand=False))
     # Plain: continuation lines of a value line up under its first line.
     text = head
-    for label, value in [*fields, *([("", code)] if code is not None else []), *tail]:
+    shown = [("", code)] if code is not None else []
+    after = [("", patch)] if patch is not None else []
+    for label, value in [*fields, *shown, *tail, *after]:
         body = _labelled(label, value) if isinstance(value, str) else value
         assert isinstance(body, Text)  # plain code is Text
         text.append("\n" + INDENT)

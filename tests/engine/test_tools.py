@@ -146,3 +146,53 @@ def test_verdicts_that_do_not_match_the_findings_are_refused(
 ) -> None:
     with pytest.raises(ToolInputError, match=message):
         parse_verdicts({"verdicts": verdicts}, 2)
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("    x = 1\n    y = 2\n", "    x = 1\n    y = 2"),
+        ("    x = 1\r\n    y = 2", "    x = 1\n    y = 2"),
+        ("\n", ""),  # the lines become one blank line
+        ("", None),
+        (None, None),
+    ],
+    ids=["final-newline", "crlf", "one-blank-line", "empty", "absent"],
+)
+def test_a_replacement_is_kept_without_its_final_newline(
+    given: str | None, kept: str | None
+) -> None:
+    (finding,) = _parse(_finding(replacement=given))
+    assert finding.replacement == kept
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (["x = 1"], "must be a string"),
+        ({"text": "x = 1"}, "must be a string"),
+        ("x = 1\0", "NUL"),
+        ("x" * 20_001, "at most 20,000"),
+        ("x\n" * 401, "at most 400 lines"),
+        ("a\rb", "bare carriage returns"),
+    ],
+    ids=["list", "object", "nul", "huge", "too-many-lines", "bare-cr"],
+)
+def test_an_unusable_replacement_is_refused_with_a_reason(given: object, says: str) -> None:
+    with pytest.raises(ToolInputError, match="finding 1: `replacement`") as caught:
+        _parse(_finding(replacement=given))
+    assert says in str(caught.value)
+
+
+def test_a_replacement_past_the_end_of_the_file_is_refused() -> None:
+    # The end line alone is clamped to the file; a replacement meant for lines that do not
+    # exist would replace fewer lines than its author thought.
+    assert _parse(_finding(start_line=9, end_line=12))[0].end_line == 10
+    with pytest.raises(ToolInputError, match="lines 9-12, but the file has 10 lines"):
+        _parse(_finding(start_line=9, end_line=12, replacement="x = 1"))
+
+
+def test_the_schema_offers_an_optional_replacement() -> None:
+    item = REPORT_FINDINGS_TOOL["input_schema"]["properties"]["findings"]["items"]
+    assert item["properties"]["replacement"]["type"] == "string"
+    assert "replacement" not in item["required"]

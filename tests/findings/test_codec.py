@@ -15,7 +15,7 @@ from orch_review.findings.codec import (
     verdict_from_json,
     verdict_to_json,
 )
-from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.reporters.json_report import schema
 
 VERDICT = Verdict(confirmed=False, reason="guarded at a.py:3", evidence="a.py:3", confidence="low")
@@ -37,7 +37,14 @@ FINDING = Finding(
     fingerprint="0123abcd:2",
     filtered="outside the diff hunks",
     suppressed="already in the baseline report",
+    replacement="    value = ast.literal_eval(name)\n    return value",
+    patch_check=PatchCheck(
+        verified=True,
+        reason="applies; `python3 -m py_compile` passed",
+        reviewed="    value = eval(name)\n    return value",
+    ),
 )
+PATCH = FINDING.patch_check
 
 
 def _non_default(record: object) -> list[str]:
@@ -60,6 +67,7 @@ def test_the_samples_set_every_field() -> None:
     # A new field must be added to the samples, so the round trips below cover it.
     assert _non_default(FINDING) == []
     assert _non_default(VERDICT) == []
+    assert PATCH is not None and _non_default(PATCH) == []
     assert VERDICT.confidence != Verdict(True, "r").confidence
 
 
@@ -71,7 +79,9 @@ def test_verdict_round_trips_every_field() -> None:
 
 def test_finding_round_trips_every_field() -> None:
     data = _through_text(finding_to_json(FINDING))
-    assert set(data) == {f.name for f in dataclasses.fields(Finding)} | {"status"}
+    # `patch` is the JSON name of `patch_check`; `status` is derived.
+    names = {f.name for f in dataclasses.fields(Finding)} - {"patch_check"}
+    assert set(data) == names | {"status", "patch"}
     assert finding_from_json(data) == FINDING
 
 
@@ -87,10 +97,13 @@ def test_finding_round_trips_every_field() -> None:
             fingerprint="",
             filtered=None,
             suppressed=None,
+            replacement=None,
+            patch_check=None,
         ),
         dataclasses.replace(FINDING, verdict=dataclasses.replace(VERDICT, confidence="high")),
+        dataclasses.replace(FINDING, patch_check=PatchCheck(False, "lines 4-9 changed")),
     ],
-    ids=["defaults", "high-confidence"],
+    ids=["defaults", "high-confidence", "unverified-patch"],
 )
 def test_finding_round_trips_defaults_and_each_confidence(finding: Finding) -> None:
     assert finding_from_json(_through_text(finding_to_json(finding))) == finding
@@ -105,7 +118,10 @@ def test_single_concern_is_written_as_a_list_and_read_back_as_the_default() -> N
 
 def test_output_is_valid_under_the_report_schema() -> None:
     finding_schema = {**schema()["$defs"]["finding"], "$defs": schema()["$defs"]}
-    for finding in (FINDING, dataclasses.replace(FINDING, verdict=None, concerns=())):
+    bare = dataclasses.replace(
+        FINDING, verdict=None, concerns=(), replacement=None, patch_check=None
+    )
+    for finding in (FINDING, bare):
         jsonschema.validate(finding_to_json(finding), finding_schema)
 
 
@@ -132,7 +148,9 @@ def test_a_verdict_without_confidence_is_refused_not_defaulted() -> None:
         verdict_from_json(data)
 
 
-@pytest.mark.parametrize("key", ["severity", "start_line", "verdict", "concerns", "suppressed"])
+@pytest.mark.parametrize(
+    "key", ["severity", "start_line", "verdict", "concerns", "suppressed", "replacement", "patch"]
+)
 def test_a_finding_missing_a_key_is_refused(key: str) -> None:
     data = finding_to_json(FINDING)
     del data[key]
@@ -143,3 +161,18 @@ def test_a_finding_missing_a_key_is_refused(key: str) -> None:
 def test_a_finding_with_an_unknown_severity_is_refused() -> None:
     with pytest.raises(ValueError):
         finding_from_json({**finding_to_json(FINDING), "severity": "critical"})
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"verified": "yes", "reason": "r", "reviewed": None},
+        {"verified": True, "reviewed": None},
+        {"verified": True, "reason": "r"},
+        {"verified": True, "reason": "r", "reviewed": 3},
+    ],
+)
+def test_a_malformed_patch_check_is_refused(patch: dict[str, Any]) -> None:
+    data = {**finding_to_json(FINDING), "patch": patch}
+    with pytest.raises((ValueError, KeyError)):
+        finding_from_json(data)

@@ -7,7 +7,14 @@ from dataclasses import replace
 
 from orch_review import __version__
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
-from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict, ranked
+from orch_review.findings.records import (
+    ConcernOutcome,
+    Finding,
+    PatchCheck,
+    Severity,
+    Verdict,
+    ranked,
+)
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.usage import Usage, UsageReport
@@ -75,6 +82,12 @@ def sample_findings() -> list[Finding]:
             concerns=(SQL_CONCERN, MISC_CONCERN),
             verdict=_confirmed("Reproduced: the injected name returns a row."),
             fingerprint="0f1e2d3c4b5a69788796a5b4c3d2e1f0:1",
+            replacement='    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))',
+            patch_check=PatchCheck(
+                True,
+                "applies to the reviewed lines; `ruff check` passed",
+                FILES["app.py"][5],
+            ),
         ),
         Finding(
             path="worker.py",
@@ -100,6 +113,8 @@ def sample_findings() -> list[Finding]:
             concern=MISC_CONCERN,
             verdict=_confirmed("Checked: 999/1000 gives 99."),
             fingerprint="2b3c4d5e6f708192a3b4c5d6e7f8091a:1",
+            replacement="    return round(100 * part / whole\x1b[2J",
+            patch_check=PatchCheck(False, "`python3 -m py_compile {path}` failed (exit 1)"),
         ),
         Finding(
             path="README.md",

@@ -221,3 +221,21 @@ def test_results_are_cut_to_the_gzipped_size_limit() -> None:
 
 def test_output_is_deterministic() -> None:
     assert sarif.render(sample_report()) == sarif.render(sample_report())
+
+
+def test_only_verified_patches_become_fixes() -> None:
+    results = _render(sample_report())["runs"][0]["results"]
+    (fix,) = results[0]["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "app.py", "uriBaseId": "SRCROOT"}
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 6, "endLine": 6},
+            "insertedContent": {
+                "text": '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))'
+            },
+        }
+    ]
+    assert "passed" in fix["description"]["text"]
+    # The low finding has a replacement whose check failed: no fix offered.
+    assert [bool(r.get("fixes")) for r in results] == [True, False, False, False]

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
+from orch_review.findings.records import PatchCheck
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, collect_snippets
 from orch_review.reporters.terminal import (
@@ -267,3 +268,17 @@ def test_the_reviewers_summary_is_labelled_after_the_findings_and_states_no_coun
     assert out.index("HIGH (1)") < label
     assert "Looked at the SQL layer. Error paths look careful." in out[label:]
     assert "0 confirmed issues" not in out
+
+
+def test_a_patch_is_shown_sanitized_and_only_when_verified() -> None:
+    report = sample_report()
+    hostile = '    cursor.execute("?", (name,))  # \x1b]0;owned\x07\n::error::forged'
+    first = replace(report.findings[0], replacement=hostile)
+    out = render(replace(report, findings=(first, *report.findings[1:])))
+    assert "\x1b" not in out and "\\x1b]0;owned\\x07" in out
+    assert "   +::error::forged" in out  # a diff line: never a workflow command
+    assert not any(line.lstrip().startswith("::") for line in out.splitlines())
+    assert '-    cursor.execute(f"SELECT' in out
+    unverified = replace(first, patch_check=PatchCheck(False, "the check failed"))
+    out = render(replace(report, findings=(unverified, *report.findings[1:])))
+    assert "patch (verified" not in out and 'cursor.execute("?"' not in out

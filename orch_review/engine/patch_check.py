@@ -1,0 +1,163 @@
+"""Which suggested replacements are verified patches.
+
+A replacement becomes a committable fix only when its finding is confirmed (and reported),
+it applies to exactly the reviewed lines and changes them, and, when ``suggestion-check`` is
+configured, that command passes in the agents' sandbox on a scratch copy with the
+replacement applied. Neither the snapshot agents read nor the user's working tree is ever
+written: the patched file is a private scratch copy.
+
+Where the check runs:
+
+* bubblewrap: the content under review as agents see it, read-only, with the scratch copy of
+  the one file mounted over it, so the command can read the rest of the tree (imports,
+  configuration);
+* without bubblewrap (a restricted subprocess, or ``--sandbox off``): a scratch directory
+  holding only the patched file at its path, so nothing of the snapshot or the user's files
+  can be changed through it; a check that needs other files fails there, and the fix stays
+  prose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from orch_review import tempdirs
+from orch_review.engine.bash import BashSession, ShellLauncher
+from orch_review.engine.bwrap import BubblewrapLauncher
+from orch_review.engine.sandbox import Sandbox
+from orch_review.findings.patches import PatchError, apply, decode, original_lines
+from orch_review.findings.records import Finding, PatchCheck, Status
+from orch_review.scope.view import View
+
+CHECK_TIMEOUT = 60.0  # seconds, like one bash command of an agent
+# Seconds all checks of one review may take: a model that sends hundreds of replacements must
+# not keep the review running for hours. Past it, no new check starts.
+CHECKS_BUDGET = 300.0
+_OUTPUT_CAP = 2000  # characters of the check's output kept
+_REASON_OUTPUT = 400  # characters of it quoted in the reason
+# The content is read-only: tools that write caches next to the file (Python's bytecode, as
+# `python3 -m py_compile` does) write them under the private home instead.
+_PRELUDE = 'export PYTHONPYCACHEPREFIX="$HOME/.cache/pycache"\n'
+
+_NOT_REPORTED = {
+    Status.REFUTED: "the verifier refuted the finding",
+    Status.UNVERIFIED: "the finding was not verified",
+    Status.FILTERED: "the finding is filtered out of the report",
+    Status.SUPPRESSED: "the finding is suppressed",
+}
+
+
+@dataclass(frozen=True)
+class PatchChecker:
+    """Checks findings' replacements against the content under review.
+
+    ``read`` gives a file of the content under review (None when it has no such file);
+    ``root`` is where the sandbox shows that content; ``sandbox`` runs ``command``.
+    """
+
+    read: Callable[[str], bytes | None]
+    command: str | None = None
+    sandbox: Sandbox | None = None
+    root: Path | None = None
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    timeout: float = CHECK_TIMEOUT
+    budget: float = CHECKS_BUDGET
+    clock: Callable[[], float] = time.monotonic
+
+    def check_all(self, findings: Sequence[Finding]) -> list[Finding]:
+        """``findings``, each with a replacement carrying its :class:`PatchCheck`."""
+        deadline = self.clock() + self.budget
+        return [
+            f
+            if f.replacement is None
+            else dataclasses.replace(f, patch_check=self.check(f, deadline))
+            for f in findings
+        ]
+
+    def check(self, finding: Finding, deadline: float | None = None) -> PatchCheck:
+        """Whether ``finding``'s replacement is a verified patch, and why (not); no check
+        command starts after ``deadline`` (on :attr:`clock`)."""
+        assert finding.replacement is not None
+        if finding.status is not Status.CONFIRMED:
+            return PatchCheck(False, _NOT_REPORTED[finding.status])
+        data = self.read(finding.path)
+        if data is None:
+            return PatchCheck(False, "the file is not in the reviewed content")
+        try:
+            text = decode(data)
+            reviewed = "\n".join(original_lines(text, finding.start_line, finding.end_line))
+            patched = apply(text, finding.start_line, finding.end_line, finding.replacement)
+        except PatchError as exc:
+            return PatchCheck(False, str(exc))
+        if self.command is None:
+            why = "applies to the reviewed lines (no suggestion-check set)"
+            return PatchCheck(True, why, reviewed)
+        if deadline is not None and self.clock() >= deadline:
+            why = f"not checked: suggestion-check used the {self.budget:g} s it has per review"
+            return PatchCheck(False, why, reviewed)
+        ran = self._run(finding.path, patched.encode("utf-8"))
+        return dataclasses.replace(ran, reviewed=reviewed)
+
+    def _run(self, path: str, patched: bytes) -> PatchCheck:
+        assert self.command is not None
+        if self.sandbox is None or self.root is None:
+            return PatchCheck(False, "suggestion-check could not run: no sandbox")
+        command = self.command.replace("{path}", shlex.quote(path))
+        with tempdirs.directory("patch-check") as scratch:
+            launcher, cwd = _scratch_launcher(self.sandbox, self.root, scratch, path, patched)
+            with BashSession(
+                cwd, env=self.env, timeout=self.timeout, output_cap=_OUTPUT_CAP, sandbox=launcher
+            ) as shell:
+                result = shell.run(_PRELUDE + command)
+        said = _tail(result.output)
+        if result.timed_out:
+            return PatchCheck(False, f"`{self.command}` timed out after {self.timeout:g} s")
+        if result.exit_code != 0:
+            status = "was stopped" if result.exit_code is None else f"exit {result.exit_code}"
+            return PatchCheck(False, f"`{self.command}` failed ({status})" + said)
+        return PatchCheck(True, f"applies to the reviewed lines; `{self.command}` passed")
+
+
+def _tail(output: str) -> str:
+    text = output.strip()
+    if not text:
+        return ""
+    if len(text) > _REASON_OUTPUT:
+        text = "…" + text[-_REASON_OUTPUT:]
+    return ": " + text
+
+
+def _scratch_launcher(
+    sandbox: Sandbox, root: Path, scratch: Path, path: str, patched: bytes
+) -> tuple[ShellLauncher, Path]:
+    """A launcher that shows the patched file at ``path``, and where the command starts."""
+    copy = scratch / "patched"
+    copy.write_bytes(patched)
+    copy.chmod(0o444)
+    launcher = sandbox.launcher
+    if isinstance(launcher, BubblewrapLauncher):
+        target = str(root / path)
+        view = launcher.view
+        if view is not None and view.root.resolve() == root.resolve():
+            # Mounted before the read-only remounts, after every other mount of the path.
+            steps = list(view.steps)
+            at = next((i for i, s in enumerate(steps) if s[0] == "readonly"), len(steps))
+            steps.insert(at, ("bind", str(copy), target))
+            view = View(view.root, tuple(steps), view.extra)
+        else:  # the content written out at root: show it, and the copy over the one file
+            view = View(root, (("bind", str(root), str(root)), ("bind", str(copy), target)), ())
+        return dataclasses.replace(launcher, view=view), root
+    alone = scratch / "tree"
+    target_file = alone / path
+    target_file.parent.mkdir(parents=True)
+    copy.rename(target_file)
+    for directory in [target_file.parent, *target_file.parent.parents]:
+        if directory == scratch:
+            break
+        directory.chmod(0o555)
+    return launcher, alone

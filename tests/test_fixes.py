@@ -1,0 +1,102 @@
+"""Verified patches applied to a working tree: exact lines only, bottom-up, atomically, never
+through a symbolic link."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
+from orch_review.fixes import CHANGED, apply_fixes
+
+TEXT = "one\ntwo\nthree\nfour\nfive\n"
+
+
+def _patch(start: int, end: int, new: str, path: str = "a.txt", **changes: object) -> Finding:
+    reviewed = "\n".join(TEXT.split("\n")[start - 1 : end])
+    finding = Finding(
+        path=path,
+        start_line=start,
+        end_line=end,
+        severity=Severity.HIGH,
+        category="correctness",
+        claim=f"lines {start}-{end}",
+        evidence="e",
+        concern="c",
+        verdict=Verdict(True, "holds"),
+        replacement=new,
+        patch_check=PatchCheck(True, "checked", reviewed),
+    )
+    return dataclasses.replace(finding, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text(TEXT)
+    return tmp_path
+
+
+def test_patches_of_one_file_are_all_applied_bottom_up(tree: Path) -> None:
+    outcomes = apply_fixes(tree, [_patch(1, 1, "ONE\nONE-B"), _patch(4, 5, "FOUR-FIVE")])
+    assert [o.applied for o in outcomes] == [True, True]
+    assert (tree / "a.txt").read_text() == "ONE\nONE-B\ntwo\nthree\nFOUR-FIVE\n"
+
+
+def test_an_overlapping_patch_is_skipped_for_the_first(tree: Path) -> None:
+    first, second = _patch(2, 3, "TWO-THREE"), _patch(3, 4, "THREE-FOUR")
+    outcomes = apply_fixes(tree, [first, second])
+    assert [(o.applied, o.reason) for o in outcomes] == [
+        (True, ""),
+        (False, "overlaps the patch of lines 2-3"),
+    ]
+    assert (tree / "a.txt").read_text() == "one\nTWO-THREE\nfour\nfive\n"
+
+
+def test_a_file_changed_at_the_lines_is_left_alone(tree: Path) -> None:
+    (tree / "a.txt").write_text(TEXT.replace("two", "2"))
+    outcomes = apply_fixes(tree, [_patch(2, 2, "TWO"), _patch(5, 5, "FIVE")])
+    assert [(o.applied, o.reason) for o in outcomes] == [(False, CHANGED), (True, "")]
+    assert (tree / "a.txt").read_text() == "one\n2\nthree\nfour\nFIVE\n"
+
+
+def test_only_verified_patches_of_confirmed_findings_are_applied(tree: Path) -> None:
+    unverified = _patch(1, 1, "X", patch_check=PatchCheck(False, "check failed", "one"))
+    refuted = _patch(2, 2, "Y", verdict=Verdict(False, "no"))
+    assert apply_fixes(tree, [unverified, refuted]) == []
+    assert (tree / "a.txt").read_text() == TEXT
+
+
+def test_mode_and_line_endings_are_kept(tree: Path) -> None:
+    (tree / "a.txt").write_bytes(TEXT.replace("\n", "\r\n").encode())
+    (tree / "a.txt").chmod(0o750)
+    (outcome,) = apply_fixes(tree, [_patch(2, 2, "TWO\nTWO-B")])
+    assert outcome.applied
+    assert (tree / "a.txt").read_bytes() == b"one\r\nTWO\r\nTWO-B\r\nthree\r\nfour\r\nfive\r\n"
+    assert (tree / "a.txt").stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in tree.iterdir()) == ["a.txt"]  # no temporary file left
+
+
+@pytest.mark.parametrize("link", ["file", "directory"])
+def test_a_symbolic_link_is_never_followed(tmp_path: Path, link: str) -> None:
+    tree, outside = tmp_path / "repo", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    (outside / "a.txt").write_text(TEXT)
+    if link == "file":
+        (tree / "a.txt").symlink_to(outside / "a.txt")
+        path = "a.txt"
+    else:
+        (tree / "sub").symlink_to(outside)
+        path = "sub/a.txt"
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE", path=path)])
+    assert not outcome.applied and "symbolic link" in outcome.reason
+    assert (outside / "a.txt").read_text() == TEXT
+
+
+def test_a_missing_file_is_reported(tree: Path) -> None:
+    os.remove(tree / "a.txt")
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE")])
+    assert (outcome.applied, outcome.reason) == (False, "the file is gone from the working tree")
