@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import shutil
 import signal
 import sys
+import textwrap
 import threading
 import time
 import traceback
@@ -55,6 +57,27 @@ def write_crash_log(exc: BaseException) -> Path:
     return path
 
 
+def message_width() -> int | None:
+    """The width messages are wrapped to: $COLUMNS when set, else the terminal's; None when
+    stderr is not a terminal (a log or a pipe: one line per message, so it stays greppable)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stderr.isatty() else None
+
+
+def say(message: str) -> None:
+    """Print ``message`` on stderr, wrapped between words to :func:`message_width` (a word
+    longer than the width, such as a long path, keeps its own line whole)."""
+    width = message_width()
+    if width is not None:
+        message = "\n".join(
+            textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False)
+            for line in message.splitlines()
+        )
+    click.echo(message, err=True)
+
+
 RESUME_HINT = "finished agents are in the journal, run the same command again to resume."
 
 
@@ -92,13 +115,13 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
             code = fn(*args, **kwargs)
         except Terminated as exc:
             said, signalled = HANDLED.get(exc.signum, ("terminated", ExitCode.TERMINATED))
-            click.echo(f"orch-review: {said}; {RESUME_HINT}", err=True)
+            say(f"orch-review: {said}; {RESUME_HINT}")
             sys.exit(int(signalled))
         except OrchReviewError as exc:
-            click.echo(f"orch-review: {exc}", err=True)
+            say(f"orch-review: {exc}")
             sys.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo(f"orch-review: interrupted; {RESUME_HINT}", err=True)
+            say(f"orch-review: interrupted; {RESUME_HINT}")
             sys.exit(int(ExitCode.INTERRUPTED))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -107,10 +130,9 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
                 where = f"details are in {write_crash_log(exc)}"
             except OSError as log_error:
                 where = f"no crash log could be written ({log_error})"
-            click.echo(
+            say(
                 f"orch-review: unexpected error: {type(exc).__name__}: {exc}\n"
-                f"orch-review: this is a bug; {where}. Please attach it to an issue.",
-                err=True,
+                f"orch-review: this is a bug; {where}. Please attach it to an issue."
             )
             sys.exit(int(ExitCode.CRASH))
         finally:

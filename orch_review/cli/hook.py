@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from orch_review.cli.exits import handle_errors
+from orch_review.cli.exits import handle_errors, say
 from orch_review.cli.options import EXIT_CODES_HELP, overrides
 from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
@@ -58,7 +58,7 @@ def hook(
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
     if not has_credentials(env, prepared.config.provider):
         line, code = missing_key(require_key or prepared.config.require_key)
-        click.echo(line, err=True)
+        say(line)
         return code
     with Progress(Console(stderr=True), enabled=verbose) as progress:
         report = core.run(prepared, events=progress)

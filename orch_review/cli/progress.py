@@ -27,6 +27,8 @@ _FINAL = ("done", "failed", "cached", "skipped")
 #: Roles counted in the totals line, and what their work is called there.
 _TOTALS = (("subagent", "subagents"), ("verifier", "verifications"))
 _LABEL_CHARS = 80
+#: The live table cuts a concern to the room its column has; this only bounds the work.
+_CELL_CHARS = 500
 
 
 @dataclass(slots=True)
@@ -39,10 +41,10 @@ class _Running:
     tokens: int = 0
 
 
-def _label(text: str) -> str:
+def _label(text: str, limit: int = _LABEL_CHARS) -> str:
     """A subtask title (model text) on one safe line, cut short."""
     first = safe_line(text)
-    return first if len(first) <= _LABEL_CHARS else first[: _LABEL_CHARS - 1] + "…"
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _elapsed(seconds: float) -> str:
@@ -163,7 +165,13 @@ class Progress:
         with self._lock:
             running = sorted(self._running.items(), key=lambda item: item[1].order)
             rows = [
-                (_agent_name(a.role, agent_id), _label(a.label), a.turns, a.tokens, now - a.since)
+                (
+                    _agent_name(a.role, agent_id),
+                    _label(a.label, _CELL_CHARS),
+                    a.turns,
+                    a.tokens,
+                    now - a.since,
+                )
                 for agent_id, a in running
             ]
             totals = self._totals_locked()

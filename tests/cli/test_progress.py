@@ -132,60 +132,6 @@ def test_on_a_terminal_the_live_table_replaces_log_lines() -> None:
     assert "[subagent s1]" not in out  # no log lines: the (transient) live view was used
 
 
-def _run_in_pty(cwd: object, env: dict[str, str], args: list[str], columns: int) -> str:
-    """Run orch-review on a real pseudo-terminal of ``columns`` columns; all it printed."""
-    import fcntl
-    import os
-    import pty
-    import struct
-    import subprocess
-    import sys
-    import termios
-
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", *args],
-        cwd=cwd,
-        env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns)},
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the follower side closed: the process is done
-            break
-        if not data:
-            break
-        chunks.append(data)
-    process.wait(timeout=120)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8", "replace")
-
-
-def test_the_live_view_on_a_real_80_column_terminal(
-    fake_api: object, api_env: dict[str, str], git_repo: object
-) -> None:
-    from tests.helpers import make_planted_repo
-    from tests.scripted import planted_script
-
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = planted_script()  # type: ignore[attr-defined]
-    env = {k: v for k, v in api_env.items() if k != "NO_COLOR"}
-
-    out = _run_in_pty(repo, env, ["--all"], 80)
-
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
-    assert re.search(r"agent\s+concern\s+turns\s+tokens\s+elapsed", plain)
-    assert "[subagent s" not in plain  # the live view, not log lines
-    assert "app.py:6" in plain  # and then the report
-
-
 HOSTILE_TITLE = "[link=https://evil.test]Click[/link] \x1b]0;owned\x07\x1b[2J ##[stop-commands]t"
 
 
