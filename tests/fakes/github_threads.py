@@ -7,6 +7,7 @@ Following GitHub's documentation:
   comment") answers 201 with the new comment (``in_reply_to_id`` set); the id must be a
   top-level review comment of that pull request ("replies to replies are not supported");
   a body is required (422).
+- ``GET /repos/{o}/{r}/pulls/comments/{id}`` answers one review comment, or 404.
 - ``GET /repos/{o}/{r}/pulls/comments/{id}/reactions`` (REST "List reactions for a pull
   request review comment") lists reaction objects (``id``, ``user``, ``content``,
   ``created_at``), paginated; 404 for an unknown comment.
@@ -59,12 +60,8 @@ class ReviewThreads:
         created_at: str = "2026-11-30T10:00:00Z",
     ) -> dict[str, Any]:
         """A reply by ``login`` in the thread of review comment ``comment_id``."""
-        user = {"login": login, "type": "Bot" if bot else "User"}
-        with self.fake._lock:
-            pull = self.fake.pulls[number]
-            root = _comment(pull, comment_id)
-            assert root is not None and "in_reply_to_id" not in root, "reply to a top comment"
-            return _reply(self.fake, pull, root, body, user, created_at)
+        kind = "Bot" if bot else "User"
+        return add_reply(self.fake, number, comment_id, body, login, kind, created_at)
 
     def add_reaction(
         self, comment_id: int, login: str, content: str = "-1", *, bot: bool = False
@@ -88,11 +85,7 @@ class ReviewThreads:
 
     def replies(self, number: int, comment_id: int) -> list[dict[str, Any]]:
         """The replies in the thread of ``comment_id``, oldest first."""
-        return [
-            c
-            for c in self.fake.pulls[number].review_comments
-            if c.get("in_reply_to_id") == comment_id
-        ]
+        return thread(self.fake, number, comment_id)
 
     # -- REST --------------------------------------------------------------------------------
 
@@ -106,6 +99,13 @@ class ReviewThreads:
         user: dict[str, str],
     ) -> Answer | None:
         """The REST endpoints of this module (``routes`` handler)."""
+        if (m := re.fullmatch(r"/pulls/comments/(\d+)", rest)) and method == "GET":
+            found = next(
+                (c for p in fake.pulls.values() if (c := _comment(p, int(m.group(1))))), None
+            )
+            if found is None:
+                return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
+            return 200, found, {}
         m = re.fullmatch(r"/pulls/(\d+)/comments/(\d+)/replies", rest)
         if m and method == "POST":
             pull = fake.pulls.get(int(m.group(1)))
@@ -237,6 +237,29 @@ def install(fake: FakeGitHubAPI) -> ReviewThreads:
     return threads
 
 
+def add_reply(
+    fake: FakeGitHubAPI,
+    number: int,
+    top_id: int,
+    body: str,
+    login: str,
+    kind: str = "User",
+    created_at: str = "2026-11-30T10:00:00Z",
+) -> dict[str, Any]:
+    """A reply written by ``login`` (a ``kind`` account: User or Bot) in the thread of the
+    top-level review comment ``top_id``."""
+    with fake._lock:
+        pull = fake.pulls[number]
+        root = _comment(pull, top_id)
+        assert root is not None and "in_reply_to_id" not in root, "reply to a top comment"
+        return _reply(fake, pull, root, body, {"login": login, "type": kind}, created_at)
+
+
+def thread(fake: FakeGitHubAPI, number: int, top_id: int) -> list[dict[str, Any]]:
+    """The replies in the thread of ``top_id``, oldest first."""
+    return [c for c in fake.pulls[number].review_comments if c.get("in_reply_to_id") == top_id]
+
+
 def _comment(pull: FakePull | None, comment_id: int) -> dict[str, Any] | None:
     if pull is None:
         return None
@@ -259,6 +282,7 @@ def _reply(
         "path": root["path"],
         "line": root.get("line"),
         "original_line": root.get("original_line"),
+        "start_line": root.get("start_line"),
         "side": root.get("side", "RIGHT"),
         "commit_id": pull.head_sha,
         "body": body,

@@ -172,7 +172,7 @@ def test_write_access_is_the_base_role_github_reports(
 
 
 def test_replies_go_under_a_threads_top_comment(api: FakeGitHubAPI, client: GitHubClient) -> None:
-    from tests.fakes.github_replies import install
+    from tests.fakes.github_threads import install
 
     install(api)
     api.add_review_comment(NUMBER, "a finding", "f1.py", 1)
@@ -182,7 +182,7 @@ def test_replies_go_under_a_threads_top_comment(api: FakeGitHubAPI, client: GitH
 
     assert reply["in_reply_to_id"] == top["id"] and reply["path"] == "f1.py"
     assert client.review_comment(reply["id"])["body"] == "an answer"
-    with pytest.raises(Unprocessable, match="Replies to replies"):
+    with pytest.raises(Unprocessable, match=r"(?i)replies to replies"):
         client.reply_to_review_comment(NUMBER, reply["id"], "nested")
     with pytest.raises(PermissionDenied):
         client.reply_to_review_comment(NUMBER + 1, top["id"], "wrong pull request")

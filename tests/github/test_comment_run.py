@@ -20,7 +20,7 @@ from orch_review.github.mentions import REPLY_MARKER
 from tests.conftest import git
 from tests.fakes.github_api import BOT, FakeGitHubAPI
 from tests.fakes.github_artifacts import ArtifactStore, zipped
-from tests.fakes.github_replies import add_reply, install, thread
+from tests.fakes.github_threads import add_reply, install, thread
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.model_io import ModelRequest, Reply
 from tests.github.conftest import EVENTS, NUMBER, PullRepo, open_pull

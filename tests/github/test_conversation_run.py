@@ -121,7 +121,7 @@ def test_only_orch_reviews_own_top_comment_names_a_finding(github_api: Any) -> N
     from orch_review.github.api import GitHubClient
     from orch_review.github.conversation_run import find_thread
     from tests.fakes.github_api import BOT, WRITE_TOKEN
-    from tests.fakes.github_replies import install
+    from tests.fakes.github_threads import install
 
     install(github_api)
     github_api.add_pull(7, base_sha="b" * 40, head_sha="h" * 40, files=[])
