@@ -164,6 +164,15 @@ def _indented(text: Text, prefix: str) -> Text:
     return Text("\n" + prefix).join(lines)
 
 
+def _title(concern: str, limit: int = 100) -> str:
+    """A concern's first line, cut at a word boundary near ``limit`` characters."""
+    first = concern.splitlines()[0] if concern else ""
+    if len(first) <= limit:
+        return first
+    cut = first[: limit - 1].rsplit(" ", 1)[0] if " " in first[: limit - 1] else first[: limit - 1]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def _counts(report: Report) -> Text:
     text = Text("confirmed findings: ")
     confirmed = report.confirmed
@@ -267,17 +276,18 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     yield Text(line + ".", "dim")
     counts = report.counts()
     refuted = counts["refuted"]
-    parts = [f"{refuted} finding{'' if refuted == 1 else 's'} refuted by verifiers"]
+    parts = [f"{refuted} finding{'' if refuted == 1 else 's'} refuted by verifiers"] * bool(refuted)
     if counts["unverified"]:
         parts.append(f"{counts['unverified']} unverified")
     if counts["filtered"]:
         parts.append(f"{counts['filtered']} filtered out (--filter-mode {report.filter_mode})")
     if counts["suppressed"]:
         parts.append(f"{counts['suppressed']} suppressed")
-    yield Text("Not shown: " + ", ".join(parts) + ".", "dim")
+    if parts:
+        yield Text("Not shown: " + ", ".join(parts) + ".", "dim")
     concerns = [
         (
-            f"[{o.index + 1}] {(o.concern.splitlines()[0] if o.concern else '')[:100]}",
+            f"[{o.index + 1}] {_title(o.concern)}",
             o.error or "some findings were not verified",
         )
         for o in report.uncovered
@@ -377,7 +387,10 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
         yield Text(
             "Reviewer's summary (unverified; the findings above are what was verified)", "bold"
         )
-        yield _indented(Text(safe(summary)), INDENT)
+        lines = Text(safe(summary)).split("\n", allow_blank=True)
+        yield Text("\n").join(
+            Text(INDENT) + line if line.plain.strip() else Text() for line in lines
+        )
     yield Text()
     yield _usage_table(report, style.terminal)
     yield Text(

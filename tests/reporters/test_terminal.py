@@ -84,7 +84,7 @@ def test_clean_review() -> None:
     out = render(clean_report())
     assert "No confirmed findings." in out
     assert "INCOMPLETE" not in out
-    assert "Not shown: 0 findings refuted by verifiers." in out
+    assert "Not shown" not in out  # nothing hidden: no line of zeros
 
 
 def test_plain_output_has_no_escape_codes_boxes_or_wrapping() -> None:
@@ -282,3 +282,19 @@ def test_a_patch_is_shown_sanitized_and_only_when_verified() -> None:
     unverified = replace(first, patch_check=PatchCheck(False, "the check failed"))
     out = render(replace(report, findings=(unverified, *report.findings[1:])))
     assert "patch (verified" not in out and 'cursor.execute("?"' not in out
+
+
+def test_the_reviewers_summary_is_indented_as_one_block() -> None:
+    report = replace(clean_report(), summary="First line.\n\n  Second paragraph.")
+    lines = render(report).splitlines()
+    at = lines.index("Reviewer's summary (unverified; the findings above are what was verified)")
+    assert lines[at + 1 : at + 4] == ["   First line.", "", "     Second paragraph."]
+
+
+def test_a_long_concern_title_is_cut_between_words() -> None:
+    report = sample_report()
+    long_title = "Review each function of the parser for " + "unbounded recursion " * 8
+    concerns = [replace(c, concern=long_title) for c in report.concerns]
+    out = render(replace(report, concerns=concerns))
+    unfinished = [ln for ln in out.splitlines() if ln.startswith("UNFINISHED ")]
+    assert unfinished and all("recursion…" in ln or "recursion …" in ln for ln in unfinished)
