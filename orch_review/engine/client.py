@@ -145,6 +145,22 @@ def _is_transient(exc: BaseException) -> bool:
     return False
 
 
+def describe_error(exc: BaseException) -> str:
+    """An API failure in a few words: ``HTTP 529 overloaded_error: Overloaded``, not the
+    SDK's ``Error code: 529 - {'type': 'error', ...}``."""
+    import anthropic
+
+    if not isinstance(exc, anthropic.APIStatusError):
+        return str(exc) or type(exc).__name__
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    kind = str(error.get("type") or "") if isinstance(error, dict) else ""
+    message = str(error.get("message") or "") if isinstance(error, dict) else ""
+    where = "an error event in the stream" if exc.status_code == 200 else f"HTTP {exc.status_code}"
+    said = ": ".join(part for part in (kind, " ".join(message.split())[:300]) if part)
+    return f"{where} {said}" if said else where
+
+
 def _error_type(exc: anthropic.APIStatusError) -> str | None:
     error_type = exc.type
     return str(error_type) if error_type is not None else None
@@ -293,8 +309,9 @@ class ModelClient:
             raise RequestRejected(f"The API rejected a request: {exc.message}") from exc
         except Exception as exc:
             if _is_transient(exc) or isinstance(exc, anthropic.APIError):
+                tries = f"{self._attempts} attempt{'' if self._attempts == 1 else 's'}"
                 raise ApiUnavailable(
-                    f"The API kept failing after {self._attempts} attempts: {exc}"
+                    f"The API kept failing after {tries}: {describe_error(exc)}"
                 ) from exc
             raise
         return result

@@ -42,7 +42,7 @@ QUOTED = (
     *(c.subtask for c in planted_script().concerns),
     "re-read the lines and the problem holds",  # the scripted verifiers' reasons
     "the cited code is guarded",
-    "Error code: 500",  # the API's error, as the SDK words it
+    "HTTP 500 api_error",  # the API's own error, quoted
 )
 
 

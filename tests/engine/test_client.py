@@ -113,3 +113,23 @@ def test_a_request_the_api_rejects_is_not_retried(answering: FakeMessagesAPI) ->
 
     assert waits == []
     assert len(answering.message_requests) == 1
+
+
+def test_a_failure_is_told_in_the_apis_words_not_the_sdks_repr(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("status", status=529, retry_after=0, times=None)
+
+    with pytest.raises(ApiUnavailable) as raised:
+        _ask(_client(answering, [], max_retries=0))
+
+    message = str(raised.value)
+    assert message.startswith("The API kept failing after 1 attempt: HTTP 529 overloaded_error")
+    assert "{" not in message and "Error code" not in message
+
+
+def test_an_error_event_in_the_stream_is_named_so(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("error_event", times=None)
+
+    with pytest.raises(ApiUnavailable, match="an error event in the stream overloaded_error"):
+        _ask(_client(answering, [], max_retries=1))
