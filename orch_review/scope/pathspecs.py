@@ -35,6 +35,26 @@ def _magic(spec: str) -> tuple[list[str], str] | None:
     return words, rest
 
 
+def shown(spec: str) -> str:
+    """``spec`` as a person reads it: a path that git is told to take from the top, or
+    literally, is shown as the path alone; other magic stays (it changes the meaning)."""
+    try:
+        magic = _magic(spec)
+    except GitError:
+        return spec
+    if magic is None:
+        return spec.removeprefix("./") if spec.startswith("./:") else spec
+    words, pattern = magic
+    return pattern if set(words) <= {"top", "literal"} else spec
+
+
+def shown_list(specs: tuple[str, ...], most: int = 3) -> str:
+    """``specs`` for a header: the first ``most`` shown, then how many more."""
+    names = [shown(s) for s in specs]
+    more = len(names) - most
+    return " ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+
+
 def _inside(raw: str, path: str, cwd: Path, top: Path) -> str:
     """``path`` (relative to ``cwd``, or absolute) relative to ``top``, lexically: a
     pathspec naming a symlink means the link itself, not where it points."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from orch_review.errors import ConfigError, ExitCode, GitError, OrchReviewError, UsageError
 from orch_review.scope import git as gitops
+from orch_review.scope import pathspecs
 from orch_review.scope.attributes import (
     ContentReader,
     attribute_skips,
@@ -103,7 +104,7 @@ class Scope:
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
-        narrowed = f" under {' '.join(self.pathspecs)}" if self.pathspecs else ""
+        narrowed = f" under {pathspecs.shown_list(self.pathspecs)}" if self.pathspecs else ""
         if self.shard is not None:
             narrowed += f" [shard {self.shard}]"
         if self.kind == "all":
@@ -403,10 +404,9 @@ def _check_paths_exist(repo: git.Repo, request: ScopeRequest) -> None:
     revisions = tuple(r for r in (gitops.head_commit(repo), request.head) if r)
     for spec in request.pathspecs:
         if not gitops.pathspec_matches(repo, spec, revisions):
-            shown = spec.removeprefix(":(top)").removeprefix(":(top,literal)")
             raise UsageError(
-                f"`{shown}` matches no file in the repository (tracked, untracked or "
-                "committed): check the path."
+                f"`{pathspecs.shown(spec)}` matches no file in the repository (tracked, "
+                "untracked or committed): check the path."
             )
 
 
