@@ -211,22 +211,38 @@ class Workflow:
     ) -> list[ConcernOutcome]:
         """Review ``concerns`` and return their outcomes in order. ``files`` gives, per
         concern, the files it covers (default: the reviewable files its text names)."""
-        queued = self.start(concerns, files)  # numbered before the critic's, if it starts now
-        self._announce(concerns)
-        return self.collect(queued)
+        numbered = self._number(concerns, files)
+        self._announce(concerns)  # the critic, if it starts now, queues ahead of them
+        return self.collect(self._queue(numbered))
 
     def start(
         self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None = None
     ) -> list[Future[ConcernOutcome]]:
         """Queue ``concerns`` without waiting; :meth:`collect` their outcomes."""
-        futures: list[Future[ConcernOutcome]] = []
+        return self._queue(self._number(concerns, files))
+
+    def _number(
+        self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None
+    ) -> list[tuple[int, str, tuple[str, ...]]]:
+        """Each concern's index in the review and the files it covers."""
         workspace = self._session.workspace
-        for number, concern in enumerate(concerns):
-            named = files[number] if files is not None else workspace.mentioned_files(concern)
-            with self._lock:
-                index = self._next_index
-                self._next_index += 1
-                self.files_of[index] = tuple(named)
+        named = [
+            tuple(files[n] if files is not None else workspace.mentioned_files(concern))
+            for n, concern in enumerate(concerns)
+        ]
+        with self._lock:
+            first = self._next_index
+            self._next_index += len(concerns)
+            for n, paths in enumerate(named):
+                self.files_of[first + n] = paths
+        pairs = enumerate(zip(concerns, named, strict=True))
+        return [(first + n, concern, paths) for n, (concern, paths) in pairs]
+
+    def _queue(
+        self, numbered: Sequence[tuple[int, str, tuple[str, ...]]]
+    ) -> list[Future[ConcernOutcome]]:
+        futures: list[Future[ConcernOutcome]] = []
+        for index, concern, named in numbered:
             if self._earlier is not None and self._earlier.answers(named):
                 futures.append(self._answered(index, concern, self._earlier, named))
                 continue
