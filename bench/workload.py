@@ -30,6 +30,7 @@ Latency distributions:
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 import re
 import subprocess
@@ -37,6 +38,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orch_review.engine.scheduler import (
+    AGENTS_PER_SLOT,
+    CRITIC,
+    REVIEW,
+    VERIFY,
+    Rank,
+    request_rank,
+)
 from tests.fakes.messages_api import ModelRequest
 from tests.scripted import Concern, ReviewScript, confirm
 
@@ -226,6 +235,8 @@ class Chains:
         before = after = 0.0
         for rid in rids:
             role, index, turn = rid
+            if role == "critic" or index >= CRITIC_INDEX:
+                continue  # the first wave's chains only
             seconds = latency.seconds(rid)
             if role == "main":
                 if turn < MAIN_TURNS_BEFORE_WORKFLOW:
@@ -252,7 +263,8 @@ class Chains:
         return self.main_before + max(longest, work) + self.main_after
 
     def pipelined_schedule(self, workers: int) -> float:
-        """Zero-overhead makespan of our policy: FIFO subagents, each verifier queued ahead."""
+        """Zero-overhead makespan of the previous policy: a slot per agent, FIFO subagents,
+        each verifier queued ahead of them."""
         return (
             self.main_before + _pipelined(self.subagents, self.verifiers, workers) + self.main_after
         )
@@ -276,7 +288,7 @@ def _list_schedule(durations: Sequence[float], workers: int) -> float:
 
 
 def _pipelined(sub: Sequence[float], ver: Sequence[float], workers: int) -> float:
-    """Event simulation of the engine's PriorityPool as Workflow uses it."""
+    """Event simulation of the previous policy: a slot per agent, verifiers first."""
     running: list[tuple[float, str, int]] = []  # (finish time, role, concern)
     ready_verifiers: list[int] = []
     next_sub = 0
@@ -301,8 +313,8 @@ def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> f
     """Zero-overhead fan-out makespan of a policy that schedules single *requests* (not whole
     agents) and always sends the ready request with the most requests still behind it in its
     concern's chain (subagent turns, then verifier turns): the classic critical-path list
-    schedule for chains whose lengths are not known in advance. For context: the best online
-    policy we know for this workload, not what the engine does."""
+    schedule for chains whose lengths are not known in advance. The engine's policy
+    (:func:`engine_schedule`) should give the same makespan on this workload."""
     steps = [("subagent", t) for t in range(SUBAGENT_TURNS)]
     steps += [("verifier", t) for t in range(VERIFIER_TURNS)]
     chains = [[latency.seconds((role, i, t)) for role, t in steps] for i in range(concerns)]
@@ -318,3 +330,70 @@ def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> f
         if step + 1 < len(steps):
             heapq.heappush(ready, (-(len(steps) - step - 1), i, step + 1))
     return now
+
+
+_TURNS = {"critic": CRITIC_TURNS, "subagent": SUBAGENT_TURNS, "verifier": VERIFIER_TURNS}
+_ADMIT = {"critic": CRITIC, "verifier": VERIFY, "subagent": REVIEW}
+
+
+def engine_schedule(
+    latency: LatencyModel,
+    concerns: int,
+    workers: int,
+    *,
+    critic_concerns: int | None = None,
+    agents: int | None = None,
+) -> float:
+    """Zero-overhead fan-out makespan of the engine's policy, by event simulation: agents
+    admitted to the pool (at most ``agents``: the critic, then verifiers, then concerns in
+    order), each request waiting at the gate for one of ``workers`` slots in the order of
+    :func:`orch_review.engine.scheduler.request_rank`. ``critic_concerns``: the critic runs
+    and proposes that many. ``agents=workers`` is the previous policy, a slot per agent."""
+    cap = agents if agents is not None else AGENTS_PER_SLOT * workers
+    order = itertools.count()
+    admit: list[tuple[int, int, str, int]] = []  # (priority, fifo, role, concern index)
+    ready: list[tuple[Rank, int, str, int, int]] = []  # (rank, fifo, role, index, turn)
+    running: list[tuple[float, int, str, int, int]] = []  # (finish, fifo, role, index, turn)
+    live = 0
+    now = 0.0
+
+    def submit(role: str, index: int) -> None:
+        heapq.heappush(admit, (_ADMIT[role], next(order), role, index))
+
+    def request(role: str, index: int, turn: int) -> None:
+        rank = request_rank(role, turn, index)
+        heapq.heappush(ready, (rank, next(order), role, index, turn))
+
+    if critic_concerns is not None:
+        submit("critic", -1)
+    for i in range(concerns):
+        submit("subagent", i)
+    while admit or ready or running:
+        while admit and live < cap:
+            _, _, role, index = heapq.heappop(admit)
+            live += 1
+            request(role, index, 0)
+        while ready and len(running) < workers:
+            _, _, role, index, turn = heapq.heappop(ready)
+            seconds = latency.seconds(_logical((role, index, turn), concerns))
+            heapq.heappush(running, (now + seconds, next(order), role, index, turn))
+        now, _, role, index, turn = heapq.heappop(running)
+        if turn + 1 < _TURNS[role]:
+            request(role, index, turn + 1)
+            continue
+        live -= 1
+        if role == "subagent":
+            submit("verifier", index)
+        elif role == "critic":
+            for j in range(critic_concerns or 0):
+                submit("subagent", concerns + j)
+    return now
+
+
+def _logical(rid: RequestId, concerns: int) -> RequestId:
+    """The workload's id of a simulated request: the critic's concerns are numbered after
+    the first wave in the engine, and from ``CRITIC_INDEX`` in the workload."""
+    role, index, turn = rid
+    if role != "critic" and index >= concerns:
+        return (role, CRITIC_INDEX + index - concerns, turn)
+    return rid
