@@ -70,8 +70,8 @@ class PriorityPool:
         self._running = 0
         self._slots = requests
         self._in_flight = 0
-        self._waiting: list[tuple[Rank, int]] = []
-        self._gate = threading.Condition()
+        self._waiting: list[tuple[Rank, int, threading.Event]] = []
+        self._gate = threading.Lock()
 
     @property
     def requests(self) -> int:
@@ -92,25 +92,28 @@ class PriorityPool:
     def request_slot(self, rank: Rank) -> Iterator[None]:
         """Hold one of the request slots; waiters are served lowest ``rank`` first, ties in
         arrival order. Once the pool is cancelled, nobody waits (the caller must not send)."""
-        entry = (rank, next(self._order))
         with self._gate:
-            heapq.heappush(self._waiting, entry)
-            self._gate.wait_for(
-                lambda: (
-                    self._cancelled.is_set()
-                    or (self._in_flight < self._slots and self._waiting[0] == entry)
-                )
-            )
-            self._waiting.remove(entry)
-            heapq.heapify(self._waiting)
-            self._in_flight += 1
-            self._gate.notify_all()  # another slot may be free for the next waiter
+            ticket = None
+            if self._cancelled.is_set() or (self._in_flight < self._slots and not self._waiting):
+                self._in_flight += 1
+            else:
+                ticket = threading.Event()
+                heapq.heappush(self._waiting, (rank, next(self._order), ticket))
+        if ticket is not None:
+            ticket.wait()  # set with the slot handed over, or on cancellation
         try:
             yield
         finally:
-            with self._gate:
+            self._release_slot()
+
+    def _release_slot(self) -> None:
+        """Hand the slot to the first waiter (waking only that one), or free it."""
+        with self._gate:
+            if self._waiting:
+                _, _, ticket = heapq.heappop(self._waiting)
+                ticket.set()
+            else:
                 self._in_flight -= 1
-                self._gate.notify_all()
 
     def waiting_requests(self) -> int:
         """How many requests wait for a slot."""
@@ -158,7 +161,10 @@ class PriorityPool:
         """Cancel everything not yet started (running work finishes); release the gate."""
         self._cancelled.set()
         with self._gate:
-            self._gate.notify_all()
+            self._in_flight += len(self._waiting)  # each lets its slot go when it is done
+            for _, _, ticket in self._waiting:
+                ticket.set()
+            self._waiting.clear()
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop the workers once the queued work is done (skipped if cancelled)."""
