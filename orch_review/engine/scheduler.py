@@ -9,8 +9,8 @@ whole review waits on most. A simulation of this policy on heavy-tailed latencie
 (``bench/workload.py``) finishes sooner than keeping a slot per agent, verifiers first.
 
 Agents wait at the gate on threads of a :class:`PriorityPool`, which admits at most
-``AGENTS_PER_SLOT`` agents per request slot (each holds a shell): a started concern's
-verifier first, then the critic, then concerns in the order they came.
+``AGENTS_PER_SLOT`` agents per request slot (each holds a shell): the critic first, then a
+started concern's verifier, then concerns in the order they came.
 """
 
 from __future__ import annotations
