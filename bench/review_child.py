@@ -1,14 +1,16 @@
 """Run one real review in this process and print its figures as one JSON line.
 
-Usage: python -m bench.review_child REPO --schedule pipelined|barrier [--concurrency N]
-       [--journal PATH]
+Usage: python -m bench.review_child REPO --schedule engine|agents|barrier [--concurrency N]
+       [--journal PATH] [--critic]
 
-Started by the fan-out bench as a child process (``ANTHROPIC_BASE_URL`` pointing at the fake
-Messages API), so that the peak RSS it reports is the review's own. ``--schedule barrier``
-swaps the engine's worker pool for :class:`BarrierPool`, the reference's schedule; everything
-else (client, agents, journal, Workflow) is the same code. The swap happens in
-:mod:`orch_review.engine.scheduler` before anything else of orch_review is imported, so it
-holds whichever module builds the pool.
+Started by the fan-out and critic benches as a child process (``ANTHROPIC_BASE_URL`` pointing
+at the fake Messages API), so that the peak RSS it reports is the review's own.
+``--schedule agents`` swaps the engine's pool for :class:`AgentSlotPool`, the previous policy
+(a slot per agent, verifiers first); ``--schedule barrier`` for :class:`BarrierPool`, the
+reference's schedule. Everything else (client, agents, journal, Workflow) is the same code.
+The swap happens in :mod:`orch_review.engine.scheduler` before anything else of orch_review
+is imported, so it holds whichever module builds the pool. The completeness critic is off
+unless ``--critic`` is given.
 """
 
 from __future__ import annotations
@@ -34,7 +36,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class BarrierPool(PriorityPool):
+class AgentSlotPool(PriorityPool):
+    """A slot per agent: as many agents at once as requests in flight, so the request gate
+    never holds anyone back and a freed slot goes to a verifier first, then to the next
+    concern (the engine's policy before requests were ranked)."""
+
+    def __init__(self, requests: int, name: str = "orch-review", agents: int | None = None) -> None:
+        super().__init__(requests, name, agents=requests)
+
+
+class BarrierPool(AgentSlotPool):
     """The reference's schedule on the same workers: the whole first wave, then verification.
 
     Verification work submitted while any subagent is queued or running is parked; when the
@@ -42,8 +53,8 @@ class BarrierPool(PriorityPool):
     maps its verifiers over the results in subtask order).
     """
 
-    def __init__(self, workers: int, name: str = "orch-review") -> None:
-        super().__init__(workers, name)
+    def __init__(self, requests: int, name: str = "orch-review", agents: int | None = None) -> None:
+        super().__init__(requests, name)
         self._barrier_lock = threading.Lock()
         self._reviews_left = 0
         self._parked: list[Callable[[], Any]] = []
@@ -90,14 +101,16 @@ def _scope_all(repo: Path, config: Config, env: dict[str, str]) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("repo", type=Path)
-    parser.add_argument("--schedule", choices=("pipelined", "barrier"), default="pipelined")
+    parser.add_argument("--schedule", choices=("engine", "agents", "barrier"), default="engine")
+    parser.add_argument("--critic", action="store_true", help="run the completeness critic")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--journal", type=Path, help="journal file (default: no journal)")
     parser.add_argument("--sandbox", help="the config's `sandbox` setting (default: its default)")
     args = parser.parse_args()
 
-    if args.schedule == "barrier":
-        scheduler.PriorityPool = BarrierPool  # type: ignore[misc]
+    if args.schedule != "engine":
+        pool = BarrierPool if args.schedule == "barrier" else AgentSlotPool
+        scheduler.PriorityPool = pool  # type: ignore[misc]
     import anthropic  # noqa: F401  (imported before the clock starts: startup is bench 4)
 
     import orch_review.engine.review as core
@@ -111,7 +124,7 @@ def main() -> None:
     if args.sandbox is not None:
         settings["sandbox"] = args.sandbox
     if "critic" in {f.name for f in dataclasses.fields(Config)}:
-        settings["critic"] = False  # a serial phase after the fan-out; not what is compared
+        settings["critic"] = bool(args.critic)  # the reference has none
     config = Config(**settings)
     env = {
         "ANTHROPIC_BASE_URL": os.environ["ANTHROPIC_BASE_URL"],

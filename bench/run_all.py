@@ -118,12 +118,16 @@ def main() -> None:
     fanout = ["-m", "bench.fanout_bench", "--requests-out", str(requests)]
     if args.quick:
         fanout += ["--concerns", "12", "--seeds", "0", "--memory-concerns", "20"]
+    critic = ["-m", "bench.critic_bench"]
+    if args.quick:
+        critic += ["--concerns", "12", "--critic-concerns", "2", "--seeds", "0"]
     quick_journal = ["--entries", "1000"] if args.quick else []
     quick_runs = ["--runs", "3"] if args.quick else []
     quick_plan = ["--files", "10000", "--runs", "1"] if args.quick else []
     quick_scale = ["--large", "10000", "--runs", "1"] if args.quick else []
     benches = [
         Bench("fan-out", fanout, OUT / "fanout.json"),
+        Bench("critic", critic, OUT / "critic.json"),
         Bench(
             "tokens", ["-m", "bench.token_bench", "--requests", str(requests)], OUT / "tokens.json"
         ),

@@ -7,8 +7,10 @@
 * the same turns per agent: the main agent makes 3 requests (scout with bash, call Workflow,
   summarise); every subagent makes 2 (bash, then ``report_findings`` with one finding); every
   verifier makes 2 (bash, then ``report_verdicts``). So both runs make ``3 + 4 * concerns``
-  requests, and the bench checks that they did. The completeness critic, a serial phase after
-  the fan-out that the reference does not have, is switched off;
+  requests, and the bench checks that they did. The completeness critic, which the reference
+  does not have, is off in that comparison; the critic bench measures what it costs: it makes
+  2 requests (bash, then ``report_concerns``) and proposes ``critic_concerns`` cross-module
+  concerns (``xcutNNN``), each reviewed and verified like the others;
 * the same latency per *logical* request. A logical request is named by (role, concern, turn),
   read off the request itself (the tools offered, the ``modNNN`` in the task, the number of
   assistant turns so far), so it does not depend on when or in which order it was sent. The
@@ -20,12 +22,15 @@ Latency distributions:
 * ``heavy``: 200 ms times a multiplier. Over the ``4 * concerns`` fan-out requests the
   multipliers come in exact proportions, 80 % x1, 15 % x3, 5 % x10, dealt to the logical
   requests by a shuffle seeded with ``seed`` (so a seed is one fixed, reproducible workload).
-  The main agent's requests are x1 in both distributions.
+  The critic's requests and its concerns' get the same mix from a second shuffle, so the
+  first wave meets the same latencies with the critic on or off. The main agent's requests
+  are x1 in both distributions.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 import re
 import subprocess
@@ -33,6 +38,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orch_review.engine.scheduler import (
+    AGENTS_PER_SLOT,
+    CRITIC,
+    REVIEW,
+    VERIFY,
+    Rank,
+    request_rank,
+)
 from tests.fakes.messages_api import ModelRequest
 from tests.scripted import Concern, ReviewScript, confirm
 
@@ -44,6 +57,9 @@ MAIN_TURNS_BEFORE_WORKFLOW = 2  # scout, then the Workflow call
 MAIN_TURNS = 3
 
 _KEY = re.compile(r"mod(\d{3})")
+_CRITIC_KEY = re.compile(r"xcut(\d{3})")
+CRITIC_INDEX = 1000  # concern index of the critic's first concern in a RequestId
+CRITIC_TURNS = 2
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -78,22 +94,45 @@ def make_repo(root: Path, concerns: int, env: Mapping[str, str]) -> Path:
     return root
 
 
-def make_script(concerns: int) -> ReviewScript:
-    """The scripted review: one Workflow call with every concern, one finding each, confirmed."""
+def critic_key(index: int) -> str:
+    """The word that names the critic's concern ``index`` (before any module it names)."""
+    return f"xcut{index:03d}"
+
+
+def make_script(concerns: int, critic_concerns: int = 0) -> ReviewScript:
+    """The scripted review: one Workflow call with every concern, one finding each, confirmed;
+    the critic, when it runs, proposes ``critic_concerns`` concerns that each find one more."""
+    proposed = [
+        Concern(
+            critic_key(j),
+            f"Cross-module check {critic_key(j)}: do the callers of entry() in "
+            f"{concern_key(j)}.py handle what risky() raises?",
+            f"grep -n 'risky(' {concern_key(j)}.py",
+            path=f"{concern_key(j)}.py",
+            severity="low",
+            category="error-handling",
+            claim="An exception from risky() escapes entry() unhandled.",
+            verdict=confirm,
+        )
+        for j in range(critic_concerns)
+    ]
+    first_wave = [
+        Concern(
+            concern_key(i),
+            f"Check {concern_key(i)}.py: does entry() validate what it passes to risky()?",
+            f"grep -n 'risky(' {concern_key(i)}.py",
+            path=f"{concern_key(i)}.py",
+            severity="medium",
+            category="correctness",
+            claim="entry() passes unvalidated input to risky().",
+            verdict=confirm,
+        )
+        for i in range(concerns)
+    ]
     return ReviewScript(
-        [
-            Concern(
-                concern_key(i),
-                f"Check {concern_key(i)}.py: does entry() validate what it passes to risky()?",
-                f"grep -n 'risky(' {concern_key(i)}.py",
-                path=f"{concern_key(i)}.py",
-                severity="medium",
-                category="correctness",
-                claim="entry() passes unvalidated input to risky().",
-                verdict=confirm,
-            )
-            for i in range(concerns)
-        ],
+        [*proposed, *first_wave],  # a critic's task names a module too: its key wins
+        subtasks=[c.subtask for c in first_wave],
+        critic_concerns=[c.subtask for c in proposed],
     )
 
 
@@ -103,19 +142,30 @@ def request_id(request: ModelRequest) -> RequestId:
     turn = request.assistant_turns
     if role == "main":
         return ("main", -1, turn)
+    if request.has_tool("report_concerns"):
+        return ("critic", -1, turn)
+    proposed = _CRITIC_KEY.search(request.first_user_text)
+    if proposed is not None:
+        return (role, CRITIC_INDEX + int(proposed.group(1)), turn)
     match = _KEY.search(request.first_user_text)
     if match is None:
         raise ValueError(f"a {role} request names no concern")
     return (role, int(match.group(1)), turn)
 
 
-def fan_out_ids(concerns: int) -> list[RequestId]:
+def fan_out_ids(concerns: int, first: int = 0) -> list[RequestId]:
     """Every logical subagent and verifier request of the workload, in a fixed order."""
     ids: list[RequestId] = []
-    for i in range(concerns):
+    for i in range(first, first + concerns):
         ids += [("subagent", i, t) for t in range(SUBAGENT_TURNS)]
         ids += [("verifier", i, t) for t in range(VERIFIER_TURNS)]
     return ids
+
+
+def critic_ids(critic_concerns: int) -> list[RequestId]:
+    """The critic's requests and its concerns' subagent and verifier requests."""
+    ids: list[RequestId] = [("critic", -1, t) for t in range(CRITIC_TURNS)]
+    return ids + fan_out_ids(critic_concerns, CRITIC_INDEX)
 
 
 @dataclass(frozen=True)
@@ -147,17 +197,25 @@ def fixed_latency(concerns: int, base: float = BASE_LATENCY) -> LatencyModel:
     return LatencyModel("fixed", dict.fromkeys(fan_out_ids(concerns), 1), base)
 
 
-def heavy_latency(concerns: int, seed: int, base: float = BASE_LATENCY) -> LatencyModel:
-    """Exact 80/15/5 % of x1/x3/x10, dealt to the fan-out requests by a seeded shuffle."""
-    ids = fan_out_ids(concerns)
+def _deal(ids: Sequence[RequestId], seed: int) -> dict[RequestId, int]:
+    """Exact 80/15/5 % of x1/x3/x10 over ``ids``, by a shuffle seeded with ``seed``."""
     multipliers: list[int] = []
     for multiplier, share in HEAVY_MIX[1:]:
         multipliers += [multiplier] * round(len(ids) * share)
     multipliers += [HEAVY_MIX[0][0]] * (len(ids) - len(multipliers))
     random.Random(seed).shuffle(multipliers)
-    return LatencyModel(
-        f"heavy-tailed, seed {seed}", dict(zip(ids, multipliers, strict=True)), base
-    )
+    return dict(zip(ids, multipliers, strict=True))
+
+
+def heavy_latency(
+    concerns: int, seed: int, base: float = BASE_LATENCY, critic_concerns: int = 0
+) -> LatencyModel:
+    """Exact 80/15/5 % of x1/x3/x10, dealt to the fan-out requests by a seeded shuffle (the
+    critic's, if any, by a second one: the first wave's latencies do not depend on it)."""
+    multipliers = _deal(fan_out_ids(concerns), seed)
+    if critic_concerns:
+        multipliers |= _deal(critic_ids(critic_concerns), seed + 1_000_003)
+    return LatencyModel(f"heavy-tailed, seed {seed}", multipliers, base)
 
 
 @dataclass(frozen=True)
@@ -177,6 +235,8 @@ class Chains:
         before = after = 0.0
         for rid in rids:
             role, index, turn = rid
+            if role == "critic" or index >= CRITIC_INDEX:
+                continue  # the first wave's chains only
             seconds = latency.seconds(rid)
             if role == "main":
                 if turn < MAIN_TURNS_BEFORE_WORKFLOW:
@@ -203,7 +263,8 @@ class Chains:
         return self.main_before + max(longest, work) + self.main_after
 
     def pipelined_schedule(self, workers: int) -> float:
-        """Zero-overhead makespan of our policy: FIFO subagents, each verifier queued ahead."""
+        """Zero-overhead makespan of the previous policy: a slot per agent, FIFO subagents,
+        each verifier queued ahead of them."""
         return (
             self.main_before + _pipelined(self.subagents, self.verifiers, workers) + self.main_after
         )
@@ -227,7 +288,7 @@ def _list_schedule(durations: Sequence[float], workers: int) -> float:
 
 
 def _pipelined(sub: Sequence[float], ver: Sequence[float], workers: int) -> float:
-    """Event simulation of the engine's PriorityPool as Workflow uses it."""
+    """Event simulation of the previous policy: a slot per agent, verifiers first."""
     running: list[tuple[float, str, int]] = []  # (finish time, role, concern)
     ready_verifiers: list[int] = []
     next_sub = 0
@@ -252,8 +313,8 @@ def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> f
     """Zero-overhead fan-out makespan of a policy that schedules single *requests* (not whole
     agents) and always sends the ready request with the most requests still behind it in its
     concern's chain (subagent turns, then verifier turns): the classic critical-path list
-    schedule for chains whose lengths are not known in advance. For context: the best online
-    policy we know for this workload, not what the engine does."""
+    schedule for chains whose lengths are not known in advance. The engine's policy
+    (:func:`engine_schedule`) should give the same makespan on this workload."""
     steps = [("subagent", t) for t in range(SUBAGENT_TURNS)]
     steps += [("verifier", t) for t in range(VERIFIER_TURNS)]
     chains = [[latency.seconds((role, i, t)) for role, t in steps] for i in range(concerns)]
@@ -269,3 +330,70 @@ def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> f
         if step + 1 < len(steps):
             heapq.heappush(ready, (-(len(steps) - step - 1), i, step + 1))
     return now
+
+
+_TURNS = {"critic": CRITIC_TURNS, "subagent": SUBAGENT_TURNS, "verifier": VERIFIER_TURNS}
+_ADMIT = {"critic": CRITIC, "verifier": VERIFY, "subagent": REVIEW}
+
+
+def engine_schedule(
+    latency: LatencyModel,
+    concerns: int,
+    workers: int,
+    *,
+    critic_concerns: int | None = None,
+    agents: int | None = None,
+) -> float:
+    """Zero-overhead fan-out makespan of the engine's policy, by event simulation: agents
+    admitted to the pool (at most ``agents``: the critic, then verifiers, then concerns in
+    order), each request waiting at the gate for one of ``workers`` slots in the order of
+    :func:`orch_review.engine.scheduler.request_rank`. ``critic_concerns``: the critic runs
+    and proposes that many. ``agents=workers`` is the previous policy, a slot per agent."""
+    cap = agents if agents is not None else AGENTS_PER_SLOT * workers
+    order = itertools.count()
+    admit: list[tuple[int, int, str, int]] = []  # (priority, fifo, role, concern index)
+    ready: list[tuple[Rank, int, str, int, int]] = []  # (rank, fifo, role, index, turn)
+    running: list[tuple[float, int, str, int, int]] = []  # (finish, fifo, role, index, turn)
+    live = 0
+    now = 0.0
+
+    def submit(role: str, index: int) -> None:
+        heapq.heappush(admit, (_ADMIT[role], next(order), role, index))
+
+    def request(role: str, index: int, turn: int) -> None:
+        rank = request_rank(role, turn, index)
+        heapq.heappush(ready, (rank, next(order), role, index, turn))
+
+    if critic_concerns is not None:
+        submit("critic", -1)
+    for i in range(concerns):
+        submit("subagent", i)
+    while admit or ready or running:
+        while admit and live < cap:
+            _, _, role, index = heapq.heappop(admit)
+            live += 1
+            request(role, index, 0)
+        while ready and len(running) < workers:
+            _, _, role, index, turn = heapq.heappop(ready)
+            seconds = latency.seconds(_logical((role, index, turn), concerns))
+            heapq.heappush(running, (now + seconds, next(order), role, index, turn))
+        now, _, role, index, turn = heapq.heappop(running)
+        if turn + 1 < _TURNS[role]:
+            request(role, index, turn + 1)
+            continue
+        live -= 1
+        if role == "subagent":
+            submit("verifier", index)
+        elif role == "critic":
+            for j in range(critic_concerns or 0):
+                submit("subagent", concerns + j)
+    return now
+
+
+def _logical(rid: RequestId, concerns: int) -> RequestId:
+    """The workload's id of a simulated request: the critic's concerns are numbered after
+    the first wave in the engine, and from ``CRITIC_INDEX`` in the workload."""
+    role, index, turn = rid
+    if role != "critic" and index >= concerns:
+        return (role, CRITIC_INDEX + index - concerns, turn)
+    return rid

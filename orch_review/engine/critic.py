@@ -1,23 +1,30 @@
-"""The completeness critic: after the first wave, hunt for what nobody covered.
+"""The completeness critic: from the list of concerns, hunt for what nobody covers.
 
-One agent with the same tools receives the concerns that were reviewed and the findings that
-survived, checks the content with bash, and proposes new self-contained concerns; those run
-as a second fan-out through the same Workflow (journaled, verified like the first).
+The critic needs the concern list, not the findings: what nobody looks at is visible in the
+list. So it starts as soon as the first list is known, on the same pool and request gate as
+the first wave (ahead of it: its chain is the longest), and the concerns it proposes join the
+fan-out, journaled and verified like the others, while the first wave still runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from orch_review.engine.agent import AgentLoop, Terminal
 from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.journal import journal_key
 from orch_review.engine.prompts import CRITIC_SYSTEM, CRITIC_TURN_LIMIT_NOTE, critic_task
+from orch_review.engine.scheduler import CRITIC
 from orch_review.engine.session import Session
 from orch_review.engine.tools import REPORT_CONCERNS_TOOL, TOOLS_VERSION, ToolInputError
-from orch_review.engine.workflow import Workflow, parse_subtasks
+from orch_review.engine.workflow import Workflow, parse_subtasks, ranked
+from orch_review.errors import OrchReviewError
 from orch_review.findings.records import ConcernOutcome
 
 MAX_NEW_CONCERNS = 10
@@ -40,39 +47,110 @@ class CriticRun:
     failure: str | None = None
 
 
-def run_critic(
-    session: Session, workflow: Workflow, scope_summary: str, guidance: str = ""
-) -> CriticRun:
-    """Ask the critic for uncovered concerns and review them. A critic that ends without
-    its report (after one reminder and a forced final turn) is a failure, never silence."""
-    reviewed = list(workflow.outcomes)
-    if not reviewed:
-        return CriticRun()
-    confirmed = [
-        f"{f.severity.value} {f.location}: {f.claim}"
-        for outcome in reviewed
-        for f in outcome.findings
-        if f.verdict is not None and f.verdict.confirmed
-    ]
-    task = critic_task([o.concern for o in reviewed], confirmed, scope_summary, guidance)
-    config = session.config
-    key = journal_key(
-        "critic",
-        TOOLS_VERSION,
-        config.model,
-        config.effort,
-        task,
-        session.workspace.content_key(""),
-    )
-    stored = session.journal.get(key)
-    if stored is None:
-        if not session.ledger.start_agent("critic"):
-            reason = session.ledger.report().cap_reached or "budget reached"
-            return CriticRun(failure=f"the completeness critic did not run: {reason}")
+@dataclass(frozen=True, slots=True)
+class _Proposal:
+    queued: list[Future[ConcernOutcome]] = field(default_factory=list)
+    failure: str | None = None
+
+
+class Critic:
+    """The critic of one review: :meth:`start` it with the first concern list, :meth:`wait_queued`
+    before deciding what is left uncovered, :meth:`finish` for its concerns' outcomes."""
+
+    def __init__(
+        self, session: Session, workflow: Workflow, scope_summary: str, guidance: str = ""
+    ) -> None:
+        self._session = session
+        self._workflow = workflow
+        self._scope_summary = scope_summary
+        self._guidance = guidance
+        self._lock = threading.Lock()
+        self._proposal: Future[_Proposal] | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the critic was given a concern list."""
+        with self._lock:
+            return self._proposal is not None
+
+    def start(self, concerns: Sequence[str]) -> None:
+        """Queue the critic on the pool with ``concerns``; later lists are ignored."""
+        if not concerns:
+            return
+        with self._lock:
+            if self._proposal is None:
+                self._proposal = self._session.pool.submit(
+                    CRITIC, partial(self._propose, list(concerns))
+                )
+
+    def wait_queued(self) -> None:
+        """Return once the critic's own concerns are queued (or it failed or never started)."""
+        with self._lock:
+            proposal = self._proposal
+        if proposal is not None:
+            with contextlib.suppress(CancelledError):
+                proposal.exception()
+
+    def finish(self) -> CriticRun:
+        """Wait for the critic's concerns; a critic that could not run or report is a failure,
+        never silence."""
+        with self._lock:
+            proposal = self._proposal
+        if proposal is None:
+            return CriticRun()
+        try:
+            done = proposal.result()
+        except CancelledError:
+            return CriticRun(failure="the completeness critic did not run: interrupted")
+        return CriticRun(self._workflow.collect(done.queued), done.failure)
+
+    def _propose(self, concerns: list[str]) -> _Proposal:
+        """Run the critic agent (or reuse its journaled answer) and queue its concerns."""
+        session = self._session
+        config = session.config
+        task = critic_task(concerns, self._scope_summary, self._guidance)
+        key = journal_key(
+            "critic",
+            TOOLS_VERSION,
+            config.model,
+            config.effort,
+            config.subagent_max_turns,
+            CRITIC_SYSTEM,
+            task,
+            session.workspace.content_key(""),
+        )
+        stored = session.journal.get(key)
+        if stored is None:
+            if session.cancel.is_set():
+                return _Proposal(failure="the completeness critic did not run: interrupted")
+            if not session.ledger.start_agent("critic"):
+                reason = session.ledger.report().cap_reached or "budget reached"
+                return _Proposal(failure=f"the completeness critic did not run: {reason}")
+            try:
+                proposed = self._run_agent(task)
+            except OrchReviewError as exc:
+                session.emit("critic", "critic", "completeness critic", "failed", str(exc))
+                return _Proposal(failure=f"the completeness critic failed: {exc}")
+            if isinstance(proposed, str):
+                session.emit("critic", "critic", "completeness critic", "failed", proposed)
+                return _Proposal(failure=f"the completeness critic failed: {proposed}")
+            stored = {"concerns": proposed}
+            session.journal.put(key, "critic", stored)
+            session.emit("critic", "critic", "completeness critic", "done", f"{len(proposed)} new")
+        else:
+            session.ledger.reused("critic")
+        new = [c for c in stored["concerns"] if self._workflow.refusal(c) is None]
+        return _Proposal(self._workflow.start(new) if new else [])
+
+    def _run_agent(self, task: str) -> list[str] | str:
+        """The critic's proposed concerns, or why it gave none."""
+        session = self._session
+        config = session.config
         session.emit("critic", "critic", "completeness critic", "started")
-        with session.bash_session() as bash:
+        agent = ranked(session, "critic", -1)
+        with agent.bash_session() as bash:
             loop: AgentLoop[list[str]] = AgentLoop(
-                client=session.client,
+                client=agent.client,
                 ledger=session.ledger,
                 role="critic",
                 model=config.model,
@@ -87,13 +165,5 @@ def run_critic(
             )
             run = loop.run([{"role": "user", "content": task}])
         if run.result is None:
-            why = run.note or "it ended without calling report_concerns"
-            session.emit("critic", "critic", "completeness critic", "failed", why)
-            return CriticRun(failure=f"the completeness critic failed: {why}")
-        stored = {"concerns": run.result}
-        session.journal.put(key, "critic", stored)
-        session.emit("critic", "critic", "completeness critic", "done", f"{len(run.result)} new")
-    else:
-        session.ledger.reused("critic")
-    new = [c for c in stored["concerns"] if workflow.refusal(c) is None]
-    return CriticRun(workflow.run(new) if new else [])
+            return run.note or "it ended without calling report_concerns"
+        return run.result

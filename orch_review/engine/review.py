@@ -22,7 +22,7 @@ from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
-from orch_review.engine.critic import run_critic
+from orch_review.engine.critic import Critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker
@@ -186,7 +186,20 @@ def review(
             earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
             if scope.kind != "all" and config.journal:
                 earlier.load(scope.paths)  # reads the files under review through git
-            workflow = Workflow(session, require_files=scope.kind != "all", earlier=earlier)
+            critic: Critic | None = None
+
+            def start_critic(concerns: list[str]) -> None:
+                if critic is not None:
+                    critic.start(concerns)
+
+            workflow = Workflow(
+                session,
+                require_files=scope.kind != "all",
+                earlier=earlier,
+                on_concerns=start_critic,
+            )
+            if critic_wanted(config, scope):
+                critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
                 main = run_main_agent(session, workflow, task)
@@ -202,28 +215,16 @@ def review(
                 warnings.append(str(exc))
             files = ledger_files(scope, workspace)
             try:
-                swept = run_sweep(
+                ledger = session.ledger
+                summary += _cover(
                     workflow,
+                    critic,
                     files,
-                    scope.base_commit,
-                    done=earlier.paths,
-                    agents_left=_agents_left(config, session.ledger),
+                    scope,
+                    earlier.paths,
+                    lambda: _agents_left(config, ledger),
+                    warnings,
                 )
-                if swept:
-                    count = sum(len(workflow.files_of[o.index]) for o in swept)
-                    summary += (
-                        f"\n\norch-review swept {count} file(s) no concern had covered, "
-                        f"in {len(swept)} concern(s)."
-                    )
-                if critic_wanted(config, scope):
-                    critic = run_critic(session, workflow, prescout_summary(scope), main_guidance)
-                    if critic.failure:
-                        warnings.append(critic.failure)
-                    if critic.outcomes:
-                        summary += (
-                            f"\n\nThe completeness critic added {len(critic.outcomes)} "
-                            "concern(s) the first wave had not covered."
-                        )
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
@@ -299,6 +300,54 @@ def review(
         shard=scope.shard,
     )
     return dataclasses.replace(report, snippets=snippets)
+
+
+def _cover(
+    workflow: Workflow,
+    critic: Critic | None,
+    files: list[LedgerFile],
+    scope: Scope,
+    done: frozenset[str],
+    agents_left: Callable[[], int | None],
+    warnings: list[str],
+) -> str:
+    """After the main agent: the sweep over files nothing covers, and the critic's concerns
+    (started with the first concern list, so usually queued or done by now); what to add to
+    the summary. Files the critic's queued concerns name are swept only if those fail."""
+    if critic is not None:
+        critic.wait_queued()
+    pending = workflow.pending_files()
+    swept = run_sweep(
+        workflow,
+        [f for f in files if f.path not in pending],
+        scope.base_commit,
+        done=done,
+        agents_left=agents_left(),
+    )
+    added = ""
+    if critic is not None:
+        run = critic.finish()
+        if run.failure:
+            warnings.append(run.failure)
+        if run.outcomes:
+            added += (
+                f"\n\nThe completeness critic added {len(run.outcomes)} concern(s) the first "
+                "wave had not covered."
+            )
+        swept += run_sweep(
+            workflow,
+            [f for f in files if f.path in pending],
+            scope.base_commit,
+            done=done,
+            agents_left=agents_left(),
+        )
+    if swept:
+        count = sum(len(workflow.files_of[o.index]) for o in swept)
+        added = (
+            f"\n\norch-review swept {count} file(s) no concern had covered, "
+            f"in {len(swept)} concern(s)."
+        ) + added
+    return added
 
 
 def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:

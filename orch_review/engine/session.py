@@ -15,7 +15,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.bash import BashSession
 from orch_review.engine.budget import Ledger
-from orch_review.engine.client import ModelClient
+from orch_review.engine.client import Completer
 from orch_review.engine.journal import JournalLike
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
@@ -92,7 +92,7 @@ class Session:
     """
 
     config: Config
-    client: ModelClient
+    client: Completer
     ledger: Ledger
     journal: JournalLike
     workspace: ReviewedContent

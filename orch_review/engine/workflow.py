@@ -1,25 +1,30 @@
 """The Workflow tool: a journaled fan-out of subagents with pipelined verification.
 
 Each concern runs as a subagent; as soon as its findings are in, a verifier for them is
-queued ahead of concerns not yet started. Every agent's result is looked up in, and stored
-to, the journal under a key of everything that changes its answer, so a rerun pays only
-for agents that never finished.
+queued ahead of concerns not yet started. Every request an agent sends waits at the pool's
+gate for a slot, ranked by the chain of work still behind it (see ``scheduler``). Every
+agent's result is looked up in, and stored to, the journal under a key of everything that
+changes its answer, so a rerun pays only for agents that never finished.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
+from orch_review.engine.client import Completer, Reply
 from orch_review.engine.journal import journal_key
 from orch_review.engine.phases import Phase, parse_phases, with_context
 from orch_review.engine.reuse import EarlierReviews
-from orch_review.engine.scheduler import REVIEW, VERIFY
+from orch_review.engine.scheduler import REVIEW, VERIFY, PriorityPool, request_rank
 from orch_review.engine.session import Session
-from orch_review.engine.subagent import run_subagent, run_verifier
+from orch_review.engine.subagent import AgentFailed, run_subagent, run_verifier
 from orch_review.engine.tools import TOOLS_VERSION, ToolInputError
 from orch_review.errors import OrchReviewError
 from orch_review.findings.codec import (
@@ -56,6 +61,49 @@ def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
     return subtasks
 
 
+class RankedClient:
+    """One agent's view of the client: each request waits at the pool's gate for a slot,
+    ranked by the agent's role, the turns it has done and its place in the review."""
+
+    def __init__(
+        self,
+        client: Completer,
+        pool: PriorityPool,
+        cancel: threading.Event,
+        role: str,
+        order: int,
+    ) -> None:
+        self._client = client
+        self._pool = pool
+        self._cancel = cancel
+        self._role = role
+        self._order = order
+        self._turns = itertools.count()
+
+    def complete(
+        self,
+        *,
+        model: str,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        tool_choice: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        rank = request_rank(self._role, next(self._turns), self._order)
+        with self._pool.request_slot(rank):
+            if self._cancel.is_set():  # the gate opens for everyone on cancellation
+                raise AgentFailed("interrupted")
+            return self._client.complete(
+                model=model, system=system, tools=tools, messages=messages, tool_choice=tool_choice
+            )
+
+
+def ranked(session: Session, role: str, order: int) -> Session:
+    """``session`` for one agent of ``role``, whose requests go through the gate."""
+    client = RankedClient(session.client, session.pool, session.cancel, role, order)
+    return dataclasses.replace(session, client=client, sandbox=session.shell_sandbox)
+
+
 # Part of every verifier's journal key. 2: verdicts are stored with their confidence; entries
 # of version 1 lack it, and reusing them would rank every finding as "medium" confidence.
 VERDICTS_FORMAT = 2
@@ -70,12 +118,17 @@ class Workflow:
         *,
         require_files: bool = False,
         earlier: EarlierReviews | None = None,
+        on_concerns: Callable[[list[str]], None] | None = None,
     ) -> None:
         """``require_files``: refuse subtasks that name no reviewable file (a change's
-        concerns must be about the change); ``earlier``: files an earlier review covered."""
+        concerns must be about the change); ``earlier``: files an earlier review covered;
+        ``on_concerns``: told each list of concerns about to run, before they run (a whole
+        plan's at once), e.g. to start the completeness critic."""
         self._session = session
         self._require_files = require_files
         self._earlier = earlier
+        self._on_concerns = on_concerns
+        self._lock = threading.Lock()  # the critic queues concerns from a worker thread
         # Concerns answered from an earlier review instead of being run.
         self.answered: set[int] = set()
         self._next_index = 0
@@ -101,11 +154,18 @@ class Workflow:
         cap = self._session.config.max_subtasks
         try:
             if tool_input.get("phases"):
-                return self._run_phases(parse_phases(tool_input, cap)), False
+                phases = parse_phases(tool_input, cap)
+                self._announce([s for p in phases for s in p.subtasks])
+                return self._run_phases(phases), False
             subtasks = parse_subtasks(tool_input)
         except ToolInputError as exc:
             return f"Workflow was not run: {exc}.", True
         return self._run_subtasks(subtasks)
+
+    def _announce(self, concerns: Sequence[str]) -> None:
+        accepted = [c for c in concerns if self.refusal(c) is None]
+        if accepted and self._on_concerns is not None:
+            self._on_concerns(accepted)
 
     def _run_phases(self, phases: list[Phase]) -> str:
         """Run phases in order; each sees the results of the phases it depends on (all
@@ -134,7 +194,7 @@ class Workflow:
             return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
                 refused
             ), True
-        text = describe(self.run(accepted))
+        text = describe(self.run(accepted), local=True)
         if refused:
             text += "\n\nThese subtasks were refused (not reviewed):\n" + "\n".join(refused)
         if dropped:
@@ -151,22 +211,61 @@ class Workflow:
     ) -> list[ConcernOutcome]:
         """Review ``concerns`` and return their outcomes in order. ``files`` gives, per
         concern, the files it covers (default: the reviewable files its text names)."""
-        futures: list[Future[ConcernOutcome]] = []
+        numbered = self._number(concerns, files)
+        self._announce(concerns)  # the critic, if it starts now, queues ahead of them
+        return self.collect(self._queue(numbered))
+
+    def start(
+        self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None = None
+    ) -> list[Future[ConcernOutcome]]:
+        """Queue ``concerns`` without waiting; :meth:`collect` their outcomes."""
+        return self._queue(self._number(concerns, files))
+
+    def _number(
+        self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None
+    ) -> list[tuple[int, str, tuple[str, ...]]]:
+        """Each concern's index in the review and the files it covers."""
         workspace = self._session.workspace
-        for number, concern in enumerate(concerns):
-            index = self._next_index
-            self._next_index += 1
-            named = files[number] if files is not None else workspace.mentioned_files(concern)
-            self.files_of[index] = tuple(named)
+        named = [
+            tuple(files[n] if files is not None else workspace.mentioned_files(concern))
+            for n, concern in enumerate(concerns)
+        ]
+        with self._lock:
+            first = self._next_index
+            self._next_index += len(concerns)
+            for n, paths in enumerate(named):
+                self.files_of[first + n] = paths
+        pairs = enumerate(zip(concerns, named, strict=True))
+        return [(first + n, concern, paths) for n, (concern, paths) in pairs]
+
+    def _queue(
+        self, numbered: Sequence[tuple[int, str, tuple[str, ...]]]
+    ) -> list[Future[ConcernOutcome]]:
+        futures: list[Future[ConcernOutcome]] = []
+        for index, concern, named in numbered:
             if self._earlier is not None and self._earlier.answers(named):
                 futures.append(self._answered(index, concern, self._earlier, named))
                 continue
             outcome: Future[ConcernOutcome] = Future()
             futures.append(outcome)
             self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
+        return futures
+
+    def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
+        """Wait for queued concerns; their outcomes join :attr:`outcomes` in concern order."""
         outcomes = [f.result() for f in futures]
-        self.outcomes.extend(outcomes)
+        with self._lock:
+            self.outcomes.extend(outcomes)
+            self.outcomes.sort(key=lambda o: o.index)
         return outcomes
+
+    def pending_files(self) -> frozenset[str]:
+        """Files named by queued concerns whose outcome is not in yet."""
+        with self._lock:
+            done = {o.index for o in self.outcomes}
+            return frozenset(
+                path for i, paths in self.files_of.items() if i not in done for path in paths
+            )
 
     def _answered(
         self, index: int, concern: str, earlier: EarlierReviews, named: Sequence[str]
@@ -203,7 +302,12 @@ class Workflow:
                     session.emit(f"s{index}", "subagent", concern, "skipped", reason)
                     done.set_result(ConcernOutcome(index, concern, "skipped", error=reason))
                     return
-                reported = run_subagent(session, f"s{index}", concern, self.guidance_for(concern))
+                reported = run_subagent(
+                    ranked(session, "subagent", index),
+                    f"s{index}",
+                    concern,
+                    self.guidance_for(concern),
+                )
                 stored = {
                     "summary": reported.summary,
                     "findings": [finding_to_json(f) for f in reported.findings],
@@ -245,7 +349,7 @@ class Workflow:
                     done.set_result(_unverified(result, f"verification skipped: {reason}"))
                     return
                 verdicts = run_verifier(
-                    session,
+                    ranked(session, "verifier", result.index),
                     agent_id,
                     result.concern,
                     result.findings,
@@ -327,11 +431,13 @@ def _unverified(result: ConcernOutcome, error: str) -> ConcernOutcome:
     )
 
 
-def describe(outcomes: list[ConcernOutcome]) -> str:
-    """The tool result the main agent reads: per concern, what survived verification."""
+def describe(outcomes: list[ConcernOutcome], *, local: bool = False) -> str:
+    """The tool result the main agent reads: per concern, what survived verification.
+    ``local``: number the concerns of this list 1..n rather than by their place in the
+    review, which depends on when the critic's concerns were queued."""
     lines = []
-    for outcome in outcomes:
-        head = f"[{outcome.index + 1}] {_short(outcome.concern)}"
+    for number, outcome in enumerate(outcomes, 1):
+        head = f"[{number if local else outcome.index + 1}] {_short(outcome.concern)}"
         if outcome.status != "reviewed":
             lines.append(f"{head}\n    NOT COVERED ({outcome.status}): {outcome.error}")
             continue

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from orch_review.engine.client import Reply as ClientReply
+from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.tools import ToolInputError
-from orch_review.engine.workflow import describe, parse_subtasks
+from orch_review.engine.workflow import RankedClient, describe, parse_subtasks
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -144,3 +149,76 @@ def test_a_finding_without_a_verdict_is_unverified_never_confirmed(
     assert "Traceback" not in result.stderr
     findings = json.loads(out.read_text())["findings"]
     assert findings and {f["status"] for f in findings} == {"unverified"}
+
+
+class _Answering:
+    """A stand-in client: records which agent asked, then holds the reply until let go."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self._changed = threading.Condition()
+        self._let_go = 0
+
+    def complete(self, **request: Any) -> ClientReply:
+        with self._changed:
+            self.asked.append(str(request["model"]))
+            self._changed.notify_all()
+            mine = len(self.asked)
+            assert self._changed.wait_for(lambda: self._let_go >= mine, timeout=60)
+        return ClientReply([], "end_turn", 1, 1, 0, 0)
+
+    def wait_asked(self, count: int) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: len(self.asked) >= count, timeout=60)
+
+    def let_go(self) -> None:
+        with self._changed:
+            self._let_go += 1
+            self._changed.notify_all()
+
+
+def test_an_agents_later_turns_wait_behind_concerns_that_have_not_started() -> None:
+    client = _Answering()
+    pool = PriorityPool(1)
+    cancel = threading.Event()
+    agent = {
+        name: RankedClient(client, pool, cancel, role, order)
+        for name, role, order in [
+            ("s0", "subagent", 0),
+            ("s1", "subagent", 1),
+            ("v2", "verifier", 2),
+        ]
+    }
+
+    def ask(name: str) -> threading.Thread:
+        thread = threading.Thread(
+            target=lambda: agent[name].complete(model=name, system="", tools=[], messages=[]),
+            daemon=True,
+        )
+        thread.start()
+        return thread
+
+    threads = [ask("s0")]  # turn 0 of concern 0 holds the only slot
+    client.wait_asked(1)
+    client.let_go()
+    threads[0].join(timeout=60)
+    threads.append(ask("v2"))  # a verifier's first turn holds the slot
+    client.wait_asked(2)
+    threads += [ask("s0"), ask("s1")]  # concern 0's second turn, concern 1's first
+    assert _until(lambda: pool.waiting_requests() == 2)
+
+    for _ in range(3):
+        client.let_go()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert client.asked == ["s0", "v2", "s1", "s0"]
+
+
+def _until(condition: Callable[[], bool]) -> bool:
+    polled = threading.Event()
+    for _ in range(6000):
+        if condition():
+            return True
+        polled.wait(0.01)  # an upper bound on waiting for other threads, not a timing assert
+    return False
