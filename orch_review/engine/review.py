@@ -172,6 +172,7 @@ def review(
             content=content,
         )
         summary = ""
+        notes: tuple[str, ...] = ()
         with open_session(
             config,
             env,
@@ -216,7 +217,7 @@ def review(
             files = ledger_files(scope, workspace)
             try:
                 ledger = session.ledger
-                summary += _cover(
+                notes = _cover(
                     workflow,
                     critic,
                     files,
@@ -298,6 +299,7 @@ def review(
         unreadable=unreadable,
         coverage=coverage,
         shard=scope.shard,
+        notes=notes,
     )
     return dataclasses.replace(report, snippets=snippets)
 
@@ -310,10 +312,10 @@ def _cover(
     done: frozenset[str],
     agents_left: Callable[[], int | None],
     warnings: list[str],
-) -> str:
+) -> tuple[str, ...]:
     """After the main agent: the sweep over files nothing covers, and the critic's concerns
-    (started with the first concern list, so usually queued or done by now); what to add to
-    the summary. Files the critic's queued concerns name are swept only if those fail."""
+    (started with the first concern list, so usually queued or done by now); the report's
+    notes on what they did. Files the critic's queued concerns name are swept only if those fail."""
     if critic is not None:
         critic.wait_queued()
     pending = workflow.pending_files()
@@ -324,15 +326,15 @@ def _cover(
         done=done,
         agents_left=agents_left(),
     )
-    added = ""
+    added: list[str] = []
     if critic is not None:
         run = critic.finish()
         if run.failure:
             warnings.append(run.failure)
         if run.outcomes:
-            added += (
-                f"\n\nThe completeness critic added {len(run.outcomes)} concern(s) the first "
-                "wave had not covered."
+            added.append(
+                f"The completeness critic added {len(run.outcomes)} concern(s) the first wave "
+                "had not covered."
             )
         swept += run_sweep(
             workflow,
@@ -343,11 +345,10 @@ def _cover(
         )
     if swept:
         count = sum(len(workflow.files_of[o.index]) for o in swept)
-        added = (
-            f"\n\norch-review swept {count} file(s) no concern had covered, "
-            f"in {len(swept)} concern(s)."
-        ) + added
-    return added
+        noun = "file" if count == 1 else "files"
+        sweeps = "a sweep" if len(swept) == 1 else f"{len(swept)} sweeps"
+        added.insert(0, f"orch-review reviewed {count} {noun} no concern had covered, in {sweeps}.")
+    return tuple(added)
 
 
 def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:

@@ -93,6 +93,7 @@ def report_from_json(data: Mapping[str, Any]) -> Report:
         filter_mode=data["filter_mode"],
         coverage=_coverage(data["coverage"]),
         shard=data.get("shard"),
+        notes=tuple(str(n) for n in data.get("notes") or ()),
     )
 
 
@@ -187,6 +188,9 @@ def merge_reports(shards: Sequence[ShardReport], problems: Sequence[str] = ()) -
         scope_kind=first.scope_kind,
         filter_mode=first.filter_mode,
         coverage=merge_coverage(coverages, notes),
+        notes=tuple(
+            f"shard {s.shard}: {n}" if s.shard else n for s in shards for n in s.report.notes
+        ),
     )
 
 

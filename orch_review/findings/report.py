@@ -45,6 +45,9 @@ class Report:
     # The per-file ledger; None only for reports built without one (older callers, tests).
     coverage: Coverage | None = None
     shard: str | None = None  # "K/N" for one shard of a split review
+    # What orch-review itself did to reach full coverage (the sweep, the critic's concerns):
+    # facts of the run, kept apart from the main agent's unverified summary.
+    notes: tuple[str, ...] = ()
 
     @property
     def reviewer_summary(self) -> str:
@@ -141,6 +144,7 @@ def build_report(
     unreadable: tuple[str, ...] = (),
     coverage: Coverage | None = None,
     shard: str | None = None,
+    notes: tuple[str, ...] = (),
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -158,4 +162,5 @@ def build_report(
         unreadable=unreadable,
         coverage=coverage,
         shard=shard,
+        notes=notes,
     )

@@ -63,6 +63,7 @@ def to_data(report: Report) -> dict[str, Any]:
         "model": report.model,
         "agent_model": report.agent_model,
         "summary": report.summary,
+        "notes": list(report.notes),
         "incomplete": report.incomplete,
         "shard": report.shard,
         "findings": [

@@ -274,6 +274,8 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
         if count:
             line += f", {count} {status}"
     yield Text(line + ".", "dim")
+    for note in report.notes:
+        yield Text(safe(note), "dim")
     counts = report.counts()
     refuted = counts["refuted"]
     parts = [f"{refuted} finding{'' if refuted == 1 else 's'} refuted by verifiers"] * bool(refuted)

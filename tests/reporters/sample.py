@@ -235,6 +235,7 @@ def sample_report() -> Report:
     return Report(
         scope="changes on feature against main (merge-base 1a2b3c4), 4 files",
         summary="Two real problems in app.py and worker.py; the rest is minor.",
+        notes=("orch-review reviewed 1 file no concern had covered, in a sweep.",),
         findings=tuple(findings),
         concerns=concerns,
         usage=sample_usage(),

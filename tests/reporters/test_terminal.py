@@ -298,3 +298,11 @@ def test_a_long_concern_title_is_cut_between_words() -> None:
     out = render(replace(report, concerns=concerns))
     unfinished = [ln for ln in out.splitlines() if ln.startswith("UNFINISHED ")]
     assert unfinished and all("recursion…" in ln or "recursion …" in ln for ln in unfinished)
+
+
+def test_orch_reviews_own_notes_stand_apart_from_the_reviewers_summary() -> None:
+    note = "orch-review reviewed 2 files no concern had covered, in a sweep."
+    report = replace(sample_report(), notes=(note,), summary="The parser needs a second look.")
+    lines = render(report).splitlines()
+    summary_at = next(i for i, ln in enumerate(lines) if ln.startswith("Reviewer's summary"))
+    assert lines.index(note) < summary_at  # with the coverage, not in the unverified summary
