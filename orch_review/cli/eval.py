@@ -108,7 +108,7 @@ def _split_axes(
     type=click.IntRange(1, 32),
     default=2,
     show_default=True,
-    help="Cases reviewed at once (each gets max-concurrent / jobs agents).",
+    help="Cases reviewed at once (each gets max-concurrent / jobs requests in flight).",
 )
 @click.option(
     "--tolerance",

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 @click.option(
     "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Exit 1 at this severity or above [high]."
 )
-@click.option("--max-concurrent", type=int, help="Agents running at once [10].")
+@click.option("--max-concurrent", type=int, help="Agents' model requests in flight at once [10].")
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-total-tokens", type=int, help="Hard cap on tokens used in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")

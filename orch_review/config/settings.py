@@ -269,7 +269,7 @@ _KEYS: tuple[_Key, ...] = (
     ),
     _Key("subagent_model", _TEXT, "Model for subagents and verifiers; defaults to `model`."),
     _Key("effort", _choice(get_args(Effort)), "Reasoning effort for every agent."),
-    _Key("max_concurrent", _integer(1, 100), "Subagent requests in flight at once."),
+    _Key("max_concurrent", _integer(1, 100), "Agents' model requests in flight at once."),
     _Key("max_subtasks", _integer(1, 1000), "Most subtasks one Workflow call may start."),
     _Key("subagent_max_turns", _integer(1, 200), "Turn limit for each subagent."),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),

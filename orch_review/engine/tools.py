@@ -14,7 +14,7 @@ from typing import Any
 from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-12-01.2"
+TOOLS_VERSION = "2026-12-01.3"
 
 
 OTHER_CATEGORY = "other"  # what any category outside CATEGORIES becomes
@@ -63,7 +63,8 @@ names none). A common shape is "understand" (map the components and their contra
 automatically. Plans are validated: unique names, known dependencies, no cycles.
 
 Limits: at most {max_subtasks} subtasks per call (extra ones are dropped with a note; queue them \
-in a follow-up call); at most {max_concurrent} agents run at once."""
+in a follow-up call); agents take turns so that at most {max_concurrent} model requests are in \
+flight at once."""
 
 
 def workflow_tool(max_subtasks: int, max_concurrent: int) -> dict[str, Any]:
