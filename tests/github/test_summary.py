@@ -6,12 +6,8 @@ Golden files are in tests/github/golden/; regenerate with
 
 from __future__ import annotations
 
-import difflib
-import os
 from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from orch_review.config.learnings import Learning
 from orch_review.github.comments import PostedComment
@@ -27,23 +23,14 @@ from orch_review.github.summary import (
 )
 from orch_review.github.threads import ThreadChange
 from tests.github.test_comments import finding
+from tests.golden import assert_matches
 from tests.reporters.sample import clean_report, sample_report
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def assert_golden(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(actual, encoding="utf-8", newline="")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True), actual.splitlines(keepends=True), name, "actual"
-        )
-        pytest.fail("output differs from the golden file:\n" + "".join(diff), pytrace=False)
+    assert_matches(GOLDEN, name, actual)
 
 
 def sample_placement() -> Placement:

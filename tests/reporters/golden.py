@@ -1,36 +1,15 @@
-"""Snapshot comparison against files in ``tests/reporters/golden/``.
-
-To regenerate after an intended change, run
-``UPDATE_GOLDEN=1 .venv/bin/pytest tests/reporters`` and review ``git diff`` of the golden
-files before committing them.
-"""
+"""Snapshot comparison against files in ``tests/reporters/golden/``; regenerate with
+``UPDATE_GOLDEN=1 pytest tests/reporters`` and review ``git diff`` of the golden files."""
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
-import pytest
+from tests.golden import assert_matches
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def assert_golden(name: str, actual: str) -> None:
     """Fail with a unified diff when ``actual`` differs from the golden file ``name``."""
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(actual, encoding="utf-8", newline="")
-        return
-    if not path.exists():
-        pytest.fail(f"no golden file {path}: run with UPDATE_GOLDEN=1 to write it")
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            fromfile=f"golden/{name}",
-            tofile="actual",
-        )
-        pytest.fail("output differs from the golden file:\n" + "".join(diff), pytrace=False)
+    assert_matches(GOLDEN, name, actual)
