@@ -303,6 +303,7 @@ def answer_follow_up(
     from orch_review.engine.conversation import Conversation
     from orch_review.engine.followup import FollowUp
     from orch_review.engine.mode import ModeState
+    from orch_review.errors import RequestRejected
 
     notes: list[str] = []
     continued: Conversation | None = None
@@ -315,38 +316,42 @@ def answer_follow_up(
             if continued.snapshot_commit != commit:
                 notes.append("the review's conversation is about other content")
                 continued = None
-    start = continued or Conversation([], ModeState(), commit, scope)
-    start = dataclasses.replace(start, snapshot_objects=b"")  # only what git fetched is read
+    fresh = Conversation([], ModeState(), commit, scope)
+    start = dataclasses.replace(continued or fresh, snapshot_objects=b"")  # only what git fetched
     config = dataclasses.replace(config, journal=False)
-    shell = True
-    with contextlib.ExitStack() as stack:
+    # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
+    sandboxed = config if config.sandbox == "off" else dataclasses.replace(config, sandbox="on")
+
+    def ask(stack: contextlib.ExitStack, begin: Conversation) -> tuple[str, bool]:
+        shell = True
         try:
-            # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
-            sandboxed = config
-            if config.sandbox != "off":
-                sandboxed = dataclasses.replace(config, sandbox="on")
             follow_up = stack.enter_context(
-                FollowUp(sandboxed, repo, env, events=events, conversation=start)
+                FollowUp(sandboxed, repo, env, events=events, conversation=begin)
             )
         except SandboxUnavailable:
-            notes.append("no sandbox could run here, so no command was run")
-            if orchestrate:
-                notes.append("`deep` needs the sandbox, so the answer did not fan out")
             shell = False
+            unsandboxed = dataclasses.replace(config, sandbox="off")
             follow_up = stack.enter_context(
-                FollowUp(
-                    dataclasses.replace(config, sandbox="off"),
-                    repo,
-                    env,
-                    events=events,
-                    conversation=start,
-                    shell=False,
-                )
+                FollowUp(unsandboxed, repo, env, events=events, conversation=begin, shell=False)
             )
-        answer = follow_up.ask(question, orchestrate=orchestrate and shell)
-    return FollowUpAnswer(
-        answer.text, continued is not None, shell, orchestrate and shell, tuple(notes)
-    )
+        return follow_up.ask(question, orchestrate=orchestrate and shell).text, shell
+
+    with contextlib.ExitStack() as stack:
+        try:
+            text, shell = ask(stack, start)
+        except RequestRejected:
+            if continued is None:
+                raise
+            # A stored conversation the API will not take (too long for the model's context,
+            # a model retired since): the question still deserves an answer.
+            notes.append("the API refused the review's conversation, so the answer starts afresh")
+            continued = None
+            text, shell = ask(stack, fresh)
+    if not shell:
+        notes.append("no sandbox could run here, so no command was run")
+        if orchestrate:
+            notes.append("`deep` needs the sandbox, so the answer did not fan out")
+    return FollowUpAnswer(text, continued is not None, shell, orchestrate and shell, tuple(notes))
 
 
 def learn(

@@ -197,6 +197,37 @@ def test_a_maintainers_question_in_a_findings_thread_gets_one_reply_with_the_mod
     assert not (checkout / "app.py").exists()  # the pull request's code was never checked out
 
 
+def test_a_conversation_the_api_refuses_is_answered_afresh(
+    opened_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    store: ArtifactStore,
+    tmp_path: Path,
+) -> None:
+    env = _step_env(opened_env, tmp_path)
+    review_and_upload(env, pull_repo, fake_api, store)
+    top = finding_comment(github_api, "app.py")
+    asked = add_reply(github_api, NUMBER, top["id"], "@orch-review why?", login=MAINTAINER)
+    fake_api.reset()
+    fake_api.policy = answering("Because the name is not escaped.")
+    # "prompt is too long": the stored conversation no longer fits, whatever it holds.
+    long_history = lambda r: len(r.body["messages"]) > 3  # noqa: E731
+    fake_api.add_fault("status", status=400, error_type="invalid_request_error", match=long_history)
+    checkout = default_branch_checkout(pull_repo, tmp_path / "merge-checkout")
+    event = review_comment_event(pull_repo, asked, tmp_path / "comment.json")
+
+    result = answer({**env, **event}, checkout, fake_api)
+
+    assert result.returncode == 0, result.stderr
+    (reply,) = [c for c in thread(github_api, NUMBER, top["id"]) if c["user"] == BOT]
+    assert "Because the name is not escaped." in reply["body"]
+    assert "refused the review's conversation" in reply["body"]
+    first, second = fake_api.message_requests
+    assert first.fault == "status" and second.fault is None
+    assert len(second.body["messages"]) < len(first.body["messages"])  # started afresh
+
+
 def test_deep_switches_the_mode_on_for_that_turn(
     opened_env: dict[str, str],
     fake_api: FakeMessagesAPI,
