@@ -67,8 +67,8 @@ scope_options = option_group(
 
 # --model, --subagent-model and --effort, shared by the commands that review.
 model_options = option_group(
-    click.option("--model", help="Model for the main agent [default: claude-opus-5-5]."),
-    click.option("--subagent-model", help="Model for subagents and verifiers [default: --model]."),
+    click.option("--model", help="Model for the main agent [claude-opus-5-5]."),
+    click.option("--subagent-model", help="Model for subagents and verifiers [--model]."),
     click.option(
         "--effort", type=click.Choice(EFFORTS), help="Effort level on every request [xhigh]."
     ),

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     "--journal",
     "journal_path",
     type=click.Path(path_type=Path),
-    help="Journal file [default: .git/orch-review/journal.sqlite3].",
+    help="Where to keep the resume journal file [.git/orch-review/journal.sqlite3].",
 )
 @click.option("--no-journal", is_flag=True, help="Neither reuse nor store agent results.")
 @click.option(
