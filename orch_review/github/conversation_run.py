@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.records import Finding
-from orch_review.github import artifacts, mentions
+from orch_review.github import artifacts, mentions, outputs
 from orch_review.github.api import ACTIONS_BOT, GitHubClient, PermissionDenied
 from orch_review.github.comments import written_by
 from orch_review.github.event import CommentEvent, GitHubContext, PullRequest
@@ -96,6 +96,7 @@ def run_comment(
 
     def skip(why: str) -> ExitCode:
         echo(f"orch-review: no reply: {line(why)}.")
+        _job_summary(env, f"No reply to comment {comment.comment_id}: {markdown(why, 500)}.")
         return ExitCode.CLEAN
 
     why = skip_reason(comment)
@@ -136,9 +137,20 @@ def run_comment(
             body = dismissal_reply(comment, thread, mention.text, pull, today())
         else:
             body = _answer(repo, config, env, client, comment, pull, thread, mention, events)
-        _post_reply(client, comment, pull, body)
+        posted = _post_reply(client, comment, pull, body)
     echo(f"orch-review: replied to comment {comment.comment_id} ({mention.kind}).")
+    url = str(posted.get("html_url") or "") if isinstance(posted, dict) else ""
+    where = f"[a reply]({url})" if url.startswith("https://") else "a reply"
+    _job_summary(
+        env, f"Posted {where} to comment {comment.comment_id} of {markdown(comment.login, 100)}."
+    )
     return ExitCode.CLEAN
+
+
+def _job_summary(env: Mapping[str, str], text: str) -> None:
+    """The job summary and the step outputs of a comment's run (no review: no findings)."""
+    outputs.write_step_summary(env, f"## orch-review\n\n{text}\n")
+    outputs.write_outputs(env, outputs.output_values(None, None, None))
 
 
 def base_config(

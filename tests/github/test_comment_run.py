@@ -23,7 +23,7 @@ from tests.fakes.github_artifacts import ArtifactStore, zipped
 from tests.fakes.github_threads import add_reply, install, thread
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.model_io import ModelRequest, Reply
-from tests.github.conftest import EVENTS, NUMBER, PullRepo, open_pull
+from tests.github.conftest import EVENTS, NUMBER, PullRepo, open_pull, read_outputs
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
 
@@ -183,6 +183,8 @@ def test_a_maintainers_question_in_a_findings_thread_gets_one_reply_with_the_mod
     assert "The name reaches the SQL text unescaped" in body
     assert "@octocat" not in body  # sanitized: no notification
     assert "orchestration mode off" in body and "not found" not in body
+    job_summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert f"Posted [a reply]({replies[0]['html_url']}) to comment {asked['id']}" in job_summary
     (request,) = fake_api.message_requests
     model_request = request.model_request()
     assert _texts(_last_turn_notices(model_request)) == [MODE_EXIT]  # the mode turned off
@@ -299,6 +301,9 @@ def test_comments_that_may_not_ask_get_no_reply(
     assert github_api.writes() == []
     assert fake_api.message_requests == []
     assert "orch-review: no reply: " in result.stdout and why in result.stdout
+    job_summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    assert f"No reply to comment {asked['id']}" in job_summary and why in job_summary
+    assert read_outputs(env)["findings-count"] == "0"
     asked_permission = [r for r in github_api.requests[before:] if r.path.endswith("/permission")]
     assert bool(asked_permission) == (why == "has no write access")
 
