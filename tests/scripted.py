@@ -167,7 +167,8 @@ class ReviewScript:
                 }
             )
             if "proposed_fix" in finding:
-                verdicts[-1].update(_fix_judgement(own.fix(finding, output), finding["finding"]))
+                shape = finding["finding"] + finding["lines"][0]
+                verdicts[-1].update(_fix_judgement(own.fix(finding, output), shape))
         return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
 
 
@@ -194,13 +195,13 @@ def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
     return findings
 
 
-def _fix_judgement(judged: tuple[bool, str], number: int) -> dict[str, Any]:
-    """``fix_ok`` and ``fix_reason`` in the shapes models send them, varied by ``number``:
-    a boolean, or the boolean as a string; with or without a reason."""
+def _fix_judgement(judged: tuple[bool, str], shape: int) -> dict[str, Any]:
+    """``fix_ok`` and ``fix_reason`` in the shapes models send them, varied by ``shape``:
+    a boolean with a reason, or the boolean as a string ("True", "false") without one."""
     ok, reason = judged
-    if number % 2:
+    if shape % 2:
         return {"fix_ok": ok, "fix_reason": reason}
-    return {"fix_ok": str(ok) if number % 4 == 0 else str(ok).lower()}
+    return {"fix_ok": str(ok) if shape % 4 == 0 else str(ok).lower()}
 
 
 def _shaped(text: str, line: int) -> str:
