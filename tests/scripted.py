@@ -4,7 +4,7 @@ The "models" here really use the tools: the main agent scouts with bash and call
 each subagent runs a bash command in the repository and reports findings located by what the
 command printed; each verifier reads the cited lines with bash and decides from their text.
 They send every optional field the tools accept (a suggested fix, a verdict's confidence and
-evidence), so what a real model may send is carried end to end.
+evidence, its judgement of a proposed fix), so what a real model may send is carried end to end.
 Write a new review in a few lines::
 
     script = ReviewScript([
@@ -40,6 +40,16 @@ def refute(_: dict[str, Any], output: str) -> tuple[bool, str]:
     return False, f"the cited code is guarded: {output.strip()[:80]}"
 
 
+def approve_fix(finding: dict[str, Any], _: str) -> tuple[bool, str]:
+    """Approve the fix proposed with a finding."""
+    return True, f"the new text of lines {finding['lines'][0]}-{finding['lines'][1]} fixes it"
+
+
+def reject_fix(_: dict[str, Any], __: str) -> tuple[bool, str]:
+    """Reject the fix proposed with a finding."""
+    return False, "the proposed text does more than the fix: it adds a call the code never made"
+
+
 @dataclass
 class Concern:
     """One concern of the script: how the subagent finds it and how the verifier judges it."""
@@ -59,6 +69,8 @@ class Concern:
     # a final newline, CRLF line ends).
     replacement: Callable[[str], str] | None = None
     span: int = 1  # lines each finding covers, from the line the command printed
+    # How the verifier judges a finding's proposed fix (the same rule shape as `verdict`).
+    fix: VerdictRule = approve_fix
 
 
 @dataclass
@@ -154,6 +166,9 @@ class ReviewScript:
                     "evidence": output.strip()[:200],
                 }
             )
+            if "proposed_fix" in finding:
+                shape = finding["finding"] + finding["lines"][0]
+                verdicts[-1].update(_fix_judgement(own.fix(finding, output), shape))
         return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
 
 
@@ -178,6 +193,15 @@ def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
         if concern.replacement is not None:
             findings[-1]["replacement"] = _shaped(concern.replacement(match.group("text")), line)
     return findings
+
+
+def _fix_judgement(judged: tuple[bool, str], shape: int) -> dict[str, Any]:
+    """``fix_ok`` and ``fix_reason`` in the shapes models send them, varied by ``shape``:
+    a boolean with a reason, or the boolean as a string ("True", "false") without one."""
+    ok, reason = judged
+    if shape % 2:
+        return {"fix_ok": ok, "fix_reason": reason}
+    return {"fix_ok": str(ok) if shape % 4 == 0 else str(ok).lower()}
 
 
 def _shaped(text: str, line: int) -> str:

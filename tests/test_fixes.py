@@ -26,7 +26,7 @@ def _patch(start: int, end: int, new: str, path: str = "a.txt", **changes: objec
         claim=f"lines {start}-{end}",
         evidence="e",
         concern="c",
-        verdict=Verdict(True, "holds"),
+        verdict=Verdict(True, "holds", fix_ok=True),
         replacement=new,
         patch_check=PatchCheck(True, "checked", reviewed),
     )
@@ -64,8 +64,10 @@ def test_a_file_changed_at_the_lines_is_left_alone(tree: Path) -> None:
 
 def test_only_verified_patches_of_confirmed_findings_are_applied(tree: Path) -> None:
     unverified = _patch(1, 1, "X", patch_check=PatchCheck(False, "check failed", "one"))
-    refuted = _patch(2, 2, "Y", verdict=Verdict(False, "no"))
-    assert apply_fixes(tree, [unverified, refuted]) == []
+    refuted = _patch(2, 2, "Y", verdict=Verdict(False, "no", fix_ok=True))
+    rejected = _patch(3, 3, "Z", verdict=Verdict(True, "holds", fix_ok=False))
+    unjudged = _patch(4, 4, "W", verdict=Verdict(True, "holds"))
+    assert apply_fixes(tree, [unverified, refuted, rejected, unjudged]) == []
     assert (tree / "a.txt").read_text() == TEXT
 
 

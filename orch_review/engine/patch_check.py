@@ -1,10 +1,12 @@
 """Which suggested replacements are verified patches.
 
 A replacement becomes a committable fix only when its finding is confirmed (and reported),
-it applies to exactly the reviewed lines and changes them, and, when ``suggestion-check`` is
-configured, that command passes in the agents' sandbox on a scratch copy with the
-replacement applied. Neither the snapshot agents read nor the user's working tree is ever
-written: the patched file is a private scratch copy.
+its verifier approved the fix too (``fix_ok``: the reporter may have been misled by the content
+it reviewed, so the agent whose job is to refute judges the replacement as well), it applies
+to exactly the reviewed lines and changes them, and, when ``suggestion-check`` is configured,
+that command passes in the agents' sandbox on a scratch copy with the replacement applied.
+Neither the snapshot agents read nor the user's working tree is ever written: the patched file
+is a private scratch copy.
 
 Where the check runs:
 
@@ -31,7 +33,7 @@ from orch_review.engine.bash import BashSession, ShellLauncher
 from orch_review.engine.bwrap import BubblewrapLauncher
 from orch_review.engine.sandbox import Sandbox
 from orch_review.findings.patches import PatchError, apply, decode, original_lines
-from orch_review.findings.records import Finding, PatchCheck, Status
+from orch_review.findings.records import Finding, PatchCheck, Status, Verdict
 from orch_review.scope.view import View
 
 CHECK_TIMEOUT = 60.0  # seconds, like one bash command of an agent
@@ -85,6 +87,9 @@ class PatchChecker:
         assert finding.replacement is not None
         if finding.status is not Status.CONFIRMED:
             return PatchCheck(False, _NOT_REPORTED[finding.status])
+        assert finding.verdict is not None  # confirmed
+        if finding.verdict.fix_ok is not True:
+            return PatchCheck(False, _not_approved(finding.verdict))
         data = self.read(finding.path)
         if data is None:
             return PatchCheck(False, "the file is not in the reviewed content")
@@ -121,6 +126,14 @@ class PatchChecker:
             status = "was stopped" if result.exit_code is None else f"exit {result.exit_code}"
             return PatchCheck(False, f"`{self.command}` failed ({status})" + said)
         return PatchCheck(True, f"applies to the reviewed lines; `{self.command}` passed")
+
+
+def _not_approved(verdict: Verdict) -> str:
+    if verdict.fix_ok is None:
+        why = verdict.fix_reason or "it did not judge the fix"
+    else:
+        why = verdict.fix_reason or "it rejected the fix"
+    return f"the verifier did not approve the fix: {why}"
 
 
 def _tail(output: str) -> str:

@@ -68,8 +68,10 @@ def run_verifier(
 ) -> dict[int, Verdict]:
     """Try to refute ``findings``; returns a verdict per 1-based finding number."""
 
+    fixes = {n for n, f in enumerate(findings, 1) if f.replacement is not None}
+
     def parse(tool_input: Mapping[str, Any]) -> dict[int, Verdict]:
-        return parse_verdicts(tool_input, len(findings))
+        return parse_verdicts(tool_input, len(findings), fixes)
 
     terminal = Terminal("report_verdicts", parse, VERIFIER_TURN_LIMIT_NOTE)
     return _run(

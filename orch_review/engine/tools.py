@@ -7,14 +7,14 @@ byte-identical across turns and across agents of one role.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-12-01.3"
+TOOLS_VERSION = "2026-12-01.4"
 
 
 OTHER_CATEGORY = "other"  # what any category outside CATEGORIES becomes
@@ -172,7 +172,9 @@ REPORT_VERDICTS_TOOL: dict[str, Any] = {
     "name": "report_verdicts",
     "description": (
         "Report your verdict on every finding you were given, exactly once, at the end. "
-        "`confirmed` only if you re-derived the problem yourself; otherwise `refuted`."
+        "`confirmed` only if you re-derived the problem yourself; otherwise `refuted`. For a "
+        "finding that comes with a proposed fix, also judge the fix: `fix_ok` true only if it "
+        "fixes the problem, changes nothing else and introduces no new problem."
     ),
     "input_schema": {
         "type": "object",
@@ -200,6 +202,18 @@ REPORT_VERDICTS_TOOL: dict[str, Any] = {
                         "evidence": {
                             "type": "string",
                             "description": "The file:line or command output that decided.",
+                        },
+                        "fix_ok": {
+                            "type": "boolean",
+                            "description": (
+                                "Only for a finding with a proposed fix: true if the fix "
+                                "resolves the problem, changes nothing else and adds no new "
+                                "problem or behaviour; false otherwise or when unsure."
+                            ),
+                        },
+                        "fix_reason": {
+                            "type": "string",
+                            "description": "Why you approved or rejected the proposed fix.",
                         },
                     },
                     "required": ["finding", "verdict", "reason", "evidence"],
@@ -378,8 +392,28 @@ def parse_findings(
     )
 
 
-def parse_verdicts(tool_input: Mapping[str, Any], count: int) -> dict[int, Verdict]:
-    """Validate a ``report_verdicts`` input for ``count`` findings; keys are 1-based numbers."""
+_YES_NO = {"true": True, "false": False}
+
+
+def _fix_ok(item: Mapping[str, Any]) -> bool | None:
+    """A verdict's ``fix_ok``: a boolean, or the strings ``"true"``/``"false"`` (a boolean
+    JSON-encoded once more, as models sometimes send it); None when absent."""
+    value = item.get("fix_ok")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _YES_NO:
+        return _YES_NO[value.strip().lower()]
+    raise ToolInputError("`fix_ok` must be true or false (or left out when there is no fix)")
+
+
+def parse_verdicts(
+    tool_input: Mapping[str, Any], count: int, fixes: Collection[int] = ()
+) -> dict[int, Verdict]:
+    """Validate a ``report_verdicts`` input for ``count`` findings; keys are 1-based numbers.
+
+    ``fixes``: the numbers of findings shown with a proposed fix. Only their verdicts keep a
+    judgement of the fix (``fix_ok``, ``fix_reason``); on other findings it is ignored.
+    """
     raw = tool_input.get("verdicts")
     if not isinstance(raw, list):
         raise ToolInputError("`verdicts` must be an array with one entry per finding")
@@ -398,11 +432,19 @@ def parse_verdicts(tool_input: Mapping[str, Any], count: int) -> dict[int, Verdi
         confidence = _text(item, "confidence", required=False).lower() or "medium"
         if confidence not in {"high", "medium", "low"}:
             raise ToolInputError("`confidence` must be high, medium or low")
+        fix_ok, fix_reason = None, ""
+        if number in fixes:
+            try:
+                fix_ok, fix_reason = _fix_ok(item), _text(item, "fix_reason", required=False)
+            except ToolInputError as exc:
+                raise ToolInputError(f"finding {number}: {exc}") from None
         verdicts[number] = Verdict(
             confirmed=decision == "confirmed",
             reason=_text(item, "reason"),
             evidence=_text(item, "evidence", required=False),
             confidence=confidence,
+            fix_ok=fix_ok,
+            fix_reason=fix_reason,
         )
     missing = [n for n in range(1, count + 1) if n not in verdicts]
     if missing:

@@ -106,7 +106,9 @@ def ranked(session: Session, role: str, order: int) -> Session:
 
 # Part of every verifier's journal key. 2: verdicts are stored with their confidence; entries
 # of version 1 lack it, and reusing them would rank every finding as "medium" confidence.
-VERDICTS_FORMAT = 2
+# 3: verdicts carry the verifier's judgement of a proposed fix (`fix_ok`); an entry without it
+# would leave every fix unapproved.
+VERDICTS_FORMAT = 3
 
 
 class Workflow:

@@ -2,7 +2,8 @@
 the JSON report shows (``orch_review/schemas/report.schema.json`` describes it).
 
 Every field is written and every field is required on the way back, so a stored record that
-lacks one is an error, never a silent default.
+lacks one is an error, never a silent default; the one exception is a verdict's judgement of a
+fix, whose absence reads as "not approved".
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def verdict_to_json(verdict: Verdict) -> dict[str, Any]:
         "reason": verdict.reason,
         "evidence": verdict.evidence,
         "confidence": verdict.confidence,
+        "fix_ok": verdict.fix_ok,
+        "fix_reason": verdict.fix_reason,
     }
 
 
@@ -30,11 +33,18 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         raise ValueError(f"verdict confidence {confidence!r} is not one of high, medium, low")
     if not isinstance(data["confirmed"], bool):
         raise ValueError("verdict `confirmed` must be true or false")
+    # The one exception to "every field is required": a verdict stored before verifiers
+    # judged fixes has no `fix_ok`, and reads as "the fix was not approved", never as approved.
+    fix_ok = data.get("fix_ok")
+    if fix_ok is not None and not isinstance(fix_ok, bool):
+        raise ValueError("verdict `fix_ok` must be true, false or null")
     return Verdict(
         confirmed=data["confirmed"],
         reason=_str(data, "reason"),
         evidence=_str(data, "evidence"),
         confidence=confidence,
+        fix_ok=fix_ok,
+        fix_reason=_str(data, "fix_reason") if "fix_reason" in data else "",
     )
 
 

@@ -66,6 +66,10 @@ class Verdict:
     reason: str
     evidence: str = ""
     confidence: str = "medium"  # high, medium, low
+    # On the finding's proposed replacement: True only when the verifier approved it as a
+    # fix; None when it did not judge one (no replacement, or it said nothing).
+    fix_ok: bool | None = None
+    fix_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +108,13 @@ class Finding:
 
     @property
     def verified_patch(self) -> str | None:
-        """The replacement, when the finding is confirmed and the patch was verified."""
-        if self.replacement is None or self.patch_check is None:
+        """The replacement, when the finding is confirmed, its verifier approved the fix and
+        the patch was verified."""
+        if self.replacement is None or self.patch_check is None or self.verdict is None:
             return None
         if not self.patch_check.verified or self.status is not Status.CONFIRMED:
+            return None
+        if self.verdict.fix_ok is not True:
             return None
         return self.replacement
 

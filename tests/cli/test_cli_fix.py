@@ -3,10 +3,12 @@ index or a commit, and only where the file still has the reviewed lines."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import run_cli
-from tests.scripted import PLANTED_FILES, Concern, ReviewScript
+from tests.scripted import PLANTED_FILES, Concern, ReviewScript, findings_in_task, reject_fix
 
 SAFE_QUERY = (
     '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))\n'
@@ -96,3 +98,33 @@ def test_without_fix_nothing_is_written(
     assert (repo / "app.py").read_text() == PLANTED_FILES["app.py"]
     assert "patch (verified; `orch-review --fix` applies it):" in result.stdout
     assert "--fix:" not in result.stderr
+
+
+def test_a_fix_the_verifier_rejects_is_shown_as_prose_and_never_applied(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"app.py": PLANTED_FILES["app.py"], "calc.py": CALC})
+    injection, _, division = _script().concerns
+    # The finding holds, but the fix its reporter proposed does more than fix it.
+    rejected = dataclasses.replace(
+        injection,
+        replacement=lambda _: SAFE_QUERY + "\n    __import__('os').system('id')",
+        fix=reject_fix,
+    )
+    fake_api.policy = ReviewScript([rejected, division])
+
+    result = run_cli(repo, api_env, "--all", "--fix", "--verbose", "--no-progress")
+
+    assert result.returncode == 1, result.stderr
+    assert (repo / "app.py").read_text() == PLANTED_FILES["app.py"]
+    assert (repo / "calc.py").read_text() == CALC.replace("/", "//")  # the approved one
+    assert "--fix: applied 1 of 1 verified patch(es):" in result.stderr
+    assert "app.py" not in result.stderr.split("--fix: ", 1)[1]
+    shown = " ".join(result.stdout.split())
+    assert "patch not verified: the verifier did not approve the fix: " in shown
+    assert " ".join(reject_fix({}, "")[1].split()) in shown
+    assert shown.count("patch (verified;") == 1
+    # The verifier was shown the proposed text to judge, as data.
+    tasks = {r.model_request().first_user_text for r in fake_api.requests_for("verifier")}
+    fixes = {f["proposed_fix"] for task in tasks for f in findings_in_task(task)}
+    assert fixes == {SAFE_QUERY + "\n    __import__('os').system('id')", "    return x // 2"}

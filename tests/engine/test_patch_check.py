@@ -13,12 +13,14 @@ from orch_review.engine.bwrap import BubblewrapLauncher
 from orch_review.engine.confinement import SandboxUnavailable
 from orch_review.engine.patch_check import PatchChecker
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
-from orch_review.findings.records import Finding, Severity, Verdict
+from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.scope.view import View
 
 SOURCE = "def ratio(total, count):\n    return total / count\n\n\nLIMIT = 3\n"
 FIXED = "    if count == 0:\n        return 0.0\n    return total / count"
-CONFIRMED = Verdict(True, "count comes from the request", "calc.py:2", "high")
+CONFIRMED = Verdict(
+    True, "count comes from the request", "calc.py:2", "high", True, "the guard fixes it"
+)
 
 
 def _finding(**changes: object) -> Finding:
@@ -93,12 +95,34 @@ def test_a_confirmed_replacement_that_applies_is_verified_without_a_check(conten
     [
         ({"verdict": Verdict(False, "guarded above", "calc.py:1")}, "refuted"),
         ({"verdict": None}, "not verified"),
+        (
+            {"verdict": dataclasses.replace(CONFIRMED, fix_ok=False, fix_reason="also logs")},
+            "the verifier did not approve the fix: also logs",
+        ),
+        (
+            {"verdict": dataclasses.replace(CONFIRMED, fix_ok=False, fix_reason="")},
+            "the verifier did not approve the fix: it rejected the fix",
+        ),
+        (
+            {"verdict": dataclasses.replace(CONFIRMED, fix_ok=None, fix_reason="")},
+            "the verifier did not approve the fix: it did not judge the fix",
+        ),
         ({"filtered": "outside the diff"}, "filtered"),
         ({"start_line": 5, "end_line": 7}, "lines 5-7 are not in the reviewed file"),
         ({"replacement": "    return total / count"}, "does not change the lines"),
         ({"path": "pkg/gone.py"}, "not in the reviewed content"),
     ],
-    ids=["refuted", "unverified", "filtered", "out-of-range", "unchanged", "no-file"],
+    ids=[
+        "refuted",
+        "unverified",
+        "fix-rejected",
+        "fix-rejected-silently",
+        "fix-not-judged",
+        "filtered",
+        "out-of-range",
+        "unchanged",
+        "no-file",
+    ],
 )
 def test_a_replacement_is_not_verified_and_says_why(
     content: Path, changes: dict[str, object], reason: str
@@ -228,3 +252,20 @@ def test_the_check_sees_no_secret(kind: str, content: Path, tmp_path: Path) -> N
     )
     (checked,) = checker.check_all([_finding()])
     assert checked.patch_check is not None and checked.patch_check.verified, checked.patch_check
+
+
+def test_a_rejected_fix_stays_prose_even_when_the_check_passes(
+    content: Path, tmp_path: Path
+) -> None:
+    sandbox, shown = _sandbox("off", content, tmp_path)
+    rejected = _finding(verdict=dataclasses.replace(CONFIRMED, fix_ok=False, fix_reason="no"))
+
+    (checked,) = _checker(content, "true", sandbox, shown).check_all([rejected])
+
+    assert checked.patch_check is not None and not checked.patch_check.verified
+    assert checked.patch_check.reason == "the verifier did not approve the fix: no"
+    # Even a record claiming a verified patch offers none without the verifier's approval.
+    claimed = dataclasses.replace(checked, patch_check=PatchCheck(True, "applies"))
+    assert claimed.verified_patch is None
+    approved = dataclasses.replace(claimed, verdict=CONFIRMED)
+    assert approved.verified_patch == FIXED

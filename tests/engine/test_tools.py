@@ -151,6 +151,49 @@ def test_verdicts_that_do_not_match_the_findings_are_refused(
 @pytest.mark.parametrize(
     ("given", "kept"),
     [
+        (True, True),
+        (False, False),
+        ("true", True),
+        (" False ", False),
+        ("TRUE", True),
+        (None, None),
+    ],
+)
+def test_a_verdict_judges_the_proposed_fix(given: object, kept: bool | None) -> None:
+    judged = {**_verdict(1), "fix_ok": given, "fix_reason": " adds a network call "}
+    verdicts = parse_verdicts({"verdicts": [judged, _verdict(2)]}, 2, fixes={1})
+    assert verdicts[1].fix_ok is kept
+    assert verdicts[1].fix_reason == "adds a network call"
+    assert verdicts[2].fix_ok is None  # no fix proposed, none judged
+
+
+def test_a_fix_judgement_is_optional() -> None:
+    verdicts = parse_verdicts({"verdicts": [_verdict(1)]}, 1, fixes={1})
+    assert (verdicts[1].fix_ok, verdicts[1].fix_reason) == (None, "")
+
+
+@pytest.mark.parametrize("given", ["yes", "approved", 1, 0, [], {"ok": True}])
+def test_an_odd_fix_judgement_is_refused_precisely(given: object) -> None:
+    judged = {**_verdict(2), "fix_ok": given}
+    with pytest.raises(ToolInputError, match=r"^finding 2: `fix_ok` must be true or false"):
+        parse_verdicts({"verdicts": [_verdict(1), judged]}, 2, fixes={2})
+
+
+def test_a_fix_judgement_of_a_finding_without_a_fix_is_ignored() -> None:
+    judged = {**_verdict(1), "fix_ok": "approved", "fix_reason": 3}
+    verdicts = parse_verdicts({"verdicts": [judged]}, 1, fixes=())
+    assert (verdicts[1].fix_ok, verdicts[1].fix_reason) == (None, "")
+
+
+def test_a_fix_reason_must_be_text() -> None:
+    judged = {**_verdict(1), "fix_ok": False, "fix_reason": ["x"]}
+    with pytest.raises(ToolInputError, match=r"^finding 1: `fix_reason` must be a string"):
+        parse_verdicts({"verdicts": [judged]}, 1, fixes={1})
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
         ("    x = 1\n    y = 2\n", "    x = 1\n    y = 2"),
         ("    x = 1\r\n    y = 2", "    x = 1\n    y = 2"),
         ("\n", ""),  # the lines become one blank line

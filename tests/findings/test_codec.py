@@ -18,7 +18,14 @@ from orch_review.findings.codec import (
 from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.reporters.json_report import schema
 
-VERDICT = Verdict(confirmed=False, reason="guarded at a.py:3", evidence="a.py:3", confidence="low")
+VERDICT = Verdict(
+    confirmed=False,
+    reason="guarded at a.py:3",
+    evidence="a.py:3",
+    confidence="low",
+    fix_ok=False,
+    fix_reason="literal_eval rejects the names the caller passes",
+)
 
 # Every field set to something other than its default, so a field the codec drops shows.
 FINDING = Finding(
@@ -102,8 +109,12 @@ def test_finding_round_trips_every_field() -> None:
         ),
         dataclasses.replace(FINDING, verdict=dataclasses.replace(VERDICT, confidence="high")),
         dataclasses.replace(FINDING, patch_check=PatchCheck(False, "lines 4-9 changed")),
+        dataclasses.replace(
+            FINDING, verdict=dataclasses.replace(VERDICT, fix_ok=True, fix_reason="")
+        ),
+        dataclasses.replace(FINDING, verdict=Verdict(True, "holds")),
     ],
-    ids=["defaults", "high-confidence", "unverified-patch"],
+    ids=["defaults", "high-confidence", "unverified-patch", "fix-approved", "fix-not-judged"],
 )
 def test_finding_round_trips_defaults_and_each_confidence(finding: Finding) -> None:
     assert finding_from_json(_through_text(finding_to_json(finding))) == finding
@@ -132,6 +143,9 @@ def test_output_is_valid_under_the_report_schema() -> None:
         ({"confidence": "certain"}, ValueError),
         ({"confirmed": "yes"}, ValueError),
         ({"reason": 3}, ValueError),
+        ({"fix_ok": "true"}, ValueError),
+        ({"fix_ok": 1}, ValueError),
+        ({"fix_reason": None}, ValueError),
     ],
 )
 def test_malformed_verdicts_are_refused(change: dict[str, Any], error: type[Exception]) -> None:
@@ -146,6 +160,17 @@ def test_a_verdict_without_confidence_is_refused_not_defaulted() -> None:
     del data["confidence"]
     with pytest.raises(KeyError):
         verdict_from_json(data)
+
+
+def test_a_verdict_stored_before_fixes_were_judged_approves_no_fix() -> None:
+    data = verdict_to_json(dataclasses.replace(VERDICT, confirmed=True, fix_ok=True))
+    del data["fix_ok"], data["fix_reason"]
+    verdict = verdict_from_json(data)
+    assert (verdict.fix_ok, verdict.fix_reason) == (None, "")
+    older = dataclasses.replace(FINDING, verdict=verdict, filtered=None, suppressed=None)
+    assert older.verified_patch is None
+    approved = dataclasses.replace(older, verdict=verdict_from_json({**data, "fix_ok": True}))
+    assert approved.verified_patch == FINDING.replacement
 
 
 @pytest.mark.parametrize(

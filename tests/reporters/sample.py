@@ -60,8 +60,16 @@ FAILED_CONCERN = "Concurrency in worker.py: shared dict written from threads"
 SKIPPED_CONCERN = "Performance of the report generation\nwith a second line"
 
 
-def _confirmed(reason: str, confidence: str = "high") -> Verdict:
-    return Verdict(True, reason, evidence="re-ran the check", confidence=confidence)
+def _confirmed(reason: str, confidence: str = "high", fix: str = "") -> Verdict:
+    """Confirmed; ``fix``: why the verifier approved the finding's proposed fix."""
+    return Verdict(
+        True,
+        reason,
+        evidence="re-ran the check",
+        confidence=confidence,
+        fix_ok=True if fix else None,
+        fix_reason=fix,
+    )
 
 
 def sample_findings() -> list[Finding]:
@@ -80,7 +88,10 @@ def sample_findings() -> list[Finding]:
             suggestion='Use a parameter: cursor.execute("... WHERE name = ?", (name,)).',
             concern=SQL_CONCERN,
             concerns=(SQL_CONCERN, MISC_CONCERN),
-            verdict=_confirmed("Reproduced: the injected name returns a row."),
+            verdict=_confirmed(
+                "Reproduced: the injected name returns a row.",
+                fix="Binds `name` as a parameter and changes nothing else.",
+            ),
             fingerprint="0f1e2d3c4b5a69788796a5b4c3d2e1f0:1",
             replacement='    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))',
             patch_check=PatchCheck(
@@ -111,7 +122,7 @@ def sample_findings() -> list[Finding]:
             evidence="python -c 'print(100 * 999 // 1000)' prints 99",
             suggestion="Use round(100 * part / whole) and guard whole == 0.",
             concern=MISC_CONCERN,
-            verdict=_confirmed("Checked: 999/1000 gives 99."),
+            verdict=_confirmed("Checked: 999/1000 gives 99.", fix="Rounds as the claim asks."),
             fingerprint="2b3c4d5e6f708192a3b4c5d6e7f8091a:1",
             replacement="    return round(100 * part / whole\x1b[2J",
             patch_check=PatchCheck(False, "`python3 -m py_compile {path}` failed (exit 1)"),
