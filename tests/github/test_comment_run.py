@@ -138,6 +138,18 @@ def answering(text: str) -> Callable[[ModelRequest], Reply]:
     return policy
 
 
+def ask_in_thread(
+    github_api: FakeGitHubAPI, fake_api: FakeMessagesAPI, body: str, reply: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A maintainer's ``body`` in the thread of orch-review's comment on app.py, after the
+    review; the model will answer ``reply``. Returns the thread's top comment and the ask."""
+    top = finding_comment(github_api, "app.py")
+    asked = add_reply(github_api, NUMBER, top["id"], body, login=MAINTAINER)
+    fake_api.reset()
+    fake_api.policy = answering(reply)
+    return top, asked
+
+
 def answer(env: dict[str, str], cwd: Path, fake_api: FakeMessagesAPI) -> Any:
     """Run the Action's review step as a comment's run."""
     inputs = {**INPUTS, "anthropic-base-url": fake_api.base_url}
@@ -166,10 +178,8 @@ def test_a_maintainers_question_in_a_findings_thread_gets_one_reply_with_the_mod
     env = _step_env(opened_env, tmp_path)
     review_and_upload(env, pull_repo, fake_api, store)
     review_messages = fake_api.requests_for("main")[-1].body["messages"]
-    top = finding_comment(github_api, "app.py")
-    asked = add_reply(github_api, NUMBER, top["id"], "@orch-review why?", login=MAINTAINER)
-    fake_api.reset()
-    fake_api.policy = answering("The name reaches the SQL text unescaped, @octocat.")
+    answered = "The name reaches the SQL text unescaped, @octocat."
+    top, asked = ask_in_thread(github_api, fake_api, "@orch-review why?", answered)
     checkout = default_branch_checkout(pull_repo, tmp_path / "merge-checkout")
     event = review_comment_event(pull_repo, asked, tmp_path / "comment.json")
 
@@ -209,10 +219,9 @@ def test_a_conversation_the_api_refuses_is_answered_afresh(
 ) -> None:
     env = _step_env(opened_env, tmp_path)
     review_and_upload(env, pull_repo, fake_api, store)
-    top = finding_comment(github_api, "app.py")
-    asked = add_reply(github_api, NUMBER, top["id"], "@orch-review why?", login=MAINTAINER)
-    fake_api.reset()
-    fake_api.policy = answering("Because the name is not escaped.")
+    top, asked = ask_in_thread(
+        github_api, fake_api, "@orch-review why?", "Because the name is not escaped."
+    )
     # "prompt is too long": the stored conversation no longer fits, whatever it holds.
     long_history = lambda r: len(r.body["messages"]) > 3  # noqa: E731
     fake_api.add_fault("status", status=400, error_type="invalid_request_error", match=long_history)
@@ -354,14 +363,9 @@ def test_ignore_in_a_findings_thread_is_acknowledged_with_the_learning(
 
     env = _step_env(opened_env, tmp_path)
     review_and_upload(env, pull_repo, fake_api, store)
-    top = finding_comment(github_api, "app.py")
-    fingerprint = top["body"].split()[2]
     reason = 'false alarm: "name" is checked ``` upstream'
-    asked = add_reply(
-        github_api, NUMBER, top["id"], f"@orch-review ignore {reason}", login=MAINTAINER
-    )
-    fake_api.reset()
-    fake_api.policy = answering("never sent")
+    top, asked = ask_in_thread(github_api, fake_api, f"@orch-review ignore {reason}", "never sent")
+    fingerprint = top["body"].split()[2]
     event = review_comment_event(pull_repo, asked, tmp_path / "comment.json")
 
     result = answer({**env, **event}, pull_repo.path, fake_api)
