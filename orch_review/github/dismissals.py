@@ -7,6 +7,13 @@ on orch-review's comment itself. Either counts only from a person with write acc
 GitHub says through the permission endpoint (cached per login), never from a bot (orch-review
 included). The earliest dismissal of a thread wins.
 
+Reactions are read from the GraphQL listing of review threads the run makes anyway
+(:class:`orch_review.github.threads.Listing`), not with one REST request per thread: Actions'
+``GITHUB_TOKEN`` has 1,000 REST requests an hour per repository, shared by all its workflows.
+When GraphQL cannot list the threads, or a comment has more reactions than the listing holds,
+they are read through REST, for at most :data:`MAX_THREADS` threads a run, and the summary
+says so.
+
 A dismissed finding is suppressed (not commented again, listed as dismissed, not failing the
 check: it is the team's decision about that finding), its thread is resolved, and the summary
 shows it as a ready-to-commit learning for ``.orch-review/learnings.toml``.
@@ -24,12 +31,13 @@ from orch_review.config.learnings import MAX_REASON, Learning
 from orch_review.findings.records import Status
 from orch_review.findings.report import Report
 from orch_review.github import mentions
-from orch_review.github.api import GitHubApiError, GitHubClient
+from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied
 from orch_review.github.comments import PostedComment
+from orch_review.github.threads import Listing, Thread
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,39}")
-MAX_THREADS = 200  # threads whose reactions are read in one run
+MAX_THREADS = 200  # threads whose reactions are read through REST in one run
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,30 +93,106 @@ class Writers:
         return self._known[login]
 
 
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """The dismissals found, by fingerprint, and what the summary should say about reading
+    them (when some could not be read)."""
+
+    dismissed: dict[str, Dismissal]
+    notes: tuple[str, ...] = ()
+
+
 def collect(
     client: GitHubClient,
     raw_comments: Iterable[Mapping[str, Any]],
     posted: Sequence[PostedComment],
     conversation: Conversation,
-) -> dict[str, Dismissal]:
-    """The dismissals in the threads of orch-review's comments ``posted``, by fingerprint."""
+    listing: Listing | None = None,
+) -> Collected:
+    """The dismissals in the threads of orch-review's comments ``posted``; reactions come from
+    ``listing`` when it lists them."""
     replies: dict[int, list[Mapping[str, Any]]] = {}
     for raw in raw_comments:
         root = raw.get("in_reply_to_id")
         if isinstance(root, int):
             replies.setdefault(root, []).append(raw)
     may_write = Writers(client)
+    reactions = _Reactions(client, listing, conversation.ignore_reaction)
     found: dict[str, Dismissal] = {}
-    for comment in posted[:MAX_THREADS]:
+    for comment in posted:
         if comment.fingerprint in found or not comment.comment_id:
             continue
         thread = sorted(replies.get(comment.comment_id, []), key=_created)
         dismissal = _by_reply(thread, comment, conversation.trigger, may_write)
         if dismissal is None and conversation.ignore_reaction != "none":
-            dismissal = _by_reaction(client, comment, conversation.ignore_reaction, may_write)
+            dismissal = reactions.dismissal(comment, may_write)
         if dismissal is not None:
             found[comment.fingerprint] = dismissal
-    return found
+    return Collected(found, reactions.notes())
+
+
+class _Reactions:
+    """The dismissing reaction on orch-review's comments: from the threads' listing, else one
+    REST request per comment, at most :data:`MAX_THREADS` a run."""
+
+    def __init__(self, client: GitHubClient, listing: Listing | None, content: str) -> None:
+        self._client = client
+        self._listing = listing if listing is not None and listing.reaction == content else None
+        self._content = content
+        self._listing_failed = ""
+        self._rest_reads = 0
+        self._unread = 0
+
+    def dismissal(self, comment: PostedComment, may_write: Writers) -> Dismissal | None:
+        threads = self._threads()
+        if threads is not None:
+            thread = threads.get(comment.comment_id)
+            if thread is None:
+                return None  # GraphQL knows no such thread: the comment is gone
+            found = _first_writer(thread.reactions, self._content, comment, may_write)
+            if found is not None or not thread.more_reactions:
+                return found
+        return self._from_rest(comment, may_write)
+
+    def _threads(self) -> dict[int, Thread] | None:
+        if self._listing is None or self._listing_failed:
+            return None
+        try:
+            return self._listing.by_comment()
+        except GitHubApiError as exc:
+            self._listing_failed = str(exc) or type(exc).__name__
+            return None
+
+    def _from_rest(self, comment: PostedComment, may_write: Writers) -> Dismissal | None:
+        if self._rest_reads >= MAX_THREADS:
+            self._unread += 1
+            return None
+        self._rest_reads += 1
+        try:
+            reactions = self._client.review_comment_reactions(comment.comment_id)
+        except PermissionDenied as exc:
+            self._unread += exc.status != 404  # 404: the comment is gone, nothing to read
+            return None
+        except GitHubApiError:
+            self._unread += 1
+            return None
+        return _first_writer(reactions, self._content, comment, may_write)
+
+    def notes(self) -> tuple[str, ...]:
+        """What the summary should say about how the reactions were read."""
+        notes = []
+        if self._listing_failed:
+            notes.append(
+                f"GraphQL could not list the review threads ({self._listing_failed}): the "
+                f"`{self._content}` reactions were read with one REST request per thread."
+            )
+        if self._unread:
+            notes.append(
+                f"The `{self._content}` reactions of {self._unread} thread(s) could not be "
+                f"read (at most {MAX_THREADS} threads are read one by one in a run): a "
+                "dismissal there counts from a later run."
+            )
+        return tuple(notes)
 
 
 def _created(comment: Mapping[str, Any]) -> str:
@@ -136,13 +220,13 @@ def _by_reply(
     return None
 
 
-def _by_reaction(
-    client: GitHubClient, comment: PostedComment, content: str, may_write: Writers
+def _first_writer(
+    reactions: Iterable[Mapping[str, Any]],
+    content: str,
+    comment: PostedComment,
+    may_write: Writers,
 ) -> Dismissal | None:
-    try:
-        reactions = client.review_comment_reactions(comment.comment_id)
-    except GitHubApiError:
-        return None  # the comment is gone, or reactions cannot be read: no dismissal
+    """The earliest ``content`` reaction by a person with write access, as a dismissal."""
     for reaction in sorted(reactions, key=_created):
         user = reaction.get("user")
         if reaction.get("content") != content or mentions.is_bot(user):

@@ -88,7 +88,14 @@ def publish(
             diff = DiffLines.from_files(client.pull_files(pull.number))
             raw = client.review_comments(pull.number)
             earlier = posted_comments(raw, author)
-            dismissed = dismissals.collect(client, raw, earlier, conversation)
+            reaction = (
+                None if conversation.ignore_reaction == "none" else conversation.ignore_reaction
+            )
+            # One GraphQL listing of the threads (made when first needed) serves both the
+            # dismissing reactions and the resolving of threads.
+            listing = threads.Listing(client, pull.base_repository, pull.number, reaction)
+            collected = dismissals.collect(client, raw, earlier, conversation, listing)
+            dismissed = collected.dismissed
             report = dismissals.apply(report, dismissed)
             plan = plan_comments(report.confirmed, diff, earlier)
             refused: list[tuple[Finding, str]] = []
@@ -101,10 +108,7 @@ def publish(
             gone = threads.evidence(
                 report, diff, {fp: d.suppression for fp, d in dismissed.items()}
             )
-            changes = threads.reconcile(
-                client, pull.base_repository, pull.number, pull.head_sha, earlier, raw,
-                author, gone,
-            )  # fmt: skip
+            changes = threads.reconcile(client, listing, pull.head_sha, earlier, raw, author, gone)
             placement = Placement(
                 inline=tuple(c.finding for c in on_diff),
                 not_inline=(*plan.outside, *refused),
@@ -114,6 +118,7 @@ def publish(
                 to_learn=tuple(
                     dismissals.learnings_to_commit(report, dismissed, conversation.learned)
                 ),
+                notes=collected.notes,
             )
         else:
             placement = Placement.none_inline(report, "summary mode")

@@ -37,6 +37,7 @@ class Placement:
     threads: tuple[ThreadChange, ...] = field(default=())  # orch-review's earlier threads
     dismissed: tuple[Dismissal, ...] = ()  # findings the team dismissed in the pull request
     to_learn: tuple[Learning, ...] = ()  # those dismissals, not yet in the learnings file
+    notes: tuple[str, ...] = ()  # how reading the conversation fell short, if it did
 
     @classmethod
     def none_inline(cls, report: Report, reason: str) -> Placement:
@@ -269,7 +270,7 @@ def render(
             + (f" ({earlier} of them in an earlier run)." if earlier else ".")
         )
     lines += _incomplete(report)
-    lines += [f"\n> {cell(note, 1000)}" for note in notes]
+    lines += [f"\n> {cell(note, 1000)}" for note in (*notes, *placement.notes)]
     rows = list(placement.not_inline)
     if all_findings:
         rows += [(f, "inline comment") for f in placement.inline]

@@ -17,6 +17,10 @@ reply is posted when orch-review's last state reply already says the same. GitHu
 token resolve threads only with ``contents: write`` (``pull-requests: write`` is not enough
 for Actions' ``GITHUB_TOKEN``): without it the thread stays open, the reply says so, and the
 summary tells how to allow it.
+
+The listing is made once per run (:class:`Listing`) and, when a reaction dismisses findings,
+carries each first comment's reactions of that content: the dismissals read them from it
+rather than with one REST request per thread.
 """
 
 from __future__ import annotations
@@ -44,9 +48,21 @@ NO_CONTENTS_WRITE = (
     "token that has it, to let orch-review resolve its threads"
 )
 
-THREADS_QUERY = """
+# GraphQL's ReactionContent enum for each REST reaction content (``ignore-reaction``).
+REACTION_ENUM = {
+    "+1": "THUMBS_UP",
+    "-1": "THUMBS_DOWN",
+    "laugh": "LAUGH",
+    "hooray": "HOORAY",
+    "confused": "CONFUSED",
+    "heart": "HEART",
+    "rocket": "ROCKET",
+    "eyes": "EYES",
+}
+REACTIONS_PER_COMMENT = 50  # the earliest; a comment with more is read through REST
+_QUERY = """
 query OrchReviewThreads($owner: String!, $name: String!, $number: Int!, $first: Int!,
-                        $after: String) {
+                        $after: String<vars>) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
       reviewThreads(first: $first, after: $after) {
@@ -56,13 +72,30 @@ query OrchReviewThreads($owner: String!, $name: String!, $number: Int!, $first: 
           isResolved
           viewerCanResolve
           viewerCanUnresolve
-          comments(first: 1) { nodes { databaseId author { __typename login } body } }
+          comments(first: 1) {
+            nodes {
+              databaseId author { __typename login } body<reactions>
+            }
+          }
         }
       }
     }
   }
 }
 """
+THREADS_QUERY = _QUERY.replace("<vars>", "").replace("<reactions>", "")
+# Reaction.user is a User: null for a bot (or a deleted account), which never counts.
+THREADS_WITH_REACTIONS_QUERY = _QUERY.replace(
+    "<vars>", ", $reaction: ReactionContent!, $reactions: Int!"
+).replace(
+    "<reactions>",
+    """
+              reactions(first: $reactions, content: $reaction,
+                        orderBy: {field: CREATED_AT, direction: ASC}) {
+                pageInfo { hasNextPage }
+                nodes { createdAt user { login } }
+              }""",
+)
 _MUTATION = """
 mutation OrchReview{op}($threadId: ID!) {{
   {field}(input: {{threadId: $threadId}}) {{ thread {{ id isResolved }} }}
@@ -81,6 +114,10 @@ class Thread:
     comment_id: int | None
     author: str  # REST form: a bot's login ends "[bot]"
     body: str
+    # The first comment's reactions of the content asked for, earliest first, in REST form
+    # (``user`` None for a bot or a deleted account), when the listing asked for them.
+    reactions: tuple[Mapping[str, Any], ...] = ()
+    more_reactions: bool = False  # the comment has more of them than were listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +151,25 @@ def evidence(report: Report, diff: DiffLines, dismissed: Mapping[str, str]) -> G
     )
 
 
-def list_threads(client: GitHubClient, repository: str, number: int) -> list[Thread]:
-    """Every review thread of pull request ``number`` (paginated)."""
+def list_threads(
+    client: GitHubClient, repository: str, number: int, reaction: str | None = None
+) -> list[Thread]:
+    """Every review thread of pull request ``number`` (paginated); with ``reaction`` (a REST
+    reaction content) the first comment's reactions of that content too."""
     owner, name = repository.split("/", 1)
+    query, extra = THREADS_QUERY, dict[str, Any]()
+    if reaction is not None:
+        query = THREADS_WITH_REACTIONS_QUERY
+        extra = {"reaction": REACTION_ENUM[reaction], "reactions": REACTIONS_PER_COMMENT}
     threads: list[Thread] = []
     after: str | None = None
     for _ in range(MAX_PAGES):
         variables = {"owner": owner, "name": name, "number": number, "first": 100, "after": after}
-        data = client.graphql(THREADS_QUERY, variables)
+        data = client.graphql(query, {**variables, **extra})
         connection = _dig(data, "repository", "pullRequest", "reviewThreads")
         if not isinstance(connection, Mapping):
             raise GitHubApiError("GraphQL listed no review threads for the pull request")
-        threads += [_thread(node) for node in connection.get("nodes") or [] if node]
+        threads += [_thread(node, reaction) for node in connection.get("nodes") or [] if node]
         page = connection.get("pageInfo") or {}
         after = page.get("endCursor")
         if not page.get("hasNextPage") or not after:
@@ -133,7 +177,35 @@ def list_threads(client: GitHubClient, repository: str, number: int) -> list[Thr
     return threads
 
 
-def _thread(node: Mapping[str, Any]) -> Thread:
+class Listing:
+    """The review threads of one pull request, listed through GraphQL once, on first use, and
+    shared by the dismissals and the reconciliation of threads (one listing per run)."""
+
+    def __init__(
+        self, client: GitHubClient, repository: str, number: int, reaction: str | None = None
+    ) -> None:
+        self.number = number
+        self.reaction = reaction  # the REST reaction content listed with each thread, if any
+        self._list = lambda: list_threads(client, repository, number, reaction)
+        self._threads: dict[int, Thread] | None = None
+        self._error: GitHubApiError | None = None
+
+    def by_comment(self) -> dict[int, Thread]:
+        """The threads by their first comment's REST id; raises the listing's error."""
+        if self._threads is None and self._error is None:
+            try:
+                listed = self._list()
+            except GitHubApiError as exc:
+                self._error = exc
+            else:
+                self._threads = {t.comment_id: t for t in listed if t.comment_id is not None}
+        if self._error is not None:
+            raise self._error
+        assert self._threads is not None
+        return self._threads
+
+
+def _thread(node: Mapping[str, Any], reaction: str | None = None) -> Thread:
     comments = _dig(node, "comments", "nodes") or []
     first = comments[0] if comments and isinstance(comments[0], Mapping) else {}
     author = first.get("author") or {}
@@ -141,6 +213,8 @@ def _thread(node: Mapping[str, Any]) -> Thread:
     if author.get("__typename") == "Bot" and not login.endswith("[bot]"):
         login += "[bot]"  # GraphQL names bots without the suffix REST uses
     database_id = first.get("databaseId")
+    reactions = first.get("reactions")
+    listed = reactions if isinstance(reactions, Mapping) and reaction is not None else {}
     return Thread(
         id=str(node.get("id") or ""),
         resolved=bool(node.get("isResolved")),
@@ -149,7 +223,24 @@ def _thread(node: Mapping[str, Any]) -> Thread:
         comment_id=database_id if isinstance(database_id, int) else None,
         author=login,
         body=str(first.get("body") or ""),
+        reactions=tuple(
+            _rest_reaction(r, str(reaction))
+            for r in listed.get("nodes") or []
+            if isinstance(r, Mapping)
+        ),
+        more_reactions=bool(_dig(listed, "pageInfo", "hasNextPage")),
     )
+
+
+def _rest_reaction(node: Mapping[str, Any], content: str) -> Mapping[str, Any]:
+    """A GraphQL reaction in the REST form dismissals read."""
+    user = node.get("user")
+    login = str(user.get("login") or "") if isinstance(user, Mapping) else ""
+    return {
+        "content": content,
+        "created_at": str(node.get("createdAt") or ""),
+        "user": {"login": login, "type": "User"} if login else None,
+    }
 
 
 def _dig(data: Any, *keys: str) -> Any:
@@ -162,8 +253,7 @@ def _dig(data: Any, *keys: str) -> Any:
 
 def reconcile(
     client: GitHubClient,
-    repository: str,
-    number: int,
+    listing: Listing,
     head_sha: str,
     posted: Sequence[PostedComment],
     raw_comments: Iterable[Mapping[str, Any]],
@@ -178,11 +268,7 @@ def reconcile(
         return tuple(_change_without_thread(c, gone) for c in posted)
     listing_failed = ""
     try:
-        threads = {
-            t.comment_id: t
-            for t in list_threads(client, repository, number)
-            if t.comment_id is not None
-        }
+        threads = listing.by_comment()
     except GitHubApiError as exc:
         threads, listing_failed = {}, f"the review threads could not be listed: {exc}"
     changes = []
@@ -194,8 +280,8 @@ def reconcile(
             continue
         changes.append(
             _change(
-                client, number, head_sha, comment, thread, last[comment.comment_id], gone,
-                listing_failed,
+                client, listing.number, head_sha, comment, thread, last[comment.comment_id],
+                gone, listing_failed,
             )
         )  # fmt: skip
     return tuple(changes)

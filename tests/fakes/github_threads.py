@@ -21,6 +21,14 @@ Following GitHub's documentation:
   gets FORBIDDEN "Resource not accessible by integration" (github/gh-aw#35726 and the reports
   it links); :attr:`FakeGitHubAPI.contents_write` says which tokens have it. In GraphQL a
   bot's ``login`` has no ``[bot]`` suffix (``github-actions``), and ``__typename`` is Bot.
+- A review comment is ``Reactable``: ``reactions(first, after, last, before, content,
+  orderBy)`` is a ``ReactionConnection`` (``pageInfo``, ``totalCount``, ``nodes`` of
+  ``Reaction``: ``content``, ``createdAt``, ``user``). ``content`` filters by a
+  ``ReactionContent`` value (THUMBS_UP, THUMBS_DOWN, LAUGH, HOORAY, CONFUSED, HEART, ROCKET,
+  EYES): another value is a validation error, and no data. ``orderBy`` takes
+  ``{field: CREATED_AT, direction: ASC|DESC}``. A connection needs ``first`` or ``last`` (1
+  to 100). ``Reaction.user`` is a nullable ``User``: a bot is not one, so its reactions come
+  with ``user: null``.
 
 The query and mutations are recognised by their GitHub field names, not by orch-review's
 operation names. Every mutation is recorded in :attr:`ReviewThreads.mutations`.
@@ -36,6 +44,16 @@ from typing import Any
 from tests.fakes.github_api import DOCS, Answer, FakeGitHubAPI, FakePull
 
 INTEGRATION = "Resource not accessible by integration"
+REACTION_CONTENT = {
+    "THUMBS_UP": "+1",
+    "THUMBS_DOWN": "-1",
+    "LAUGH": "laugh",
+    "HOORAY": "hooray",
+    "CONFUSED": "confused",
+    "HEART": "heart",
+    "ROCKET": "rocket",
+    "EYES": "eyes",
+}
 
 
 @dataclass
@@ -64,9 +82,15 @@ class ReviewThreads:
         return add_reply(self.fake, number, comment_id, body, login, kind, created_at)
 
     def add_reaction(
-        self, comment_id: int, login: str, content: str = "-1", *, bot: bool = False
+        self,
+        comment_id: int,
+        login: str,
+        content: str = "-1",
+        *,
+        bot: bool = False,
+        created_at: str = "2026-11-30T11:00:00Z",
     ) -> None:
-        """``login`` reacts to review comment ``comment_id`` with ``content``."""
+        """``login`` reacts to review comment ``comment_id`` with ``content`` (REST form)."""
         with self.fake._lock:
             reactions = self.reactions.setdefault(comment_id, [])
             reactions.append(
@@ -75,7 +99,7 @@ class ReviewThreads:
                     "node_id": f"REA_{len(reactions)}",
                     "user": {"login": login, "type": "Bot" if bot else "User"},
                     "content": content,
-                    "created_at": "2026-11-30T11:00:00Z",
+                    "created_at": created_at,
                 }
             )
 
@@ -142,10 +166,18 @@ class ReviewThreads:
             if re.search(rf"\b{name}\s*\(", text):
                 return self._mutation(name, variables, may_write)
         if re.search(r"\breviewThreads\s*\(", text):
-            return self._threads(variables, may_write)
+            reactions = re.search(r"\breactions\s*\(([^)]*)\)", text)
+            wanted: dict[str, Any] | None = None
+            if reactions is not None:
+                wanted, problems = _reaction_arguments(reactions.group(1), variables)
+                if problems:
+                    return _errors(problems)
+            return self._threads(variables, may_write, wanted)
         return _errors([{"message": "this fake answers only the review thread operations"}])
 
-    def _threads(self, variables: dict[str, Any], may_write: bool) -> Answer:
+    def _threads(
+        self, variables: dict[str, Any], may_write: bool, reactions: dict[str, Any] | None
+    ) -> Answer:
         problems = _wrong_types(
             variables, {"owner": str, "name": str, "number": int}, {"after": (str, type(None))}
         )
@@ -181,7 +213,7 @@ class ReviewThreads:
         size = min(first, self.fake.page_size)
         page = roots[start : start + size]
         end = start + len(page)
-        nodes = [self._thread_node(root, may_write) for root in page]
+        nodes = [self._thread_node(root, may_write, reactions) for root in page]
         threads = {
             "pageInfo": {"hasNextPage": end < len(roots), "endCursor": f"cursor:{end}"},
             "nodes": nodes,
@@ -189,12 +221,17 @@ class ReviewThreads:
         data = {"repository": {"pullRequest": {"reviewThreads": threads}}}
         return 200, {"data": data}, {}
 
-    def _thread_node(self, root: dict[str, Any], may_write: bool) -> dict[str, Any]:
+    def _thread_node(
+        self, root: dict[str, Any], may_write: bool, reactions: dict[str, Any] | None
+    ) -> dict[str, Any]:
         resolved = root["id"] in self.resolved
         user = root.get("user") or {}
         login = str(user.get("login") or "")
         is_bot = user.get("type") == "Bot"
         author = {"__typename": "Bot" if is_bot else "User", "login": login.removesuffix("[bot]")}
+        first = {"databaseId": root["id"], "author": author, "body": root["body"]}
+        if reactions is not None:
+            first["reactions"] = self._reaction_connection(root["id"], reactions)
         return {
             "id": self.thread_of(root["id"]),
             "isResolved": resolved,
@@ -202,9 +239,31 @@ class ReviewThreads:
             "viewerCanResolve": may_write and not resolved,
             "viewerCanUnresolve": may_write and resolved,
             "path": root.get("path"),
-            "comments": {
-                "nodes": [{"databaseId": root["id"], "author": author, "body": root["body"]}]
-            },
+            "comments": {"nodes": [first]},
+        }
+
+    def _reaction_connection(self, comment_id: int, wanted: dict[str, Any]) -> dict[str, Any]:
+        content = wanted.get("content")
+        chosen = [
+            r
+            for r in self.reactions.get(comment_id, [])
+            if content is None or r["content"] == REACTION_CONTENT[content]
+        ]
+        chosen.sort(key=lambda r: str(r["created_at"]), reverse=wanted["descending"])
+        page = chosen[: wanted["first"]] if "first" in wanted else chosen[-wanted["last"] :]
+        return {
+            "totalCount": len(chosen),
+            "pageInfo": {"hasNextPage": len(page) < len(chosen) and "first" in wanted},
+            "nodes": [
+                {
+                    "content": next(k for k, v in REACTION_CONTENT.items() if v == r["content"]),
+                    "createdAt": r["created_at"],
+                    "user": None  # Reaction.user is a User: a bot is not one
+                    if r["user"].get("type") == "Bot"
+                    else {"login": r["user"]["login"]},
+                }
+                for r in page
+            ],
         }
 
     def _mutation(self, name: str, variables: dict[str, Any], may_write: bool) -> Answer:
@@ -297,6 +356,47 @@ def _reply(
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _reaction_arguments(
+    arguments: str, variables: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``reactions`` connection's arguments (literals or ``$variables``), validated as
+    GitHub validates them."""
+    found: dict[str, Any] = {"descending": bool(re.search(r"direction:\s*DESC\b", arguments))}
+    for name in ("first", "last", "content"):
+        m = re.search(rf"\b{name}:\s*(\$?\w+)", arguments)
+        if m is None:
+            continue
+        token = m.group(1)
+        if token.startswith("$"):
+            value = variables.get(token[1:])
+            if name == "content" and value not in REACTION_CONTENT:
+                message = f"Variable {token} of type ReactionContent! was provided invalid value"
+                return found, [{"message": message}]
+        else:
+            value = int(token) if token.isdigit() else token
+            if name == "content" and value not in REACTION_CONTENT:
+                message = (
+                    f"Argument 'content' on Field 'reactions' has an invalid value ({value})."
+                    " Expected type 'ReactionContent'."
+                )
+                return found, [{"message": message}]
+        found[name] = value
+    limit = found.get("first", found.get("last"))
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        message = (
+            "You must provide a `first` or `last` value to properly paginate the "
+            "`reactions` connection."
+        )
+        return found, [{"message": message}]
+    if not 1 <= limit <= 100:
+        message = (
+            f"Requesting {limit} records on the `reactions` connection exceeds the "
+            "`first` limit of 100 records."
+        )
+        return found, [{"type": "EXCESSIVE_PAGINATION", "message": message}]
+    return found, []
 
 
 def _not_found(message: str, path: list[str]) -> dict[str, Any]:

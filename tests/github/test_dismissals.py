@@ -10,6 +10,8 @@ import pytest
 
 from orch_review.config.learnings import LEARNINGS_FILE
 from orch_review.findings.records import Status
+from orch_review.github import dismissals
+from orch_review.github import threads as threads_module
 from orch_review.github.api import GitHubClient
 from orch_review.github.dismissals import Conversation
 from orch_review.github.publish import publish
@@ -208,3 +210,113 @@ def test_a_dismissed_thread_is_resolved_with_one_reply(
     assert threads.mutations == [("resolveReviewThread", root)]
     ours = [r for r in threads.replies(NUMBER, root) if r["user"]["login"] != WRITER]
     assert len(ours) == 1 and "Dismissed (dismissed in this pull request by" in ours[0]["body"]
+
+
+MANY = [finding("big.py", i, fp=f"{i:032x}:1") for i in range(1, 41)]
+
+
+def reaction_reads(api: FakeGitHubAPI) -> list[str]:
+    return [r.path for r in api.requests if r.path.endswith("/reactions")]
+
+
+def thread_listings(api: FakeGitHubAPI) -> int:
+    return sum(
+        1 for r in api.requests if r.path == "/graphql" and "reviewThreads" in r.body["query"]
+    )
+
+
+def test_reactions_on_many_threads_cost_no_rest_request(
+    api: FakeGitHubAPI, threads: ReviewThreads, client: GitHubClient
+) -> None:
+    api.contents_write.add(WRITE_TOKEN)
+    publish(client, PULL, covering(report_of(MANY), "big.py"), "review")
+    roots = [c["id"] for c in api.pulls[NUMBER].review_comments]
+    assert len(roots) == len(MANY)
+    threads.add_reaction(roots[3], READER, "-1")  # no write access
+    threads.add_reaction(roots[5], "renovate[bot]", "-1", bot=True)  # a bot: null user
+    threads.add_reaction(roots[7], WRITER, "+1")  # not the configured reaction
+    threads.add_reaction(roots[9], WRITER, "-1", created_at="2026-11-30T12:00:00Z")
+    threads.add_reaction(roots[9], "octo-admin", "-1", created_at="2026-11-30T09:30:00Z")
+    api.roles["octo-admin"] = "admin"
+    api.requests.clear()
+
+    outcome = publish(client, PULL, covering(report_of(MANY[1:]), "big.py"), "review")
+
+    assert reaction_reads(api) == []
+    (dismissed,) = outcome.report.with_status(Status.SUPPRESSED)  # type: ignore[union-attr]
+    assert dismissed.fingerprint == MANY[9].fingerprint
+    # The earliest writer's reaction wins, whatever order GitHub stored them in.
+    assert dismissed.suppressed == (
+        "dismissed in this pull request by octo-admin: dismissed with a -1 reaction"
+    )
+    # One listing (the fake's pages hold 2) serves the reactions and the threads: the
+    # gone finding's and the dismissed finding's threads are resolved.
+    assert thread_listings(api) == len(roots) // 2
+    assert sorted(threads.mutations) == sorted(
+        [("resolveReviewThread", roots[0]), ("resolveReviewThread", roots[9])]
+    )
+    asked = {r.path.rsplit("/", 2)[-2] for r in api.requests if "/collaborators/" in r.path}
+    # Only the reader and the earliest writer are asked about: not the bot, not the +1.
+    assert asked == {READER, "octo-admin"}
+    assert "REST request" not in summary(api)
+
+
+def test_without_graphql_reactions_are_read_through_rest_and_the_summary_says_so(
+    api: FakeGitHubAPI, threads: ReviewThreads, client: GitHubClient
+) -> None:
+    root = first_run(api, client)
+    threads.add_reaction(root, WRITER, "-1")
+    second = int(api.pulls[NUMBER].review_comments[1]["id"])
+    threads.add_reaction(second, "renovate[bot]", "-1", bot=True)
+    api.graphql = None  # GraphQL unavailable: the endpoint answers 404
+
+    outcome = next_push(client)
+
+    (dismissed,) = outcome.report.with_status(Status.SUPPRESSED)  # type: ignore[attr-defined]
+    assert dismissed.fingerprint == FINDINGS[0].fingerprint
+    assert len(reaction_reads(api)) == 2
+    text = summary(api)
+    assert "GraphQL could not list the review threads" in text
+    assert "read with one REST request per thread" in text
+
+
+def test_reading_reactions_through_rest_is_bounded_and_the_summary_says_so(
+    api: FakeGitHubAPI,
+    threads: ReviewThreads,
+    client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(dismissals, "MAX_THREADS", 3)
+    publish(client, PULL, covering(report_of(MANY[:6]), "big.py"), "review")
+    roots = [c["id"] for c in api.pulls[NUMBER].review_comments]
+    threads.add_reaction(roots[5], WRITER, "-1")  # beyond the bound: not read this run
+    api.graphql = None
+    api.requests.clear()
+
+    outcome = publish(client, PULL, covering(report_of(MANY[:6]), "big.py"), "review")
+
+    assert len(reaction_reads(api)) == 3
+    assert outcome.report.with_status(Status.SUPPRESSED) == []  # type: ignore[union-attr]
+    assert "reactions of 3 thread(s) could not be read" in summary(api)
+
+
+def test_a_comment_with_more_reactions_than_listed_is_read_through_rest(
+    api: FakeGitHubAPI,
+    threads: ReviewThreads,
+    client: GitHubClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads_module, "REACTIONS_PER_COMMENT", 2)
+    root = first_run(api, client)
+    for i in range(3):
+        api.roles[f"watcher-{i}"] = "read"
+        threads.add_reaction(root, f"watcher-{i}", "-1", created_at=f"2026-11-30T0{i}:00:00Z")
+    threads.add_reaction(root, WRITER, "-1", created_at="2026-11-30T08:00:00Z")
+    api.requests.clear()
+
+    outcome = next_push(client)
+
+    (dismissed,) = outcome.report.with_status(Status.SUPPRESSED)  # type: ignore[attr-defined]
+    assert dismissed.fingerprint == FINDINGS[0].fingerprint and WRITER in str(dismissed.suppressed)
+    # That comment only (its REST pages hold 2 reactions each).
+    assert set(reaction_reads(api)) == {f"/repos/{REPOSITORY}/pulls/comments/{root}/reactions"}

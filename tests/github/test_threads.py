@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import get_args
 
 import pytest
 
-from orch_review.github.api import GitHubClient, PermissionDenied, RateLimited
+from orch_review.config.choices import Reaction
+from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied, RateLimited
 from orch_review.github.publish import publish
-from orch_review.github.threads import NO_CONTENTS_WRITE, list_threads
+from orch_review.github.threads import (
+    NO_CONTENTS_WRITE,
+    THREADS_WITH_REACTIONS_QUERY,
+    list_threads,
+)
 from tests.fakes.github_api import MAINTAINER_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.github_threads import ReviewThreads, install
 from tests.github.conftest import NUMBER, REPOSITORY
@@ -240,3 +246,42 @@ def test_ghes_graphql_lives_next_to_the_rest_base() -> None:
 
 def test_the_forbidden_note_names_the_permission() -> None:
     assert "contents: write" in NO_CONTENTS_WRITE
+
+
+@pytest.mark.parametrize("content", [c for c in get_args(Reaction) if c != "none"])
+def test_each_ignore_reaction_is_listed_with_the_threads(
+    content: str, api: FakeGitHubAPI, threads: ReviewThreads, client: GitHubClient
+) -> None:
+    publish(client, PULL, covering(report_of(FIRST[:1]), "big.py"), "review")
+    root = int(str(roots(api)[0]["id"]))
+    other = "heart" if content != "heart" else "eyes"
+    threads.add_reaction(root, "octo", other)
+    threads.add_reaction(root, "renovate[bot]", content, bot=True)
+    threads.add_reaction(root, "octo", content, created_at="2026-11-30T12:34:56Z")
+
+    (listed,) = list_threads(client, REPOSITORY, NUMBER, content)
+
+    assert listed.reactions == (
+        {"content": content, "created_at": "2026-11-30T11:00:00Z", "user": None},  # the bot
+        {
+            "content": content,
+            "created_at": "2026-11-30T12:34:56Z",
+            "user": {"login": "octo", "type": "User"},
+        },
+    )
+    assert not listed.more_reactions
+    assert list_threads(client, REPOSITORY, NUMBER)[0].reactions == ()  # not asked: not read
+
+
+def test_a_reaction_content_outside_the_enum_is_a_graphql_error(
+    api: FakeGitHubAPI, threads: ReviewThreads, client: GitHubClient
+) -> None:
+    owner, name = REPOSITORY.split("/")
+    variables = {"owner": owner, "name": name, "number": NUMBER, "first": 10, "after": None}
+    with pytest.raises(GitHubApiError, match="ReactionContent"):
+        client.graphql(
+            THREADS_WITH_REACTIONS_QUERY, {**variables, "reaction": "-1", "reactions": 5}
+        )
+    literal = THREADS_WITH_REACTIONS_QUERY.replace("content: $reaction", "content: MINUS_ONE")
+    with pytest.raises(GitHubApiError, match="invalid value \\(MINUS_ONE\\)"):
+        client.graphql(literal, {**variables, "reaction": "THUMBS_DOWN", "reactions": 5})
