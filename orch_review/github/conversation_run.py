@@ -75,8 +75,9 @@ def skip_reason(comment: CommentEvent) -> str | None:
         return "the comment is by a bot"
     if mentions.from_orch_review({"body": comment.body}):
         return "the comment is one of orch-review's replies"
-    if "@" not in comment.body:
-        return "the comment mentions no one"  # every trigger is an @-mention
+    if not any("@" in text for text in mentions.own_lines(comment.body)):
+        # Every trigger is an @-mention in the commenter's own words (not a quote, not code).
+        return "the comment mentions no one outside quotes and code"
     return None
 
 
@@ -105,6 +106,10 @@ def run_comment(
     if not context.token:
         return skip("no GitHub token (set GITHUB_TOKEN) to read the pull request")
     with GitHubClient(context.api_url, context.repository, context.token) as client:
+        # Before anything is fetched: anyone may comment on a public pull request, and a
+        # comment by someone without write access must cost no more than this one question.
+        if not client.may_write(comment.login):
+            return skip(f"{comment.login} has no write access to the repository")
         pull = comment.pull or PullRequest.from_payload(
             client.pull(comment.number), context.repository
         )
@@ -119,8 +124,6 @@ def run_comment(
         mention = mentions.parse(comment.body, config.trigger)
         if mention is None:
             return skip(f"the comment does not mention {config.trigger}")
-        if not client.may_write(comment.login):
-            return skip(f"{comment.login} has no write access to the repository")
         if mention.kind != "ignore":
             from orch_review import core
 

@@ -7,6 +7,7 @@ artifacts with a redirect to a storage host) and the fake Messages API."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -279,7 +280,7 @@ def test_deep_switches_the_mode_on_for_that_turn(
         ("passer-by", "User", "@orch-review why?", "has no write access"),
         ("renovate[bot]", "Bot", "@orch-review why?", "by a bot"),
         (MAINTAINER, "User", f"{REPLY_MARKER}\n@orch-review why?", "orch-review's replies"),
-        (MAINTAINER, "User", "> @orch-review why?\nquoting the docs", "does not mention"),
+        (MAINTAINER, "User", "> @orch-review why?\nquoting the docs", "mentions no one"),
     ],
     ids=["no-write-access", "bot", "own-reply", "quoted"],
 )
@@ -313,8 +314,11 @@ def test_comments_that_may_not_ask_get_no_reply(
     job_summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
     assert f"No reply to comment {asked['id']}" in job_summary and why in job_summary
     assert read_outputs(env)["findings-count"] == "0"
-    asked_permission = [r for r in github_api.requests[before:] if r.path.endswith("/permission")]
-    assert bool(asked_permission) == (why == "has no write access")
+    asked_github = [r.path for r in github_api.requests[before:]]
+    if why == "has no write access":  # the one question asked: nothing read, nothing fetched
+        assert len(asked_github) == 1 and asked_github[0].endswith("/permission")
+    else:
+        assert asked_github == []
 
 
 def test_without_the_artifact_it_answers_from_the_finding_and_the_diff(
@@ -485,3 +489,36 @@ def test_a_review_comment_on_a_forks_pull_request_without_a_key_is_skipped(
     assert result.returncode == 0, result.stderr
     assert "no Anthropic API key" in result.stdout and "issue_comment" in result.stdout
     assert github_api.writes() == [] and fake_api.message_requests == []
+
+
+def test_a_comment_by_someone_without_write_access_costs_one_question(
+    actions_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    store: ArtifactStore,
+    tmp_path: Path,
+) -> None:
+    open_pull(github_api, pull_repo)
+    github_api.add_issue_comment(NUMBER, "@orch-review why?", login="passer-by")
+    comment = github_api.pulls[NUMBER].issue_comments[-1]
+    env = _step_env(actions_env, tmp_path)
+    event = issue_comment_event(
+        comment["id"], comment["body"], comment["user"], tmp_path / "c.json"
+    )
+    checkout = default_branch_checkout(pull_repo, tmp_path / "default-checkout")
+    before = len(github_api.requests)
+
+    result = answer({**env, **event}, checkout, fake_api)
+
+    assert result.returncode == 0, result.stderr
+    assert "has no write access" in result.stdout
+    # GitHub was asked who may write, and nothing else: the pull request was not read, and
+    # its commits were not fetched into the checkout.
+    assert [r.path.rsplit("/", 2)[-2:] for r in github_api.requests[before:]] == [
+        ["passer-by", "permission"]
+    ]
+    present = subprocess.run(
+        ["git", "cat-file", "-e", pull_repo.head], cwd=checkout, capture_output=True, check=False
+    )
+    assert present.returncode != 0
