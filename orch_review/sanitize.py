@@ -31,6 +31,7 @@ _COMMAND_START = re.compile(r"^([ \t]*):(?=:)", re.MULTILINE)
 _LEGACY_COMMAND = re.compile(r"#(?=#(?:\[|vso\[))", re.IGNORECASE)
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -41,6 +42,13 @@ def _visible(match: re.Match[str]) -> str:
 def controls(text: str) -> str:
     """``text`` with every control character but newline and tab shown as an escape."""
     return _CONTROL.sub(_visible, text)
+
+
+def fence(text: str, minimum: int = 3) -> str:
+    """A run of backticks longer than any in ``text`` (and at least ``minimum``): code or a
+    code block fenced with it cannot be closed by the text inside."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(minimum, longest + 1)
 
 
 def defuse_commands(text: str) -> str:

@@ -56,3 +56,13 @@ def test_markdown_neutralizes_markers_fences_mentions_and_controls() -> None:
     out = sanitize.markdown("<!-- orch-review:summary -->\n```\n@octocat \x1b[2J", 200)
     assert "<!--" not in out and "\n```" not in out and "@octocat" not in out
     assert "\x1b" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "minimum", "expected"),
+    [("plain", 3, "```"), ("a ```` b ` c", 3, "`````"), ("no ticks", 1, "`"), ("a`b", 1, "``")],
+)
+def test_a_fence_is_longer_than_any_backtick_run_inside(
+    text: str, minimum: int, expected: str
+) -> None:
+    assert sanitize.fence(text, minimum) == expected

@@ -9,7 +9,6 @@ comment starts with a hidden marker so the next run finds it and edits it in pla
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,7 +18,7 @@ from orch_review.findings.report import Report
 from orch_review.github.comments import PostedComment, safe_text
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.threads import ThreadChange
-from orch_review.sanitize import controls
+from orch_review.sanitize import controls, fence
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
 MAX_ROWS = 50  # rows per table
@@ -54,9 +53,9 @@ def code(text: str, limit: int = 120) -> str:
     """``text`` (a file name: hostile) as inline code in a table cell: the backtick fence is
     longer than any run of backticks inside, so the name cannot close it."""
     inner = cell(text, limit)
-    fence = "`" * (max((len(run) for run in re.findall("`+", inner)), default=0) + 1)
+    fenced = fence(inner, minimum=1)
     pad = " " if inner.startswith("`") or inner.endswith("`") else ""
-    return f"{fence}{pad}{inner}{pad}{fence}"
+    return f"{fenced}{pad}{inner}{pad}{fenced}"
 
 
 def _counts(report: Report) -> str:
@@ -214,21 +213,17 @@ def _dismissed(dismissed: Sequence[Dismissal], to_learn: Sequence[Learning]) -> 
         lines.append(f"| {code(item.path)} | {code(item.who, 80)} | {cell(item.reason)} |")
     if to_learn:
         snippet = controls("".join("\n" + to_toml(learning) for learning in to_learn)[1:])
-        fence = "`" * max(3, _longest_run(snippet, "`") + 1)
+        fenced = fence(snippet)
         lines += [
             "",
             f"To keep these dismissals in every review, add them to `{LEARNINGS_FILE}` "
             "(or run `orch-review learn`):",
             "",
-            f"{fence}toml",
+            f"{fenced}toml",
             snippet.rstrip("\n"),
-            fence,
+            fenced,
         ]
     return lines
-
-
-def _longest_run(text: str, char: str) -> int:
-    return max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
 
 
 def _refuted(report: Report) -> list[str]:

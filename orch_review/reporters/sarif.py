@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from typing import Any
 from urllib.parse import quote
 
 from orch_review import __version__
 from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
+from orch_review.sanitize import fence
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -104,9 +104,8 @@ def _rule(category: str) -> dict[str, Any]:
 
 def _fenced(text: str) -> str:
     """``text`` as a markdown code block whose fence no backtick run inside can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
+    fenced = fence(text)
+    return f"{fenced}\n{text}\n{fenced}"
 
 
 def _message(finding: Finding) -> dict[str, str]:
