@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orch_review.errors import ConfigError
+from orch_review.sanitize import controls
 
 LEARNINGS_FILE = ".orch-review/learnings.toml"
 MAX_BYTES = 256 * 1024
@@ -179,7 +180,8 @@ _SHORT_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f
 
 def toml_string(text: str) -> str:
     """``text`` as a TOML basic string: quotes, backslashes and every control character
-    escaped, so the value stays on one line whatever it holds."""
+    escaped (the bidirectional overrides too, as every sink shows them), so the value stays
+    on one line and reads as what it holds, wherever the table is posted or saved."""
     out = []
     for char in text:
         code = ord(char)
@@ -187,7 +189,7 @@ def toml_string(text: str) -> str:
             out.append("\\" + char)
         elif char in _SHORT_ESCAPES:
             out.append(_SHORT_ESCAPES[char])
-        elif code < 0x20 or code == 0x7F or 0x80 <= code <= 0x9F:
+        elif controls(char) != char:
             out.append(f"\\u{code:04x}")
         else:
             out.append(char)

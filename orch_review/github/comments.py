@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.findings.records import Finding
-from orch_review.sanitize import controls, markdown
+from orch_review.sanitize import controls, fence, markdown
 from orch_review.scope.diff import HUNK
 
 FINDING_MARKER = "<!-- orch-review:finding {} -->"
@@ -149,6 +149,18 @@ def written_by(comment: Mapping[str, Any], author: str) -> bool:
     return isinstance(user, Mapping) and user.get("login") == author
 
 
+def marked_fingerprint(body: str) -> str | None:
+    """The fingerprint in the finding marker ``body`` starts with, if it starts with one."""
+    match = _FINDING_MARKER_RE.match(body)
+    return match.group(1) if match else None
+
+
+def posted_category(body: str) -> str | None:
+    """The category in the heading :func:`comment_body` writes, if ``body`` has one."""
+    match = _CATEGORY_RE.search(body)
+    return match.group(1) if match else None
+
+
 def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[PostedComment]:
     """Our markers among ``GET /pulls/{n}/comments`` entries: comments by ``author`` (the
     account orch-review posts as) that start with a finding marker."""
@@ -157,20 +169,19 @@ def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[Poste
         if not written_by(comment, author) or comment.get("in_reply_to_id") is not None:
             continue
         body = str(comment.get("body") or "")
-        match = _FINDING_MARKER_RE.match(body)
-        if match is None:
+        fingerprint = marked_fingerprint(body)
+        if fingerprint is None:
             continue
-        category = _CATEGORY_RE.search(body)
         comment_id = comment.get("id")
         line = comment.get("line")
         found.append(
             PostedComment(
-                fingerprint=match.group(1),
+                fingerprint=fingerprint,
                 path=str(comment.get("path") or ""),
                 line=int(line) if isinstance(line, int) else None,
                 url=str(comment.get("html_url") or ""),
                 comment_id=comment_id if isinstance(comment_id, int) else 0,
-                category=category.group(1) if category else None,
+                category=posted_category(body),
             )
         )
     return found
@@ -202,9 +213,6 @@ def plan_comments(
     return CommentPlan(tuple(inline), tuple(already), tuple(outside), tuple(resolved.values()))
 
 
-_BACKTICKS = re.compile(r"`+")
-
-
 def suggestion_block(finding: Finding, lines: tuple[int, int] | None) -> str | None:
     """A ```suggestion block of the finding's verified patch when the comment covers
     ``lines`` (first, last) and they are exactly the finding's; else None.
@@ -218,9 +226,8 @@ def suggestion_block(finding: Finding, lines: tuple[int, int] | None) -> str | N
         return None
     if controls(patch) != patch:
         return None
-    longest = max((len(run) for run in _BACKTICKS.findall(patch)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}suggestion\n{patch}\n{fence}"
+    fenced = fence(patch)
+    return f"{fenced}suggestion\n{patch}\n{fenced}"
 
 
 def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:

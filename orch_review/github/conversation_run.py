@@ -20,20 +20,25 @@ only read by agents, in the sandbox, from a checkout of its head commit that git
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.records import Finding
 from orch_review.github import artifacts, mentions, outputs
 from orch_review.github.api import ACTIONS_BOT, GitHubClient, PermissionDenied
-from orch_review.github.comments import written_by
+from orch_review.github.comments import (
+    FINDING_MARKER,
+    marked_fingerprint,
+    posted_category,
+    written_by,
+)
 from orch_review.github.event import CommentEvent, GitHubContext, PullRequest
 from orch_review.github.fetch import auth_env, ensure_history
-from orch_review.sanitize import line, markdown
+from orch_review.sanitize import fence, line, markdown
 
 if TYPE_CHECKING:
     import git
@@ -49,8 +54,6 @@ NO_KEY_ON_FORK = (
     "no Anthropic API key, because GitHub gives no secrets to runs started by review comments "
     "on a fork's pull request (the `issue_comment` event has them)"
 )
-_FINDING_MARKER = re.compile(r"<!-- orch-review:finding (\S+) -->")
-_HEADER = re.compile(r"\*\*orch-review · (\w+) · ([^*\n]*)\*\*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,14 +180,14 @@ def find_thread(client: GitHubClient, comment: CommentEvent, author: str) -> Thr
     except PermissionDenied:
         return None  # deleted meanwhile
     body = str(top.get("body") or "")
-    marker = _FINDING_MARKER.match(body) if written_by(top, author) else None
+    fingerprint = marked_fingerprint(body) if written_by(top, author) else None
     found_line = top.get("line")
     return Thread(
         top_id=top_id,
-        fingerprint=marker.group(1) if marker else None,
+        fingerprint=fingerprint,
         path=str(top.get("path") or ""),
         line=found_line if isinstance(found_line, int) else None,
-        posted=body[marker.end() :].strip() if marker else "",
+        posted=body.removeprefix(FINDING_MARKER.format(fingerprint)).strip() if fingerprint else "",
     )
 
 
@@ -316,43 +319,28 @@ def dismissal_reply(
             "`@orch-review ignore <reason>` in the review thread of one of orch-review's "
             "inline comments.\n"
         )
-    header = _HEADER.search(thread.posted)
-    category = header.group(2).strip() if header else ""
     reason = " ".join(reason.split()) or f"dismissed on pull request #{pull.number}"
-    entry = learning_entry(
-        thread.fingerprint, category, reason, comment.login, when(comment, today)
+    learning = Learning(
+        reason=reason,
+        who=comment.login,
+        when=when(comment, today),
+        fingerprint=thread.fingerprint,
+        category=posted_category(thread.posted),
     )
-    fence = "`" * max(3, _longest_backticks(entry) + 1)
+    entry = to_toml(learning)
+    fenced = fence(entry)
     return (
         f"{mentions.REPLY_MARKER}\nDismissed for this pull request: {markdown(reason, 500)}. "
         "orch-review will not raise this finding again on it.\n\n"
         "To keep it for the repository, commit this learning to "
-        f"`.orch-review/learnings.toml`:\n\n{fence}toml\n{entry}{fence}\n"
+        f"`{LEARNINGS_FILE}`:\n\n{fenced}toml\n{entry}{fenced}\n"
     )
-
-
-def learning_entry(fingerprint: str, category: str, reason: str, who: str, day: str) -> str:
-    """One ``[[learning]]`` table of ``.orch-review/learnings.toml``."""
-    values = {
-        "fingerprint": fingerprint,
-        "category": category,
-        "reason": reason,
-        "who": who,
-        "when": day,
-    }
-    # A JSON string with ASCII escapes is a TOML basic string.
-    lines = [f"{key} = {json.dumps(value)}" for key, value in values.items() if value]
-    return "[[learning]]\n" + "\n".join(lines) + "\n"
 
 
 def when(comment: CommentEvent, today: dt.date) -> str:
     """The comment's date (ISO 8601), else today's."""
     match = re.match(r"\d{4}-\d{2}-\d{2}", comment.created_at)
     return match.group() if match else today.isoformat()
-
-
-def _longest_backticks(text: str) -> int:
-    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _post_reply(

@@ -33,7 +33,13 @@ from typing import Any, Literal
 from orch_review.findings.coverage import COVERED
 from orch_review.findings.report import Report
 from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied
-from orch_review.github.comments import DiffLines, PostedComment, safe_text, written_by
+from orch_review.github.comments import (
+    FINDING_MARKER,
+    DiffLines,
+    PostedComment,
+    safe_text,
+    written_by,
+)
 from orch_review.github.mentions import REPLY_MARKER
 
 ThreadState = Literal[
@@ -307,7 +313,7 @@ def _ours(thread: Thread, comment: PostedComment, author: str) -> bool:
     return (
         thread.comment_id == comment.comment_id
         and thread.author == author
-        and thread.body.startswith(f"<!-- orch-review:finding {comment.fingerprint} -->")
+        and thread.body.startswith(FINDING_MARKER.format(comment.fingerprint))
     )
 
 

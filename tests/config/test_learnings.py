@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import tomllib
 from pathlib import Path
 
@@ -101,6 +102,13 @@ def test_any_text_round_trips_through_a_toml_string() -> None:
     assert tomllib.loads(f"x = {encoded}")["x"] == hostile
 
 
+def test_a_toml_string_shows_bidirectional_overrides_as_escapes() -> None:
+    trojan = "allowed \u202e\u2066 if admin \u2069"
+    encoded = learnings.toml_string(trojan)
+    assert "\u202e" not in encoded and "\\u202e" in encoded
+    assert tomllib.loads(f"x = {encoded}")["x"] == trojan
+
+
 def test_appending_keeps_entries_and_comments(tmp_path: Path) -> None:
     path = tmp_path / LEARNINGS_FILE
     path.parent.mkdir()
@@ -143,3 +151,13 @@ def test_a_pull_request_reads_the_base_revisions_learnings(git_repo: GitRepoFact
     local = load_learnings(opened, ScopeRequest("change"))
 
     assert len(from_base) == 2 and len(local) == 3
+
+
+def test_learning_entries_are_one_table_each() -> None:
+    entry = learnings.to_toml(
+        learnings.Learning(reason="why", who="who", when="2026-12-01", fingerprint="fp")
+    )
+    assert tomllib.loads(entry) == {
+        "learning": [{"fingerprint": "fp", "reason": "why", "who": "who", "when": "2026-12-01"}]
+    }
+    assert json.loads(entry.splitlines()[1].split(" = ", 1)[1]) == "fp"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import tomllib
 from typing import Any
 
@@ -13,7 +12,6 @@ from orch_review.github.conversation_run import (
     MAX_BODY,
     Thread,
     dismissal_reply,
-    learning_entry,
     reply_body,
     skip_reason,
 )
@@ -107,14 +105,6 @@ def test_a_dismissal_without_a_reason_or_a_date_still_records_one() -> None:
 def test_ignore_outside_a_findings_thread_explains_where_it_works(thread: Thread | None) -> None:
     body = dismissal_reply(comment(), thread, "nope", PULL, dt.date(2026, 12, 1))
     assert body.startswith(REPLY_MARKER) and "review thread" in body and "toml" not in body
-
-
-def test_learning_entries_are_one_table_each() -> None:
-    entry = learning_entry("fp", "", "why", "who", "2026-12-01")
-    assert tomllib.loads(entry) == {
-        "learning": [{"fingerprint": "fp", "reason": "why", "who": "who", "when": "2026-12-01"}]
-    }
-    assert json.loads(entry.splitlines()[1].split(" = ", 1)[1]) == "fp"
 
 
 def test_only_orch_reviews_own_top_comment_names_a_finding(github_api: Any) -> None:
