@@ -17,7 +17,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -116,9 +116,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def sweep_stale(base: str | None = None) -> list[Path]:
+def sweep_stale(
+    base: str | None = None, *, also_ours: Callable[[int], bool] = lambda uid: False
+) -> list[Path]:
     """Remove directories left in ``base`` (default ``$TMPDIR``) by runs of this user that
-    were killed: named by :func:`make`, owned by us, their PID no longer running."""
+    were killed: named by :func:`make`, owned by us (or, for root, by a uid ``also_ours``
+    claims, such as the throwaway uid a shell's home was handed to), their PID not running."""
     root = Path(base or tempfile.gettempdir())
     removed: list[Path] = []
     uid = os.geteuid()
@@ -131,8 +134,9 @@ def sweep_stale(base: str | None = None) -> list[Path]:
         if pid is None or pid == os.getpid():
             continue
         try:
-            if entry.stat(follow_symlinks=False).st_uid != uid or not entry.is_dir(
-                follow_symlinks=False
+            owner = entry.stat(follow_symlinks=False).st_uid
+            if not entry.is_dir(follow_symlinks=False) or (
+                owner != uid and not (uid == 0 and also_ours(owner))
             ):
                 continue
         except OSError:

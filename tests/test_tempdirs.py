@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from orch_review import tempdirs
+from orch_review.engine import confinement
 
 
 def test_a_directory_is_named_with_its_owner_and_removed_however_the_block_ends(
@@ -54,3 +57,24 @@ def test_sweep_removes_only_dead_owners_directories(tmp_path: Path) -> None:
 
     assert swept == [stale] and not stale.exists()
     assert alive.exists() and unrelated.exists() and legacy.exists()
+
+
+def test_root_sweeps_a_dead_runs_agent_homes_it_handed_to_throwaway_uids(tmp_path: Path) -> None:
+    # Without bubblewrap, root hands each shell's home to a throwaway uid; a run killed with
+    # SIGKILL leaves those homes behind, and only the next run can remove them.
+    if os.geteuid() != 0:
+        pytest.skip("only root hands homes to other uids")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    throwaway = confinement.unused_uid()
+    home = tmp_path / f"orch-review-agent-home.pid{int(dead.stdout)}.abc123"
+    home.mkdir()
+    os.chown(home, throwaway, throwaway)
+    someone_elses = tmp_path / f"orch-review-agent-home.pid{int(dead.stdout)}.def456"
+    someone_elses.mkdir()
+    os.chown(someone_elses, 65534, 65534)
+
+    swept = tempdirs.sweep_stale(str(tmp_path), also_ours=confinement.is_throwaway_uid)
+
+    assert swept == [home] and not home.exists()
+    assert someone_elses.exists()

@@ -123,6 +123,11 @@ def unused_uid() -> int:
             return uid
 
 
+def is_throwaway_uid(uid: int) -> bool:
+    """True for a uid :func:`unused_uid` hands out: a leftover home owned by one is ours."""
+    return _UID_BASE <= uid < _UID_BASE + _UID_SPAN
+
+
 def private_home(owner: int | None) -> str:
     """A fresh 0700 directory for one shell's $HOME, owned by ``owner`` when given."""
     home = str(tempdirs.make("agent-home"))

@@ -15,7 +15,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
-from orch_review.engine.confinement import agent_environment
+from orch_review.engine.confinement import agent_environment, is_throwaway_uid
 from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
 from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
@@ -73,7 +73,8 @@ def open_session(
     pool = PriorityPool(config.max_concurrent)
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
-    tempdirs.sweep_stale()  # what killed runs left behind
+    # What killed runs left behind, the homes root handed to throwaway uids included.
+    tempdirs.sweep_stale(also_ours=is_throwaway_uid)
     journal = open_journal(config, git_dir)
     try:
         with tempdirs.directory("home") as home:
