@@ -227,11 +227,11 @@ def merge(
     *,
     json_file: Path | None = None,
     sarif_file: Path | None = None,
-    asked_by: str = "orch-review merge",
+    asked_by: str | None = None,
 ) -> Report:
     """One report from the JSON reports of sharded reviews, its report files written (checked
     first). A missing or unreadable shard makes it incomplete; ConfigError, naming
-    ``asked_by``, when none can be read."""
+    ``asked_by`` (an option, such as ``--from-reports``) if given, when none can be read."""
     from orch_review.errors import ConfigError
     from orch_review.findings.merge import merge_files
     from orch_review.reporters.files import check_writable, report_files, write_reports
@@ -241,7 +241,7 @@ def merge(
     try:
         report = merge_files(list(reports))
     except ValueError as exc:
-        raise ConfigError(f"{asked_by}: {exc}") from None
+        raise ConfigError(f"{asked_by}: {exc}" if asked_by else str(exc)) from None
     write_reports(report, files)
     return report
 

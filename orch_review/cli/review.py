@@ -190,6 +190,7 @@ def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console)
     from orch_review.fixes import apply_fixes
     from orch_review.sanitize import line
     from orch_review.scope.git import work_tree
+    from orch_review.wording import counted
 
     outcomes = apply_fixes(work_tree(prepared.repo), report.confirmed)
     if not outcomes:
@@ -197,7 +198,8 @@ def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console)
         return
     applied = sum(1 for o in outcomes if o.applied)
     stderr.print(
-        f"--fix: applied {applied} of {len(outcomes)} verified patch(es):", highlight=False
+        f"--fix: applied {applied} of {counted(len(outcomes), 'verified patch')}:",
+        highlight=False,
     )
     for outcome in outcomes:
         where = line(outcome.finding.location)

@@ -44,6 +44,7 @@ from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
 from orch_review.scope.workspace import Workspace
+from orch_review.wording import counted
 
 if TYPE_CHECKING:
     import git
@@ -267,7 +268,7 @@ def review(
     unreadable = tuple(s.path for s in scope.skipped if s.reason == UNREADABLE)
     if unreadable:
         warnings.append(
-            f"Not reviewed: {len(unreadable)} file(s) this user may not read "
+            f"Not reviewed: {counted(len(unreadable), 'file')} this user may not read "
             f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
             "again."
         )
@@ -333,8 +334,8 @@ def _cover(
             warnings.append(run.failure)
         if run.outcomes:
             added.append(
-                f"The completeness critic added {len(run.outcomes)} concern(s) the first wave "
-                "had not covered."
+                f"The completeness critic added {counted(len(run.outcomes), 'concern')} the "
+                "first wave had not covered."
             )
         swept += run_sweep(
             workflow,
@@ -345,9 +346,10 @@ def _cover(
         )
     if swept:
         count = sum(len(workflow.files_of[o.index]) for o in swept)
-        noun = "file" if count == 1 else "files"
-        sweeps = "a sweep" if len(swept) == 1 else f"{len(swept)} sweeps"
-        added.insert(0, f"orch-review reviewed {count} {noun} no concern had covered, in {sweeps}.")
+        sweeps = "a sweep" if len(swept) == 1 else counted(len(swept), "sweep")
+        added.insert(
+            0, f"orch-review reviewed {counted(count, 'file')} no concern had covered, in {sweeps}."
+        )
     return tuple(added)
 
 

@@ -12,6 +12,7 @@ from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
 from orch_review.scope.diff import quote_path
+from orch_review.wording import counted, unit_noun
 
 # "2 high", "three confirmed", "no bugs", "1 finding": a count of findings in a sentence.
 _NUMBER = r"(?:\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|several|many)"
@@ -95,7 +96,7 @@ class Report:
             return None
         shown = ", ".join(quote_path(p) for p in self.unreadable[:3])
         more = ", ..." if len(self.unreadable) > 3 else ""
-        return f"{len(self.unreadable)} unreadable file(s) not reviewed: {shown}{more}"
+        return f"{counted(len(self.unreadable), 'unreadable file')} not reviewed: {shown}{more}"
 
     def incomplete_reasons(self) -> list[str]:
         """Why the review is incomplete, in words (empty when it is complete)."""
@@ -106,11 +107,13 @@ class Report:
             missing = len(self.coverage.uncovered)
             total = len(self.coverage.files)
             if missing:
-                reasons.append(f"{missing} of {total} {self.coverage.unit} not covered")
+                reasons.append(
+                    f"{missing} of {total} {unit_noun(total, self.coverage.unit)} not covered"
+                )
             reasons += self.coverage.notes
         else:
             if self.uncovered:
-                reasons.append(f"{len(self.uncovered)} concern(s) not covered")
+                reasons.append(f"{counted(len(self.uncovered), 'concern')} not covered")
             if not self.concerns:
                 reasons.append("no review workflow ran")
         if self.usage.cap_reached:

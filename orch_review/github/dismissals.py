@@ -34,6 +34,7 @@ from orch_review.github import mentions
 from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied
 from orch_review.github.comments import PostedComment
 from orch_review.github.threads import Listing, Thread
+from orch_review.wording import counted
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,39}")
@@ -188,8 +189,8 @@ class _Reactions:
             )
         if self._unread:
             notes.append(
-                f"The `{self._content}` reactions of {self._unread} thread(s) could not be "
-                f"read (at most {MAX_THREADS} threads are read one by one in a run): a "
+                f"The `{self._content}` reactions of {counted(self._unread, 'thread')} could "
+                f"not be read (at most {MAX_THREADS} threads are read one by one in a run): a "
                 "dismissal there counts from a later run."
             )
         return tuple(notes)

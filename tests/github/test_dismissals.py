@@ -297,7 +297,7 @@ def test_reading_reactions_through_rest_is_bounded_and_the_summary_says_so(
 
     assert len(reaction_reads(api)) == 3
     assert outcome.report.with_status(Status.SUPPRESSED) == []  # type: ignore[union-attr]
-    assert "reactions of 3 thread(s) could not be read" in summary(api)
+    assert "reactions of 3 threads could not be read" in summary(api)
 
 
 def test_a_comment_with_more_reactions_than_listed_is_read_through_rest(

@@ -1,0 +1,77 @@
+"""What the real CLI says about amounts and counts: money true to its value, nouns agreeing
+with their count, one ``orch-review:`` prefix per message."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from orch_review.wording import usd
+from tests.conftest import GitRepoFactory, git, write
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import planted_script
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_cost_cap_below_a_cent_is_named_as_it_was_set(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    report_file = tmp_path / "report.json"
+    result = run_cli(
+        repo, api_env, "--all", "--no-progress", "--max-cost-usd", "0.001", "--json", report_file
+    )
+
+    assert result.returncode == 3, result.stderr
+    assert "cost cap reached ($0.001)" in result.stdout
+    assert "$0.00)" not in result.stdout + result.stderr
+    # The usage table's cost is the JSON report's, in the same words as everywhere else.
+    spent = json.loads(report_file.read_text())["usage"]["total"]["cost_usd"]
+    assert spent > 0
+    total_row = next(ln for ln in result.stdout.splitlines() if ln.startswith("total "))
+    assert total_row.split()[-1] == usd(spent) != "$0.00"
+
+
+def test_one_agent_is_not_one_agents(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    result = run_cli(repo, api_env, "--all", "--no-progress", "--max-agents", "1")
+
+    assert result.returncode == 3, result.stderr
+    assert "agent cap reached (1 agent)" in result.stdout
+    out = result.stdout + result.stderr
+    assert re.search(r"\b1 (agents|files|changed files|concerns|findings)\b", out) is None, out
+    assert "(s)" not in out
+
+
+def test_a_change_of_one_skipped_file_says_so_in_the_singular(
+    api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"app.py": "x = 1\n", "poetry.lock": "a\n", "yarn.lock": "a\n"})
+    write(repo, {"poetry.lock": "b\n"})
+    one = run_cli(repo, api_env)
+    write(repo, {"yarn.lock": "b\n"})
+    two = run_cli(repo, api_env)
+
+    assert one.returncode == two.returncode == 0, one.stderr + two.stderr
+    assert "nothing to review: the only changed file is skipped" in one.stderr
+    assert "all 1" not in one.stderr
+    assert "nothing to review: all 2 changed files are skipped" in two.stderr
+
+
+def test_an_error_carries_one_prefix(api_env: dict[str, str], git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"a.py": "a = 1\n"})
+    git(repo, "status")
+    result = run_cli(repo, api_env, "merge", "missing-shard.json")
+
+    assert result.returncode == 2
+    assert result.stderr.startswith("orch-review: no usable shard report: missing-shard.json")
+    assert result.stderr.count("orch-review:") == 1
