@@ -26,6 +26,7 @@ from orch_review.engine.critic import Critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker
+from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
@@ -272,12 +273,9 @@ def review(
             f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
             "again."
         )
-    if workflow.refused:
-        warnings.append(
-            f"{len(workflow.refused)} subtask(s) of the main agent were refused: "
-            + "; ".join(f"{_short(t)} ({why})" for t, why in workflow.refused[:3])
-            + ("; ..." if len(workflow.refused) > 3 else "")
-        )
+    refused = refusal_warning(workflow.refused)
+    if refused is not None:
+        warnings.append(refused)
     usage = ledger.report()
     if usage.unknown_price_models:
         warnings.append(
@@ -428,8 +426,3 @@ def _coverage(
         skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
         unit="files" if scope.kind == "all" else "changed files",
     )
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -12,6 +12,7 @@ import pytest
 from orch_review.wording import usd
 from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.files_model import OneSubtaskPerFile
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import planted_script
 
@@ -75,3 +76,44 @@ def test_an_error_carries_one_prefix(api_env: dict[str, str], git_repo: GitRepoF
     assert result.returncode == 2
     assert result.stderr.startswith("orch-review: no usable shard report: missing-shard.json")
     assert result.stderr.count("orch-review:") == 1
+
+
+VAGUE = [
+    "Review the overall architecture of the change for layering problems.",
+    "Look for performance regressions anywhere in the code base, especially in hot loops.",
+    "Check error handling and logging conventions across the project.",
+    "Audit naming consistency.",
+    "Review the overall architecture of the change for layering problems.",  # sent twice
+    "Think about concurrency.",
+]
+
+
+def test_refused_subtasks_make_one_grouped_warning_and_one_annotation(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"app.py": "x = 1\n", "poetry.lock": "a\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {"app.py": "x = 2\n", "poetry.lock": "b\n"})
+    git(repo, "commit", "-q", "-am", "change")
+    base = git(repo, "rev-parse", "main").strip()
+    fake_api.policy = OneSubtaskPerFile(base=base, extra_subtasks=VAGUE)
+
+    github = run_cli(repo, api_env, "--base", "main", "--format", "github", "--no-progress")
+    fake_api.policy = OneSubtaskPerFile(base=base, extra_subtasks=VAGUE)
+    text = run_cli(repo, api_env, "--base", "main", "--no-progress", "--no-journal")
+
+    assert github.returncode == text.returncode == 0, github.stderr + text.stderr
+    [annotation] = [ln for ln in github.stdout.splitlines() if "refused" in ln]
+    assert annotation.startswith("::warning ")
+    [line] = [ln for ln in text.stdout.splitlines() if "refused" in ln]
+    assert line.startswith("warning: 6 subtasks of the main agent were refused and not reviewed. ")
+    for shown in (annotation, line):
+        # Each reason once, with how many subtasks it refused, most frequent first.
+        assert shown.count("it names no file of the change") == 1
+        assert shown.count("is out of scope") == 1
+        assert shown.index("5 because it names no file") < shown.index(
+            "1 because `poetry.lock` is out"
+        )
+        assert shown.count("Review the overall architecture") == 1
+        assert "and 2 more" in shown
+    assert len(line) < 600
