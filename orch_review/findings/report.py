@@ -61,6 +61,18 @@ class Report:
         return "\n".join(kept).strip()
 
     @property
+    def dropped(self) -> list[Finding]:
+        """Findings reported and then not shown: refuted, unverified, filtered or suppressed."""
+        return [f for f in self.findings if f.status is not Status.CONFIRMED]
+
+    @property
+    def summary_withheld(self) -> bool:
+        """Whether the main agent's summary is kept out of the report people read: it was
+        written before verification, filtering and suppression, so once any finding was
+        dropped it may name that one, in words no check can recognise every time."""
+        return bool(self.reviewer_summary) and bool(self.dropped)
+
+    @property
     def confirmed(self) -> list[Finding]:
         """Findings that survived verification, filtering and suppression, ranked."""
         return self.with_status(Status.CONFIRMED)

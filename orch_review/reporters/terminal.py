@@ -305,6 +305,17 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
         yield Text("Their files were covered all the same, by other verified reviews.", "dim")
 
 
+_SUMMARY_HEADING = "Reviewer's summary (unverified; the findings above are what was verified)"
+_WITHHELD_HEADING = (
+    "Reviewer's summary (unverified, written before verification and filtering: "
+    "it may name the findings listed under Not reported)"
+)
+_WITHHELD = (
+    "Reviewer's summary not shown: it was written before {} dropped,\n"
+    "so it may mention what the report left out (--verbose shows it)."
+)
+
+
 def _usage_table(report: Report, boxed: bool) -> Table:
     table = Table(box=box.SIMPLE if boxed else None, show_edge=False, pad_edge=False)
     for column in ("role", "agents", "requests", "input", "cache read", "output", "cost"):
@@ -390,11 +401,13 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
         yield from _not_shown(report)
     yield from _coverage(report, style.verbose)
     summary = report.reviewer_summary
-    if summary:
+    if summary and report.summary_withheld and not style.verbose:
+        dropped = len(report.dropped)
+        was = "was" if dropped == 1 else "were"
+        yield Text(_WITHHELD.format(f"{counted(dropped, 'finding')} {was}"), "dim")
+    elif summary:
         yield Text()
-        yield Text(
-            "Reviewer's summary (unverified; the findings above are what was verified)", "bold"
-        )
+        yield Text(_WITHHELD_HEADING if report.summary_withheld else _SUMMARY_HEADING, "bold")
         lines = Text(safe(summary)).split("\n", allow_blank=True)
         yield Text("\n").join(
             Text(INDENT) + line if line.plain.strip() else Text() for line in lines

@@ -14,7 +14,7 @@ from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.files_model import OneSubtaskPerFile
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from tests.scripted import PLANTED_INJECTION, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
 
@@ -117,3 +117,48 @@ def test_refused_subtasks_make_one_grouped_warning_and_one_annotation(
         assert shown.count("Review the overall architecture") == 1
         assert "and 2 more" in shown
     assert len(line) < 600
+
+
+#: What a main agent writes before verification: it names the finding its verifier refuted.
+SUMMARY = (
+    "Beware: ratio() in calc.py divides by count, which may be zero, and find_user in "
+    "app.py builds SQL from the caller's name."
+)
+
+
+def test_the_reviewers_summary_never_contradicts_the_report(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script(summary=SUMMARY)
+    report_file = tmp_path / "report.json"
+    shown = run_cli(repo, api_env, "--all", "--no-progress", "--json", report_file)
+    fake_api.policy = planted_script(summary=SUMMARY)
+    verbose = run_cli(repo, api_env, "--all", "--no-progress", "--no-journal", "--verbose")
+
+    assert shown.returncode == verbose.returncode == 1, shown.stderr + verbose.stderr
+    # The refuted division is not shown, and neither is the summary that names it.
+    assert "divides by count" not in shown.stdout
+    assert "Reviewer's summary not shown: it was written before 1 finding was dropped" in (
+        shown.stdout
+    )
+    # The machine report keeps the model's words, documented as unverified.
+    assert json.loads(report_file.read_text())["summary"] == SUMMARY
+    # --verbose lists the refuted finding and the summary beside it, labelled as such.
+    assert "REFUTED" in verbose.stdout and "divides by count" in verbose.stdout
+    assert "it may name the findings listed under Not reported" in verbose.stdout
+
+
+def test_the_reviewers_summary_is_shown_when_nothing_was_dropped(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = ReviewScript([PLANTED_INJECTION], summary="The SQL layer needs care.")
+    result = run_cli(repo, api_env, "--all", "--no-progress")
+
+    assert result.returncode == 1, result.stderr
+    assert "Reviewer's summary (unverified; the findings above are what was verified)" in (
+        result.stdout
+    )
+    assert "   The SQL layer needs care." in result.stdout
+    assert "not shown" not in result.stdout
