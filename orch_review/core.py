@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
     from orch_review.engine.agent import EventSink
+    from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
     from orch_review.scope.resolve import Scope, ScopeRequest
@@ -363,10 +364,15 @@ def learn(
     category: str | None = None,
     who: str | None = None,
     today: date | None = None,
+    report: Path | None = None,
 ) -> Path:
     """Add a learning to ``.orch-review/learnings.toml`` of the repository at ``repo`` and
-    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ConfigError
-    for an invalid learning or a broken file, UsageError when nobody can be named."""
+    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ``report``,
+    a JSON report holding the finding, names its place and claim beside the learning.
+    ConfigError for an invalid learning or a broken file, UsageError when nobody can be
+    named or the report does not hold the finding."""
+    from dataclasses import replace
+
     from orch_review.config import learnings
     from orch_review.scope.git import open_repo, user_identity, work_tree
 
@@ -384,4 +390,32 @@ def learn(
         glob=glob,
         category=category,
     )
+    if report is not None:
+        if fingerprint is None:
+            raise UsageError("--report names a finding: it goes with --fingerprint.")
+        found = _finding_in_report(report, fingerprint)
+        learning = replace(learning, location=found.location, claim=found.claim)
     return learnings.append(work_tree(opened), learning)
+
+
+def _finding_in_report(path: Path, fingerprint: str) -> Finding:
+    """The finding with ``fingerprint`` in the JSON report at ``path``; UsageError if none."""
+    import json
+
+    from orch_review.findings.codec import finding_from_json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found = [finding_from_json(f) for f in data["findings"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"--report {path}: not a readable orch-review JSON report ({exc}); pass a file "
+            "written by `orch-review --json`."
+        ) from None
+    for finding in found:
+        if finding.fingerprint == fingerprint:
+            return finding
+    raise UsageError(
+        f"--report {path} has no finding with fingerprint {fingerprint}: check both, or leave "
+        "--report out."
+    )
