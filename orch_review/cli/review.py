@@ -141,6 +141,7 @@ def review(
     from orch_review import core
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.findings.relative import seen_from
 
     options = core.ReviewOptions(
         staged=staged,
@@ -179,14 +180,35 @@ def review(
             events=progress,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
-    print_report_as(report, output_format, quiet=quiet, verbose=verbose)
+    # People read paths from where they ran orch-review; machine formats keep them
+    # repository-relative, as documented.
+    prefix = _cwd_prefix(prepared)
+    shown = seen_from(report, prefix) if output_format == "text" else report
+    print_report_as(shown, output_format, quiet=quiet, verbose=verbose)
     if fix:
-        _apply_fixes(prepared, report, stderr)
+        _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)
 
 
-def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console) -> None:
-    """Apply the report's verified patches and list what became of each."""
+def _cwd_prefix(prepared: core.PreparedReview) -> str:
+    """The current directory relative to the repository's top ("" at the top, or when it
+    is outside the work tree, as with GIT_WORK_TREE set)."""
+    from orch_review.scope.git import work_tree
+
+    try:
+        return Path.cwd().resolve().relative_to(work_tree(prepared.repo).resolve()).as_posix()
+    except ValueError:
+        return ""
+
+
+def _apply_fixes(
+    prepared: core.PreparedReview, report: Report, stderr: Console, prefix: str
+) -> None:
+    """Apply the report's verified patches and list what became of each, its place relative
+    to the directory orch-review runs in (``prefix``)."""
+    from dataclasses import replace
+
+    from orch_review.findings.relative import shown_path
     from orch_review.fixes import apply_fixes
     from orch_review.sanitize import line
     from orch_review.scope.git import work_tree
@@ -202,7 +224,8 @@ def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console)
         highlight=False,
     )
     for outcome in outcomes:
-        where = line(outcome.finding.location)
+        finding = outcome.finding
+        where = line(replace(finding, path=shown_path(finding.path, prefix)).location)
         if outcome.applied:
             stderr.print(f"  applied      {where}", highlight=False, markup=False)
         else:

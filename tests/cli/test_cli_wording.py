@@ -14,7 +14,7 @@ from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.files_model import OneSubtaskPerFile
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import PLANTED_INJECTION, ReviewScript, planted_script
+from tests.scripted import PLANTED_FILES, PLANTED_INJECTION, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
 
@@ -162,3 +162,33 @@ def test_the_reviewers_summary_is_shown_when_nothing_was_dropped(
     )
     assert "   The SQL layer needs care." in result.stdout
     assert "not shown" not in result.stdout
+
+
+def test_from_a_subdirectory_people_read_paths_from_there_and_machines_from_the_top(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = git_repo({**PLANTED_FILES, "docs/notes.md": "# notes\n", "poetry.lock": "a\n"})
+    docs = repo / "docs"
+    fake_api.policy = planted_script()
+    report_file, sarif_file = tmp_path / "r.json", tmp_path / "r.sarif"
+    text = run_cli(
+        docs, api_env, "--all", "--no-progress", "-v", "--json", report_file, "--sarif", sarif_file
+    )
+    fake_api.policy = planted_script()
+    github = run_cli(docs, api_env, "--all", "--no-progress", "--format", "github")
+
+    assert text.returncode == github.returncode == 1, text.stderr + github.stderr
+    # The terminal, as git shows paths: relative to where orch-review was run.
+    assert "1. HIGH   ../app.py:6  [security]" in text.stdout
+    assert "REFUTED    medium ../calc.py:4" in text.stdout
+    assert "SKIPPED ../poetry.lock — " in text.stdout
+    assert "HIGH   app.py" not in text.stdout  # the evidence is the model's words, as written
+    # JSON, SARIF and workflow commands stay repository-relative, as documented.
+    paths = {f["path"] for f in json.loads(report_file.read_text())["findings"]}
+    assert paths == {"app.py", "calc.py"}
+    [run] = json.loads(sarif_file.read_text())["runs"]
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
+    assert uris == {"app.py"}
+    assert "::error file=app.py,line=6," in github.stdout
