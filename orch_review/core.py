@@ -247,6 +247,17 @@ def merge(
     return report
 
 
+def cwd_prefix(prepared: PreparedReview, cwd: Path) -> str:
+    """``cwd`` relative to the repository's top, where terminal output shows paths from
+    ("" at the top, or when ``cwd`` is outside the work tree, as with GIT_WORK_TREE)."""
+    from orch_review.scope.git import work_tree
+
+    try:
+        return cwd.resolve().relative_to(work_tree(prepared.repo).resolve()).as_posix()
+    except ValueError:
+        return ""
+
+
 def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
     """The conversation the review of ``prepared`` left in its journal, JSON-ready, for a
     follow-up elsewhere (a pull request comment's run); None when the journal holds none

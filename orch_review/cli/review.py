@@ -182,23 +182,12 @@ def review(
         )
     # People read paths from where they ran orch-review; machine formats keep them
     # repository-relative, as documented.
-    prefix = _cwd_prefix(prepared)
+    prefix = core.cwd_prefix(prepared, Path.cwd())
     shown = seen_from(report, prefix) if output_format == "text" else report
     print_report_as(shown, output_format, quiet=quiet, verbose=verbose)
     if fix:
         _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)
-
-
-def _cwd_prefix(prepared: core.PreparedReview) -> str:
-    """The current directory relative to the repository's top ("" at the top, or when it
-    is outside the work tree, as with GIT_WORK_TREE set)."""
-    from orch_review.scope.git import work_tree
-
-    try:
-        return Path.cwd().resolve().relative_to(work_tree(prepared.repo).resolve()).as_posix()
-    except ValueError:
-        return ""
 
 
 def _apply_fixes(

@@ -192,3 +192,19 @@ def test_from_a_subdirectory_people_read_paths_from_there_and_machines_from_the_
     }
     assert uris == {"app.py"}
     assert "::error file=app.py,line=6," in github.stdout
+
+
+def test_the_plan_from_a_subdirectory_lists_paths_from_there(
+    api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"app.py": "x = 1\n", "docs/notes.md": "# n\n", "poetry.lock": "a\n"})
+    text = run_cli(repo / "docs", api_env, "plan", "--all")
+    as_json = run_cli(repo / "docs", api_env, "plan", "--all", "--json")
+
+    assert text.returncode == as_json.returncode == 0, text.stderr + as_json.stderr
+    lines = text.stdout.splitlines()
+    assert any(ln.endswith("  ../app.py") for ln in lines), text.stdout
+    assert any(ln.endswith("  notes.md") for ln in lines), text.stdout
+    assert any(ln.startswith("skipped: ../poetry.lock (") for ln in lines), text.stdout
+    data = json.loads(as_json.stdout)
+    assert {f["path"] for f in data["files"]} == {"app.py", "docs/notes.md"}
