@@ -306,10 +306,7 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
 
 
 _SUMMARY_HEADING = "Reviewer's summary (unverified; the findings above are what was verified)"
-_WITHHELD_HEADING = (
-    "Reviewer's summary (unverified, written before verification and filtering: "
-    "it may name the findings listed under Not reported)"
-)
+_WITHHELD_HEADING = "Reviewer's summary (unverified; it may name findings under Not reported)"
 _WITHHELD = (
     "Reviewer's summary not shown: it was written before {} dropped,\n"
     "so it may mention what the report left out (--verbose shows it)."

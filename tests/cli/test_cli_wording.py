@@ -146,7 +146,9 @@ def test_the_reviewers_summary_never_contradicts_the_report(
     assert json.loads(report_file.read_text())["summary"] == SUMMARY
     # --verbose lists the refuted finding and the summary beside it, labelled as such.
     assert "REFUTED" in verbose.stdout and "divides by count" in verbose.stdout
-    assert "it may name the findings listed under Not reported" in verbose.stdout
+    assert "Reviewer's summary (unverified; it may name findings under Not reported)" in (
+        verbose.stdout
+    )
 
 
 def test_the_reviewers_summary_is_shown_when_nothing_was_dropped(

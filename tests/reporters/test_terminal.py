@@ -288,7 +288,7 @@ def test_the_reviewers_summary_is_withheld_once_a_finding_was_dropped() -> None:
     verbose = render_terminal(
         replace(report, summary=summary), color=False, width=100, verbose=True
     )
-    assert "it may name the findings listed under Not reported" in verbose
+    assert "Reviewer's summary (unverified; it may name findings under Not reported)" in verbose
     assert "Also looked at the parser" in verbose
 
 
