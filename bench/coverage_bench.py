@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from orch_review.wording import usd
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.files_model import MARKER, OneSubtaskPerFile
 
@@ -120,7 +121,7 @@ def review_once(repo: Path, base: str, planted: list[str], model: str, files: in
         concerns=len(data["concerns"]),
         requests=requests,
         wall_seconds=round(wall, 1),
-        cost_usd=round(data["usage"]["total"]["cost_usd"], 2),
+        cost_usd=round(data["usage"]["total"]["cost_usd"], 6),
         covered=f"{coverage['covered']}/{coverage['total']}",
         bugs_found=f"{len(found & set(planted))}/{len(planted)}",
     )
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     header = (
         f"{'model':<10} {'files':>6} {'concerns':>8} {'agents':>6} {'requests':>8} "
-        f"{'wall s':>7} {'est. $':>7} {'covered':>11} {'bugs':>7}"
+        f"{'wall s':>7} {'est. cost':>9} {'covered':>11} {'bugs':>7}"
     )
     print(header)
     with tempfile.TemporaryDirectory(prefix="orch-review-coverage-bench-") as tmp:
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(row)
                 print(
                     f"{row.model:<10} {row.files:>6} {row.concerns:>8} {row.agents:>6} "
-                    f"{row.requests:>8} {row.wall_seconds:>7.1f} {row.cost_usd:>7.2f} "
+                    f"{row.requests:>8} {row.wall_seconds:>7.1f} {usd(row.cost_usd):>9} "
                     f"{row.covered:>11} {row.bugs_found:>7}",
                     flush=True,
                 )

@@ -32,6 +32,7 @@ from typing import Any
 
 from bench.figures import Figure, write_figures
 from orch_review.config.pricing import DEFAULT_PRICES, lookup_price
+from orch_review.wording import usd
 from tests.fakes.model_io import ModelRequest
 from tests.fakes.wire import PromptCache, canonical_json, prompt_blocks
 
@@ -139,8 +140,8 @@ def main() -> None:
     uncached_input = sum(block_tokens(strip_markers(b))[1] for b in bodies)
     reference = price.cost(uncached_input, output_tokens)
     print(
-        f"\nCost per concern: ours ${ours / concerns:.5f} (ledger of the run); the same requests "
-        f"without cache breakpoints (the reference) ${reference / concerns:.5f}; "
+        f"\nCost per concern: ours {usd(ours / concerns)} (ledger of the run); the same requests "
+        f"without cache breakpoints (the reference) {usd(reference / concerns)}; "
         f"{1 - ours / reference:.0%} saved.\n"
     )
     figures.append(
@@ -148,7 +149,7 @@ def main() -> None:
             "tokens",
             f"cost per concern ({model} prices), ours vs the same requests without cache "
             "breakpoints (reference)",
-            f"${ours / concerns:.4f} vs ${reference / concerns:.4f} "
+            f"{usd(ours / concerns)} vs {usd(reference / concerns)} "
             f"({1 - ours / reference:.0%} less)",
         )
     )

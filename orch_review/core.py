@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
     from orch_review.engine.agent import EventSink
+    from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
     from orch_review.scope.resolve import Scope, ScopeRequest
@@ -227,11 +228,11 @@ def merge(
     *,
     json_file: Path | None = None,
     sarif_file: Path | None = None,
-    asked_by: str = "orch-review merge",
+    asked_by: str | None = None,
 ) -> Report:
     """One report from the JSON reports of sharded reviews, its report files written (checked
     first). A missing or unreadable shard makes it incomplete; ConfigError, naming
-    ``asked_by``, when none can be read."""
+    ``asked_by`` (an option, such as ``--from-reports``) if given, when none can be read."""
     from orch_review.errors import ConfigError
     from orch_review.findings.merge import merge_files
     from orch_review.reporters.files import check_writable, report_files, write_reports
@@ -241,9 +242,20 @@ def merge(
     try:
         report = merge_files(list(reports))
     except ValueError as exc:
-        raise ConfigError(f"{asked_by}: {exc}") from None
+        raise ConfigError(f"{asked_by}: {exc}" if asked_by else str(exc)) from None
     write_reports(report, files)
     return report
+
+
+def cwd_prefix(prepared: PreparedReview, cwd: Path) -> str:
+    """``cwd`` relative to the repository's top, where terminal output shows paths from
+    ("" at the top, or when ``cwd`` is outside the work tree, as with GIT_WORK_TREE)."""
+    from orch_review.scope.git import work_tree
+
+    try:
+        return cwd.resolve().relative_to(work_tree(prepared.repo).resolve()).as_posix()
+    except ValueError:
+        return ""
 
 
 def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
@@ -363,10 +375,15 @@ def learn(
     category: str | None = None,
     who: str | None = None,
     today: date | None = None,
+    report: Path | None = None,
 ) -> Path:
     """Add a learning to ``.orch-review/learnings.toml`` of the repository at ``repo`` and
-    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ConfigError
-    for an invalid learning or a broken file, UsageError when nobody can be named."""
+    return the file's path. ``who`` defaults to git's ``user.name <user.email>``; ``report``,
+    a JSON report holding the finding, names its place and claim beside the learning.
+    ConfigError for an invalid learning or a broken file, UsageError when nobody can be
+    named or the report does not hold the finding."""
+    from dataclasses import replace
+
     from orch_review.config import learnings
     from orch_review.scope.git import open_repo, user_identity, work_tree
 
@@ -384,4 +401,32 @@ def learn(
         glob=glob,
         category=category,
     )
+    if report is not None:
+        if fingerprint is None:
+            raise UsageError("--report names a finding: it goes with --fingerprint.")
+        found = _finding_in_report(report, fingerprint)
+        learning = replace(learning, location=found.location, claim=found.claim)
     return learnings.append(work_tree(opened), learning)
+
+
+def _finding_in_report(path: Path, fingerprint: str) -> Finding:
+    """The finding with ``fingerprint`` in the JSON report at ``path``; UsageError if none."""
+    import json
+
+    from orch_review.findings.codec import finding_from_json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found = [finding_from_json(f) for f in data["findings"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"--report {path}: not a readable orch-review JSON report ({exc}); pass a file "
+            "written by `orch-review --json`."
+        ) from None
+    for finding in found:
+        if finding.fingerprint == fingerprint:
+            return finding
+    raise UsageError(
+        f"--report {path} has no finding with fingerprint {fingerprint}: check both, or leave "
+        "--report out."
+    )

@@ -15,6 +15,7 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import model_options, overrides
 from orch_review.errors import ExitCode, UsageError
+from orch_review.wording import counted
 
 EVAL_EXIT_CODES = """\b
 Exit codes:
@@ -169,7 +170,8 @@ def run_command(
         cases = plant(Path.cwd(), mutate, seed)
         if len(cases) < mutate:
             click.echo(
-                f"orch-review: only {len(cases)} defect site(s) found; planted those.", err=True
+                f"orch-review: only {counted(len(cases), 'defect site')} found; planted those.",
+                err=True,
             )
         if write_cases is not None:
             write_cases.write_text("".join(line + "\n" for line in dump_cases(cases)), "utf-8")
@@ -290,7 +292,8 @@ def import_command(data_format: str, source: Path, output: Path | None) -> ExitC
     clean = sum(case.clean for case in cases)
     issues = sum(len(case.expected) for case in cases)
     click.echo(
-        f"orch-review eval: {len(cases)} case(s), {clean} clean, {issues} expected issue(s).",
+        f"orch-review eval: {counted(len(cases), 'case')}, {clean} clean, "
+        f"{counted(issues, 'expected issue')}.",
         err=True,
     )
     return ExitCode.CLEAN

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
+from orch_review.wording import counted
 
 
 @click.group(short_help="Inspect or clear the resume journal.")
@@ -41,7 +42,7 @@ def stats() -> None:
     with Journal(path) as store:
         info = store.stats()
     click.echo(f"journal: {info.path}")
-    click.echo(f"entries: {info.entries} ({info.total_bytes:,} bytes)")
+    click.echo(f"entries: {info.entries:,} ({counted(info.total_bytes, 'byte')})")
     for kind, count in sorted(info.by_kind.items()):
         click.echo(f"  {kind}: {count}")
     if info.newest is not None:
@@ -64,4 +65,4 @@ def clear() -> None:
         delete_journal_files(path)
         click.echo(f"removed the unreadable journal {path}")
         return
-    click.echo(f"removed {removed} entries")
+    click.echo(f"removed {counted(removed, 'entry')}")

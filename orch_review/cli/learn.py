@@ -29,6 +29,12 @@ from orch_review.errors import ExitCode
     metavar="NAME",
     help="Who decided (default: `git config user.name` <user.email>).",
 )
+@click.option(
+    "--report",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The JSON report with the finding: its place and claim are written beside the "
+    "learning as comments, so whoever reviews the file knows what it silences.",
+)
 @handle_errors
 def learn(
     fingerprint: str | None,
@@ -36,6 +42,7 @@ def learn(
     category: str | None,
     reason: str,
     who: str | None,
+    report: Path | None,
 ) -> ExitCode:
     """Add a learning to .orch-review/learnings.toml in this repository.
 
@@ -46,14 +53,21 @@ def learn(
 
     \b
     Examples:
-      orch-review learn --fingerprint 0f3c...:1 --reason "the input is a constant"
+      orch-review learn --fingerprint 0f3c...:1 --report orch-review.json
+                        --reason "the input is a constant"
       orch-review learn --glob "tests/**" --category security
                         --reason "test fixtures hold fake secrets"
     """
     from orch_review import core
 
     path = core.learn(
-        Path.cwd(), fingerprint=fingerprint, glob=glob, category=category, reason=reason, who=who
+        Path.cwd(),
+        fingerprint=fingerprint,
+        glob=glob,
+        category=category,
+        reason=reason,
+        who=who,
+        report=report,
     )
     click.echo(f"Added a learning to {path}: commit it so every review knows.", err=True)
     return ExitCode.CLEAN

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -67,7 +67,31 @@ def plan(
         # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
         click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     else:
-        print_plan(data, Console(), limit=limit or None)
+        # People read paths from where they ran orch-review; the JSON keeps them as git has them.
+        print_plan(
+            _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), Console(), limit=limit or None
+        )
+
+
+def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The plan's paths relative to ``prefix`` (see :func:`shown_path`)."""
+    from orch_review.findings.relative import shown_path
+
+    if not prefix:
+        return data
+
+    def moved(entry: dict[str, Any]) -> dict[str, Any]:
+        # A name git had to C-quote (not UTF-8) is shown as git has it.
+        keys = [
+            k for k in ("path", "old_path") if isinstance(entry.get(k), str) and entry[k][:1] != '"'
+        ]
+        return {**entry, **{k: shown_path(entry[k], prefix) for k in keys}}
+
+    return {
+        **data,
+        "files": [moved(f) for f in data["files"]],
+        "skipped": [moved(s) for s in data["skipped"]],
+    }
 
 
 def _count_tokens(prepared: PreparedReview) -> int:

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from orch_review.engine.agent import AgentEvent
 from orch_review.sanitize import line as safe_line
+from orch_review.wording import counted
 
 _FINAL = ("done", "failed", "cached", "skipped")
 #: Roles counted in the totals line, and what their work is called there.
@@ -129,7 +130,7 @@ class Progress:
         if agent is not None and event.state in _FINAL:
             facts.append(_elapsed(now - agent.since))
             if agent.turns:
-                facts.append(f"{agent.turns} turns, {agent.tokens:,} tokens")
+                facts.append(f"{counted(agent.turns, 'turn')}, {counted(agent.tokens, 'token')}")
         if event.detail and event.state != "done":
             facts.append(safe_line(event.detail))
         if facts:

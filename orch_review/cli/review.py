@@ -141,6 +141,7 @@ def review(
     from orch_review import core
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.findings.relative import seen_from
 
     options = core.ReviewOptions(
         staged=staged,
@@ -179,17 +180,28 @@ def review(
             events=progress,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
-    print_report_as(report, output_format, quiet=quiet, verbose=verbose)
+    # People read paths from where they ran orch-review; machine formats keep them
+    # repository-relative, as documented.
+    prefix = core.cwd_prefix(prepared, Path.cwd())
+    shown = seen_from(report, prefix) if output_format == "text" else report
+    print_report_as(shown, output_format, quiet=quiet, verbose=verbose)
     if fix:
-        _apply_fixes(prepared, report, stderr)
+        _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)
 
 
-def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console) -> None:
-    """Apply the report's verified patches and list what became of each."""
+def _apply_fixes(
+    prepared: core.PreparedReview, report: Report, stderr: Console, prefix: str
+) -> None:
+    """Apply the report's verified patches and list what became of each, its place relative
+    to the directory orch-review runs in (``prefix``)."""
+    from dataclasses import replace
+
+    from orch_review.findings.relative import shown_path
     from orch_review.fixes import apply_fixes
     from orch_review.sanitize import line
     from orch_review.scope.git import work_tree
+    from orch_review.wording import counted
 
     outcomes = apply_fixes(work_tree(prepared.repo), report.confirmed)
     if not outcomes:
@@ -197,10 +209,12 @@ def _apply_fixes(prepared: core.PreparedReview, report: Report, stderr: Console)
         return
     applied = sum(1 for o in outcomes if o.applied)
     stderr.print(
-        f"--fix: applied {applied} of {len(outcomes)} verified patch(es):", highlight=False
+        f"--fix: applied {applied} of {counted(len(outcomes), 'verified patch')}:",
+        highlight=False,
     )
     for outcome in outcomes:
-        where = line(outcome.finding.location)
+        finding = outcome.finding
+        where = line(replace(finding, path=shown_path(finding.path, prefix)).location)
         if outcome.applied:
             stderr.print(f"  applied      {where}", highlight=False, markup=False)
         else:

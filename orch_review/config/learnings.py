@@ -3,13 +3,17 @@
 Each ``[[learning]]`` table records a finding the team dismissed::
 
     [[learning]]
+    # finding: app.py:6 (security)
+    # claim: SQL query built with an f-string from the caller's `name`: injection.
     fingerprint = "0f3c...:1"      # or: glob = "tests/**"  (exactly one of the two)
     category = "security"          # optional
     reason = "the input is a constant"
     who = "octo-maintainer"
     when = "2026-11-30"           # ISO date, a string or a TOML date
 
-A learning with a fingerprint suppresses that finding in every review; every learning is given
+The comments name what a fingerprint silences, for whoever reviews the file; orch-review
+writes them and never reads them. A learning with a fingerprint suppresses that finding in every
+review; every learning is given
 to the agents as guidance ("the team dismissed these before"). The file is read like the
 configuration: from the base revision for a pull request, from the working tree otherwise. It
 is repository content, so hostile: it is validated strictly and bounded in size, and a broken
@@ -23,8 +27,9 @@ import os
 import re
 import tempfile
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orch_review.errors import ConfigError
@@ -51,6 +56,10 @@ class Learning:
     fingerprint: str | None = None
     glob: str | None = None
     category: str | None = None
+    # What the fingerprint silences, written as comments beside the table for the people
+    # who review the file: the finding's place (``app.py:6``) and its claim. Never read back.
+    location: str | None = field(default=None, compare=False)
+    claim: str | None = field(default=None, compare=False)
 
     def guidance(self) -> str:
         """The learning as one line of guidance for the agents."""
@@ -196,9 +205,37 @@ def toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+#: Characters of a comment's text; the rest is cut.
+COMMENT_LIMIT = 200
+
+
+def toml_comment(text: str, limit: int = COMMENT_LIMIT) -> str:
+    """``text`` (hostile: a model's claim, a file name) as the text of one TOML comment: on
+    one line (every line break, Unicode's too, becomes a space, so nothing after it can read
+    as a key or a table), without control or format characters (TOML forbids the first in a
+    comment, and the bidirectional overrides would make it read as something else), cut at
+    ``limit`` characters."""
+    spaced = "".join(
+        " " if c.isspace() or unicodedata.category(c).startswith("Z") else c for c in text
+    )
+    kept = "".join(c for c in spaced if not unicodedata.category(c).startswith("C"))
+    line = " ".join(kept.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _comments(learning: Learning) -> list[str]:
+    lines = []
+    if learning.location:
+        kind = f" ({learning.category})" if learning.category else ""
+        lines.append(f"# finding: {toml_comment(learning.location + kind)}")
+    if learning.claim:
+        lines.append(f"# claim: {toml_comment(learning.claim)}")
+    return lines
+
+
 def to_toml(learning: Learning) -> str:
-    """One ``[[learning]]`` table."""
-    lines = ["[[learning]]"]
+    """One ``[[learning]]`` table, with comments naming what it silences when known."""
+    lines = ["[[learning]]", *_comments(learning)]
     for key in ("fingerprint", "glob", "category", "reason", "who", "when"):
         value = getattr(learning, key)
         if value is not None:

@@ -16,6 +16,7 @@ from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
 from orch_review.engine.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
+from orch_review.wording import counted
 
 T = TypeVar("T")
 
@@ -222,7 +223,7 @@ class AgentLoop(Generic[T]):
                 " after a reminder and a final turn that required it"
             )
             return run
-        run.note = f"stopped at the turn limit ({self._max_turns} turns)"
+        run.note = f"stopped at the turn limit ({counted(self._max_turns, 'turn')})"
         return run
 
     def _run_tools(

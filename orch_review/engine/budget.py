@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from orch_review.findings.usage import Usage, UsageReport
+from orch_review.wording import counted, usd
 
 ROLES = ("main", "subagent", "verifier", "critic")
 
@@ -84,11 +85,11 @@ class Ledger:
         for usage in self._usage.values():
             total = total + usage
         if caps.max_agents is not None and started >= caps.max_agents:
-            return f"agent cap reached ({caps.max_agents} agents)"
+            return f"agent cap reached ({counted(caps.max_agents, 'agent')})"
         if caps.max_total_tokens is not None and total.total_tokens >= caps.max_total_tokens:
-            return f"token cap reached ({caps.max_total_tokens:,} tokens)"
+            return f"token cap reached ({counted(caps.max_total_tokens, 'token')})"
         if caps.max_cost_usd is not None and total.cost_usd >= caps.max_cost_usd:
-            return f"cost cap reached (${caps.max_cost_usd:.2f})"
+            return f"cost cap reached ({usd(caps.max_cost_usd, exact=True)})"
         return None
 
     def over_budget(self) -> str | None:

@@ -22,6 +22,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import BudgetExceeded
+from orch_review.wording import counted
 
 
 class ConversationHash:
@@ -173,7 +174,7 @@ def run_turn(
         except BudgetExceeded as exc:
             session.emit("main", "main", "main agent", "failed", str(exc))
             return MainResult("", str(exc), messages, mode)
-    session.emit("main", "main", "main agent", "done", f"{run.turns} turns")
+    session.emit("main", "main", "main agent", "done", counted(run.turns, "turn"))
     return MainResult(run.text, run.note, messages, mode)
 
 

@@ -26,6 +26,7 @@ from orch_review.engine.critic import Critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker
+from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
@@ -44,6 +45,7 @@ from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
 from orch_review.scope.workspace import Workspace
+from orch_review.wording import counted
 
 if TYPE_CHECKING:
     import git
@@ -267,16 +269,13 @@ def review(
     unreadable = tuple(s.path for s in scope.skipped if s.reason == UNREADABLE)
     if unreadable:
         warnings.append(
-            f"Not reviewed: {len(unreadable)} file(s) this user may not read "
+            f"Not reviewed: {counted(len(unreadable), 'file')} this user may not read "
             f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
             "again."
         )
-    if workflow.refused:
-        warnings.append(
-            f"{len(workflow.refused)} subtask(s) of the main agent were refused: "
-            + "; ".join(f"{_short(t)} ({why})" for t, why in workflow.refused[:3])
-            + ("; ..." if len(workflow.refused) > 3 else "")
-        )
+    refused = refusal_warning(workflow.refused)
+    if refused is not None:
+        warnings.append(refused)
     usage = ledger.report()
     if usage.unknown_price_models:
         warnings.append(
@@ -333,8 +332,8 @@ def _cover(
             warnings.append(run.failure)
         if run.outcomes:
             added.append(
-                f"The completeness critic added {len(run.outcomes)} concern(s) the first wave "
-                "had not covered."
+                f"The completeness critic added {counted(len(run.outcomes), 'concern')} the "
+                "first wave had not covered."
             )
         swept += run_sweep(
             workflow,
@@ -345,9 +344,10 @@ def _cover(
         )
     if swept:
         count = sum(len(workflow.files_of[o.index]) for o in swept)
-        noun = "file" if count == 1 else "files"
-        sweeps = "a sweep" if len(swept) == 1 else f"{len(swept)} sweeps"
-        added.insert(0, f"orch-review reviewed {count} {noun} no concern had covered, in {sweeps}.")
+        sweeps = "a sweep" if len(swept) == 1 else counted(len(swept), "sweep")
+        added.insert(
+            0, f"orch-review reviewed {counted(count, 'file')} no concern had covered, in {sweeps}."
+        )
     return tuple(added)
 
 
@@ -426,8 +426,3 @@ def _coverage(
         skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
         unit="files" if scope.kind == "all" else "changed files",
     )
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

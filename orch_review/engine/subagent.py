@@ -25,6 +25,7 @@ from orch_review.engine.tools import (
 )
 from orch_review.errors import OrchReviewError
 from orch_review.findings.records import Finding, Verdict
+from orch_review.wording import counted
 
 T = TypeVar("T")
 
@@ -127,5 +128,5 @@ def _run(
         reason = f"the {role} did not call {terminal.name} ({run.note or 'it ended early'})"
         session.emit(agent_id, role, label, "failed", reason)
         raise AgentFailed(reason)
-    session.emit(agent_id, role, label, "done", f"{run.turns} turns")
+    session.emit(agent_id, role, label, "done", counted(run.turns, "turn"))
     return run.result

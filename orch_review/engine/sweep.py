@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome
+from orch_review.wording import counted
 
 # A hunk costs more than its changed lines: the agent reads the context around it.
 HUNK_OVERHEAD = 6
@@ -105,7 +106,7 @@ def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
     place = f"under `{where}/`" if where else "at the top of the repository"
     if base:
         head = (
-            f"Sweep review of {len(group)} changed file(s) {place} that no other concern "
+            f"Sweep review of {counted(len(group), 'changed file')} {place} that no other concern "
             f"covered. Review what changed in each (`git diff {base} HEAD -- FILE` shows it; "
             "read the surrounding code too) for defects of any kind: correctness, security, "
             "error handling, resource use, concurrency. Files and changed line ranges:"
@@ -113,7 +114,7 @@ def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
         lines = [f"- {f.path} (lines {_ranges(f.hunks) or 'n/a'})" for f in group]
     else:
         head = (
-            f"Sweep review of {len(group)} file(s) {place} that no other concern covered. "
+            f"Sweep review of {counted(len(group), 'file')} {place} that no other concern covered. "
             "Review each for defects of any kind: correctness, security, error handling, "
             "resource use, concurrency. Files:"
         )

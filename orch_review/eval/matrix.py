@@ -18,7 +18,7 @@ from orch_review.config.settings import setting_from_text
 from orch_review.engine.journal import journal_key
 from orch_review.errors import UsageError
 from orch_review.eval.cases import Case
-from orch_review.eval.render import number, percent
+from orch_review.eval.render import money, number, percent
 from orch_review.eval.runner import EvalSettings, run_cases
 from orch_review.eval.summary import summarize
 from orch_review.github.summary import cell
@@ -97,6 +97,6 @@ def matrix_markdown(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             f"| {cell(label)} | {percent(m['recall'], m['recall_ci'])} "
             f"| {percent(m['precision'], m['precision_ci'])} | {percent(m['f1'])} "
             f"| {number(m['false_positives_per_clean_change'])} "
-            f"| {number(m['cost_usd_per_change'], unit='$')} | {m['failed']} |"
+            f"| {money(m['cost_usd_per_change'])} | {m['failed']} |"
         )
     return "\n".join(lines) + "\n"

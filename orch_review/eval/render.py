@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orch_review.github.summary import cell
+from orch_review.wording import counted, noun_for, usd
 
 
 def percent(value: float | None, interval: Sequence[float] | None = None) -> str:
@@ -18,14 +19,19 @@ def percent(value: float | None, interval: Sequence[float] | None = None) -> str
     return text
 
 
-def number(value: float | None, interval: Sequence[float] | None = None, unit: str = "") -> str:
+def number(value: float | None, interval: Sequence[float] | None = None) -> str:
     """``1.50 (0.00-3.00)``, or ``n/a``."""
     if value is None:
         return "n/a"
-    text = f"{unit}{value:.2f}"
+    text = f"{value:.2f}"
     if interval is not None:
-        text += f" ({unit}{interval[0]:.2f}-{unit}{interval[1]:.2f})"
+        text += f" ({interval[0]:.2f}-{interval[1]:.2f})"
     return text
+
+
+def money(value: float | None) -> str:
+    """``$0.0042``, or ``n/a``."""
+    return "n/a" if value is None else usd(value)
 
 
 def _row(name: str, m: Mapping[str, Any]) -> str:
@@ -42,7 +48,8 @@ def markdown(summary: Mapping[str, Any]) -> str:
     """The summary of :func:`orch_review.eval.summary.summarize` as Markdown."""
     overall = summary["overall"]
     lines = [
-        f"## orch-review eval: {overall['scored']} of {overall['cases']} change(s) scored",
+        f"## orch-review eval: {overall['scored']} of {overall['cases']} "
+        f"{noun_for(overall['cases'], 'change')} scored",
         "",
         "| | recall (95% CI) | precision (95% CI) | F1 (95% CI) | FP per clean change (95% CI) |",
         "|---|---|---|---|---|",
@@ -54,16 +61,16 @@ def markdown(summary: Mapping[str, Any]) -> str:
     judge = summary["judge"]
     lines += [
         "",
-        f"Cost: {number(overall['cost_usd'], unit='$')} for the reviews "
-        f"({number(overall['cost_usd_per_change'], unit='$')} per change), "
-        f"plus {number(judge['cost_usd'], unit='$')} for {judge['requests']} judge call(s) "
+        f"Cost: {money(overall['cost_usd'])} for the reviews "
+        f"({money(overall['cost_usd_per_change'])} per change), "
+        f"plus {money(judge['cost_usd'])} for {counted(judge['requests'], 'judge call')} "
         f"({judge['from_journal']} from the journal). "
         f"Wall time per change: {number(overall['wall_seconds_per_change'])} s.",
     ]
     if overall["agents_from_journal"]:
         lines.append(
-            f"{overall['agents_from_journal']} agent result(s) came from the journal; their cost "
-            "is not counted again (use --no-journal to measure a full run)."
+            f"{counted(overall['agents_from_journal'], 'agent result')} came from the journal; "
+            "their cost is not counted again (use --no-journal to measure a full run)."
         )
     patterns = summary.get("by_pattern")
     if patterns:

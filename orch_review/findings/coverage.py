@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from orch_review.wording import unit_noun
+
 FileStatus = Literal["covered", "reused", "uncovered"]
 COVERED: tuple[FileStatus, ...] = ("covered", "reused")
 NOT_NAMED = "no concern that finished and was verified named it"
@@ -104,7 +106,8 @@ class Coverage:
 
     def headline(self) -> str:
         """``N of M changed files covered`` (with how many were reused)."""
-        line = f"{len(self.covered)} of {len(self.files)} {self.unit} covered"
+        total = len(self.files)
+        line = f"{len(self.covered)} of {total} {unit_noun(total, self.unit)} covered"
         if self.reused:
             line += f" ({len(self.reused)} reused from an earlier review)"
         return line

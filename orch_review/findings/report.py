@@ -12,6 +12,7 @@ from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
 from orch_review.scope.diff import quote_path
+from orch_review.wording import counted, unit_noun
 
 # "2 high", "three confirmed", "no bugs", "1 finding": a count of findings in a sentence.
 _NUMBER = r"(?:\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|several|many)"
@@ -60,6 +61,18 @@ class Report:
         return "\n".join(kept).strip()
 
     @property
+    def dropped(self) -> list[Finding]:
+        """Findings reported and then not shown: refuted, unverified, filtered or suppressed."""
+        return [f for f in self.findings if f.status is not Status.CONFIRMED]
+
+    @property
+    def summary_withheld(self) -> bool:
+        """Whether the main agent's summary is kept out of the report people read: it was
+        written before verification, filtering and suppression, so once any finding was
+        dropped it may name that one, in words no check can recognise every time."""
+        return bool(self.reviewer_summary) and bool(self.dropped)
+
+    @property
     def confirmed(self) -> list[Finding]:
         """Findings that survived verification, filtering and suppression, ranked."""
         return self.with_status(Status.CONFIRMED)
@@ -95,7 +108,7 @@ class Report:
             return None
         shown = ", ".join(quote_path(p) for p in self.unreadable[:3])
         more = ", ..." if len(self.unreadable) > 3 else ""
-        return f"{len(self.unreadable)} unreadable file(s) not reviewed: {shown}{more}"
+        return f"{counted(len(self.unreadable), 'unreadable file')} not reviewed: {shown}{more}"
 
     def incomplete_reasons(self) -> list[str]:
         """Why the review is incomplete, in words (empty when it is complete)."""
@@ -106,11 +119,13 @@ class Report:
             missing = len(self.coverage.uncovered)
             total = len(self.coverage.files)
             if missing:
-                reasons.append(f"{missing} of {total} {self.coverage.unit} not covered")
+                reasons.append(
+                    f"{missing} of {total} {unit_noun(total, self.coverage.unit)} not covered"
+                )
             reasons += self.coverage.notes
         else:
             if self.uncovered:
-                reasons.append(f"{len(self.uncovered)} concern(s) not covered")
+                reasons.append(f"{counted(len(self.uncovered), 'concern')} not covered")
             if not self.concerns:
                 reasons.append("no review workflow ran")
         if self.usage.cap_reached:

@@ -34,6 +34,7 @@ from orch_review.github import mentions
 from orch_review.github.api import GitHubApiError, GitHubClient, PermissionDenied
 from orch_review.github.comments import PostedComment
 from orch_review.github.threads import Listing, Thread
+from orch_review.wording import counted
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,39}")
@@ -57,14 +58,19 @@ class Dismissal:
         """Why the finding is suppressed, as reports show it."""
         return f"dismissed in this pull request by {self.who}: {self.reason}"
 
-    def learning(self, category: str | None = None) -> Learning:
-        """The learning to commit for this dismissal."""
+    def learning(
+        self, category: str | None = None, location: str | None = None, claim: str | None = None
+    ) -> Learning:
+        """The learning to commit for this dismissal, naming the finding it silences (its
+        place, else its file, and its claim when known)."""
         return Learning(
             reason=self.reason,
             who=self.who,
             when=self.when or "1970-01-01",
             fingerprint=self.fingerprint,
             category=category or self.category,
+            location=location or self.path or None,
+            claim=claim,
         )
 
 
@@ -188,8 +194,8 @@ class _Reactions:
             )
         if self._unread:
             notes.append(
-                f"The `{self._content}` reactions of {self._unread} thread(s) could not be "
-                f"read (at most {MAX_THREADS} threads are read one by one in a run): a "
+                f"The `{self._content}` reactions of {counted(self._unread, 'thread')} could "
+                f"not be read (at most {MAX_THREADS} threads are read one by one in a run): a "
                 "dismissal there counts from a later run."
             )
         return tuple(notes)
@@ -270,14 +276,21 @@ def apply(report: Report, dismissed: Mapping[str, Dismissal]) -> Report:
 def learnings_to_commit(
     report: Report, dismissed: Mapping[str, Dismissal], learned: frozenset[str]
 ) -> list[Learning]:
-    """The dismissals not yet in the learnings file, as learnings (the finding's category
-    from this run's report when it has it)."""
-    categories = {f.fingerprint: f.category for f in report.findings}
-    return [
-        d.learning(_valid_category(categories.get(d.fingerprint)))
-        for fingerprint, d in sorted(dismissed.items())
-        if fingerprint not in learned
-    ]
+    """The dismissals not yet in the learnings file, as learnings (the finding's category,
+    place and claim from this run's report when it has it)."""
+    found = {f.fingerprint: f for f in report.findings if f.fingerprint}
+    learnings = []
+    for fingerprint, d in sorted(dismissed.items()):
+        if fingerprint in learned:
+            continue
+        finding = found.get(fingerprint)
+        if finding is None:
+            learnings.append(d.learning())
+            continue
+        learnings.append(
+            d.learning(_valid_category(finding.category), finding.location, finding.claim)
+        )
+    return learnings
 
 
 def _valid_category(category: str | None) -> str | None:

@@ -42,6 +42,7 @@ from orch_review.github.comments import (
 from orch_review.github.dismissals import Conversation
 from orch_review.github.event import PullRequest
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
+from orch_review.wording import counted
 
 CommentMode = Literal["review", "summary", "annotations", "none"]
 COMMENT_MODES: tuple[CommentMode, ...] = ("review", "summary", "annotations", "none")
@@ -147,9 +148,8 @@ def _post(
     alone. ``results`` collects the comments posted, the refused ones (with why) and the
     login each review was created by. Returns how many reviews were created."""
     posted, refused, authors = results
-    noun = "finding" if len(batch) == 1 else "findings"
     body = (
-        f"orch-review: {len(batch)} verified {noun} on lines of this change; "
+        f"orch-review: {counted(len(batch), 'verified finding')} on lines of this change; "
         "the overview is in the orch-review summary comment."
     )
     try:

@@ -19,6 +19,7 @@ from orch_review.github.comments import PostedComment, safe_text
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.threads import ThreadChange
 from orch_review.sanitize import controls, fence
+from orch_review.wording import counted, noun_for, usd
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
 MAX_ROWS = 50  # rows per table
@@ -64,8 +65,7 @@ def _counts(report: Report) -> str:
         return "**No confirmed findings.**"
     by = {s: sum(1 for f in confirmed if f.severity is s) for s in Severity}
     parts = " · ".join(f"{by[s]} {s.value}" for s in Severity)
-    noun = "finding" if len(confirmed) == 1 else "findings"
-    return f"**{len(confirmed)} confirmed {noun}**: {parts}"
+    return f"**{counted(len(confirmed), 'confirmed finding')}**: {parts}"
 
 
 def _incomplete(report: Report) -> list[str]:
@@ -132,7 +132,7 @@ def _coverage(report: Report) -> list[str]:
         "### Coverage",
         "",
         *_files(report),
-        f"{covered} of {len(concerns)} concerns covered.",
+        f"{covered} of {len(concerns)} {noun_for(len(concerns), 'concern')} covered.",
     ]
     if report.uncovered:
         lines.append("")
@@ -151,8 +151,8 @@ def _cost(report: Report) -> list[str]:
     started = sum(usage.agents_started.values())
     reused = sum(usage.agents_from_journal.values())
     line = (
-        f"Estimated cost **${total.cost_usd:.2f}** ({total.total_tokens:,} tokens, "
-        f"{total.requests} requests); {started} agents run"
+        f"Estimated cost **{usd(total.cost_usd)}** ({counted(total.total_tokens, 'token')}, "
+        f"{counted(total.requests, 'request')}); {counted(started, 'agent')} run"
     )
     if reused:
         line += f", **{reused} reused from the journal** of an earlier run (not paid again)"
@@ -193,7 +193,8 @@ def _threads(changes: Sequence[ThreadChange]) -> list[str]:
         notes = sorted({c.note for c in group if c.note and state == "stuck"})
         lines += [f"\n> {cell(note, 600)}" for note in notes]
     if earlier:
-        lines += ["", f"{earlier} thread(s) resolved in an earlier run stay resolved."]
+        stay = "stays" if earlier == 1 else "stay"
+        lines += ["", f"{counted(earlier, 'thread')} resolved in an earlier run {stay} resolved."]
     return lines
 
 

@@ -21,6 +21,7 @@ from orch_review import __version__
 from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
+from orch_review.wording import counted
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -270,9 +271,10 @@ def _log(
             _notification(
                 "warning",
                 "results-cut",
-                f"{len(results) - keep} of {len(results)} results were left out, the lowest "
-                f"ranked, to stay within GitHub's limits ({MAX_RESULTS:,} results per run, "
-                f"{MAX_GZIP_BYTES // (1024 * 1024)} MB gzipped); the JSON report lists them all.",
+                f"{len(results) - keep} of {counted(len(results), 'result')} were left out, "
+                f"the lowest ranked, to stay within GitHub's limits ({MAX_RESULTS:,} results "
+                f"per run, {MAX_GZIP_BYTES // (1024 * 1024)} MB gzipped); the JSON report lists "
+                "them all.",
             )
         )
     invocation: dict[str, Any] = {"executionSuccessful": not report.incomplete}

@@ -27,6 +27,7 @@ from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
+from orch_review.wording import counted, noun_for, unit_noun, usd
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",
@@ -258,7 +259,7 @@ def _file_coverage(report: Report, verbose: bool) -> Iterator[Text]:
     yield from _grouped("NOT COVERED ", "bold red", "files", uncovered, verbose)
     skipped = coverage.skipped
     if skipped:
-        yield Text(f"Skipped before the review: {len(skipped)} file(s).", "dim")
+        yield Text(f"Skipped before the review: {counted(len(skipped), 'file')}.", "dim")
     entries = [(s.path, s.reason) for s in skipped]
     yield from _grouped("SKIPPED ", "dim", "files", entries, verbose)
 
@@ -268,7 +269,7 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     total = len(report.concerns)
     reviewed = sum(1 for c in report.concerns if c.status == "reviewed")
     covered = sum(1 for c in report.concerns if c.covered)
-    line = f"{reviewed} of {total} concerns reviewed ({covered} fully verified)"
+    line = f"{reviewed} of {total} {noun_for(total, 'concern')} reviewed ({covered} fully verified)"
     for status in ("failed", "skipped"):
         count = sum(1 for c in report.concerns if c.status == status)
         if count:
@@ -278,7 +279,7 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
         yield Text(safe(note), "dim")
     counts = report.counts()
     refuted = counts["refuted"]
-    parts = [f"{refuted} finding{'' if refuted == 1 else 's'} refuted by verifiers"] * bool(refuted)
+    parts = [f"{counted(refuted, 'finding')} refuted by verifiers"] * bool(refuted)
     if counts["unverified"]:
         parts.append(f"{counts['unverified']} unverified")
     if counts["filtered"]:
@@ -302,6 +303,14 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     )
     if concerns and complete:
         yield Text("Their files were covered all the same, by other verified reviews.", "dim")
+
+
+_SUMMARY_HEADING = "Reviewer's summary (unverified; the findings above are what was verified)"
+_WITHHELD_HEADING = "Reviewer's summary (unverified; it may name findings under Not reported)"
+_WITHHELD = (
+    "Reviewer's summary not shown: it was written before {} dropped,\n"
+    "so it may mention what the report left out (--verbose shows it)."
+)
 
 
 def _usage_table(report: Report, boxed: bool) -> Table:
@@ -328,17 +337,22 @@ def _usage_cells(used: Usage) -> list[str]:
         f"{used.input_tokens + used.cache_write_tokens:,}",
         f"{used.cache_read_tokens:,}",
         f"{used.output_tokens:,}",
-        f"${used.cost_usd:.2f}",
+        usd(used.cost_usd),
     ]
 
 
 def _incomplete(report: Report) -> Text:
     missing = len(report.uncovered)
-    why = f"{missing} concern{'s' if missing != 1 else ''} not covered" if missing else ""
+    why = f"{counted(missing, 'concern')} not covered" if missing else ""
     coverage = report.coverage
     if coverage is not None:
         files = [f.path for f in coverage.uncovered]
-        why = f"{len(files)} of {len(coverage.files)} {coverage.unit} not covered" if files else ""
+        total = len(coverage.files)
+        why = (
+            f"{len(files)} of {total} {unit_noun(total, coverage.unit)} not covered"
+            if files
+            else ""
+        )
         if files:
             shown = ", ".join(_one_line(p) for p in files[:5])
             why += f" ({shown}{', …' if len(files) > 5 else ''})"
@@ -384,11 +398,13 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
         yield from _not_shown(report)
     yield from _coverage(report, style.verbose)
     summary = report.reviewer_summary
-    if summary:
+    if summary and report.summary_withheld and not style.verbose:
+        dropped = len(report.dropped)
+        was = "was" if dropped == 1 else "were"
+        yield Text(_WITHHELD.format(f"{counted(dropped, 'finding')} {was}"), "dim")
+    elif summary:
         yield Text()
-        yield Text(
-            "Reviewer's summary (unverified; the findings above are what was verified)", "bold"
-        )
+        yield Text(_WITHHELD_HEADING if report.summary_withheld else _SUMMARY_HEADING, "bold")
         lines = Text(safe(summary)).split("\n", allow_blank=True)
         yield Text("\n").join(
             Text(INDENT) + line if line.plain.strip() else Text() for line in lines

@@ -41,6 +41,7 @@ from orch_review.scope.reviewable import (
     has_text_suffix,
     looks_binary,
 )
+from orch_review.wording import counted
 
 if TYPE_CHECKING:
     import git
@@ -416,8 +417,8 @@ def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
     unreadable = [s.path for s in skipped if s.reason == UNREADABLE]
     if unreadable:
         raise NothingReadable(
-            f"nothing could be reviewed: {len(unreadable)} file(s) in scope cannot be read "
-            f"({', '.join(quote_path(p) for p in unreadable[:5])}"
+            f"nothing could be reviewed: {counted(len(unreadable), 'file')} in scope cannot be "
+            f"read ({', '.join(quote_path(p) for p in unreadable[:5])}"
             f"{', ...' if len(unreadable) > 5 else ''}): give this user read permission."
         )
 
@@ -428,9 +429,14 @@ def _nothing_message(
     where = f" under {' '.join(request.pathspecs)}" if request.pathspecs else ""
     if skipped:
         plan = "`orch-review plan" + (" --staged`" if source == "index" else "`")
+        which = (
+            f"the only changed file{where} is"
+            if len(skipped) == 1
+            else f"all {counted(len(skipped), 'changed file')}{where} are"
+        )
         return (
-            f"nothing to review: all {len(skipped)} changed files{where} are skipped (see "
-            f"{plan} for why); use --all to review every file."
+            f"nothing to review: {which} skipped (see {plan} for why); use --all to review "
+            "every file."
         )
     if source == "index":
         return (

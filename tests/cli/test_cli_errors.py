@@ -113,7 +113,7 @@ def test_budget_cap_stops_new_agents_and_marks_the_review_incomplete(
     result = run_cli(repo, api_env, "--all", "--max-agents", "1", "--max-concurrent", "1")
 
     assert result.returncode == 3, result.stderr
-    assert "agent cap reached (1 agents)" in result.stdout
+    assert "agent cap reached (1 agent)" in result.stdout
     assert "NOT COVERED" in result.stdout
     assert len(fake_api.requests_for("subagent")) == 2  # the one agent allowed, two turns
 

@@ -80,7 +80,7 @@ def test_fix_applies_verified_patches_to_the_working_tree_only(
     assert git(repo, "show", ":calc.py") == CALC
     assert git(repo, "rev-parse", "HEAD").strip() == head
     listed = result.stderr.split("--fix: ", 1)[1]
-    assert listed.startswith("applied 1 of 3 verified patch(es):")
+    assert listed.startswith("applied 1 of 3 verified patches:")
     assert "  applied      app.py:6-7\n" in listed
     assert "  not applied  app.py:7: overlaps the patch of lines 6-7\n" in listed
     assert "  not applied  calc.py:2: the file changed since the review\n" in listed
@@ -118,7 +118,7 @@ def test_a_fix_the_verifier_rejects_is_shown_as_prose_and_never_applied(
     assert result.returncode == 1, result.stderr
     assert (repo / "app.py").read_text() == PLANTED_FILES["app.py"]
     assert (repo / "calc.py").read_text() == CALC.replace("/", "//")  # the approved one
-    assert "--fix: applied 1 of 1 verified patch(es):" in result.stderr
+    assert "--fix: applied 1 of 1 verified patch:" in result.stderr
     assert "app.py" not in result.stderr.split("--fix: ", 1)[1]
     shown = " ".join(result.stdout.split())
     assert "patch not verified: the verifier did not approve the fix: " in shown

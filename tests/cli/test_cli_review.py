@@ -403,5 +403,5 @@ def test_an_unreadable_file_makes_the_review_incomplete_and_is_named(
 
     assert result.returncode == 3, result.stderr
     assert "app.py:6" in result.stdout  # the rest is reviewed
-    assert "INCOMPLETE: 1 unreadable file(s) not reviewed: locked.py" in result.stdout
+    assert "INCOMPLETE: 1 unreadable file not reviewed: locked.py" in result.stdout
     assert "SECRET" not in json.dumps([r.body for r in fake_api.requests])

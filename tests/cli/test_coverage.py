@@ -164,7 +164,7 @@ def test_subtasks_about_files_outside_the_change_are_refused_with_the_reason(
     assert "Review `old.py` for defects." in workflow_result[1]
     assert "refused: it names no file of the change" in workflow_result[1]
     warnings = json.loads(out.read_text())["warnings"]
-    assert any("1 subtask(s) of the main agent were refused" in w for w in warnings)
+    assert any("1 subtask of the main agent was refused" in w for w in warnings)
 
 
 def test_shards_cover_the_change_once_and_merge_into_one_report(

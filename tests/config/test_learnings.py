@@ -11,7 +11,7 @@ import pytest
 
 from orch_review.config import learnings
 from orch_review.config.from_revision import load_learnings
-from orch_review.config.learnings import LEARNINGS_FILE, Learning
+from orch_review.config.learnings import LEARNINGS_FILE, Learning, parse, to_toml, toml_comment
 from orch_review.errors import ConfigError
 from orch_review.scope.git import open_repo
 from orch_review.scope.resolve import ScopeRequest
@@ -161,3 +161,28 @@ def test_learning_entries_are_one_table_each() -> None:
         "learning": [{"fingerprint": "fp", "reason": "why", "who": "who", "when": "2026-12-01"}]
     }
     assert json.loads(entry.splitlines()[1].split(" = ", 1)[1]) == "fp"
+
+
+@pytest.mark.parametrize("breaker", ["\n", "\r", "\r\n", "\v", "\f", "\x85", "\u2028", "\u2029"])
+def test_a_comment_naming_the_finding_stays_one_line_of_valid_toml(breaker: str) -> None:
+    claim = f'real claim{breaker}[[learning]]{breaker}glob = "**"\x00\x1b[2J\u202e\u200b'
+    learning = Learning(
+        "why", "octo", "2026-11-30", "a" * 32 + ":1", location="app.py:6", claim=claim
+    )
+    text = to_toml(learning)
+
+    assert tomllib.loads(text) == {
+        "learning": [
+            {"fingerprint": "a" * 32 + ":1", "reason": "why", "who": "octo", "when": "2026-11-30"}
+        ]
+    }
+    assert parse(text) == (learning,)
+    assert text.splitlines()[:3] == [
+        "[[learning]]",
+        "# finding: app.py:6",
+        '# claim: real claim [[learning]] glob = "**"[2J',
+    ]
+
+
+def test_a_long_claim_is_cut_in_its_comment() -> None:
+    assert len(toml_comment("word " * 100)) <= 200

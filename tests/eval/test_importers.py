@@ -167,5 +167,5 @@ def test_the_import_command_writes_a_case_file_eval_accepts(tmp_path: Path) -> N
     )
 
     assert result.returncode == ExitCode.CLEAN, result.stderr
-    assert "1 case(s), 0 clean, 2 expected issue(s)" in result.stderr
+    assert "1 case, 0 clean, 2 expected issues" in result.stderr
     assert [c.id for c in load_cases(out)] == ["crb-sentry-getsentry-sentry-93824"]

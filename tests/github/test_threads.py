@@ -68,7 +68,7 @@ def test_a_gone_finding_resolves_its_thread_and_says_so_once(
     assert reply["body"].startswith("<!-- orch-review:reply -->")
     assert f"No longer found at {HEAD[:7]}: fixed or no longer applies." in reply["body"]
     assert threads.replies(NUMBER, int(str(kept["id"]))) == []
-    assert "1 thread(s) resolved in an earlier run stay resolved." in summary(api)
+    assert "1 thread resolved in an earlier run stays resolved." in summary(api)
 
 
 def test_an_uncovered_file_keeps_its_thread_open(

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
-from orch_review.findings.records import PatchCheck
+from orch_review.findings.records import PatchCheck, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, collect_snippets
 from orch_review.reporters.terminal import (
@@ -169,7 +169,7 @@ def test_text_from_the_model_is_never_read_as_rich_markup() -> None:
     first = replace(report.findings[0], claim="[bold]x[/bold] and [red]", evidence="a[/]b")
     report = replace(report, findings=(first, *report.findings[1:]), summary="[link=x]y")
     for color in (False, True):
-        out = ANSI.sub("", render_terminal(report, color=color, width=100))
+        out = ANSI.sub("", render_terminal(report, color=color, width=100, verbose=True))
         assert "[bold]x[/bold] and [red]" in out
         assert "evidence: a[/]b" in out
         assert "[link=x]y" in out
@@ -262,12 +262,34 @@ def test_an_incomplete_review_says_so_at_the_top_and_groups_what_was_not_covered
 
 def test_the_reviewers_summary_is_labelled_after_the_findings_and_states_no_counts() -> None:
     summary = "Looked at the SQL layer. Found 0 confirmed issues. Error paths look careful."
-    out = render(replace(sample_report(), summary=summary))
+    out = render(replace(_only_confirmed(sample_report()), summary=summary))
 
     label = out.index("Reviewer's summary")
     assert out.index("HIGH (1)") < label
     assert "Looked at the SQL layer. Error paths look careful." in out[label:]
     assert "0 confirmed issues" not in out
+
+
+def _only_confirmed(report: Report) -> Report:
+    return replace(report, findings=tuple(report.confirmed))
+
+
+def test_the_reviewers_summary_is_withheld_once_a_finding_was_dropped() -> None:
+    report = sample_report()
+    [refuted, *_] = report.with_status(Status.REFUTED)
+    summary = f"The main problem: {refuted.claim} Also looked at the parser."
+    out = render(replace(report, summary=summary))
+
+    assert refuted.claim not in out
+    assert "Also looked at the parser" not in out  # however it is worded: none of it is shown
+    dropped = len(report.findings) - len(report.confirmed)
+    assert f"Reviewer's summary not shown: it was written before {dropped} findings were" in out
+    # --verbose lists what was dropped, and the summary beside it, labelled as such.
+    verbose = render_terminal(
+        replace(report, summary=summary), color=False, width=100, verbose=True
+    )
+    assert "Reviewer's summary (unverified; it may name findings under Not reported)" in verbose
+    assert "Also looked at the parser" in verbose
 
 
 def test_a_patch_is_shown_sanitized_and_only_when_verified() -> None:
@@ -302,7 +324,9 @@ def test_a_long_concern_title_is_cut_between_words() -> None:
 
 def test_orch_reviews_own_notes_stand_apart_from_the_reviewers_summary() -> None:
     note = "orch-review reviewed 2 files no concern had covered, in a sweep."
-    report = replace(sample_report(), notes=(note,), summary="The parser needs a second look.")
+    report = replace(
+        _only_confirmed(sample_report()), notes=(note,), summary="The parser needs a second look."
+    )
     lines = render(report).splitlines()
     summary_at = next(i for i, ln in enumerate(lines) if ln.startswith("Reviewer's summary"))
     assert lines.index(note) < summary_at  # with the coverage, not in the unverified summary

@@ -463,7 +463,7 @@ def test_everything_skipped_says_so(git_repo: GitRepoFactory) -> None:
     repo = branch_repo(git_repo)
     write(repo, {"yarn.lock": "x\n"})
 
-    with pytest.raises(NothingToReview, match=r"all 1 changed files are skipped.*plan"):
+    with pytest.raises(NothingToReview, match=r"the only changed file is skipped.*plan"):
         resolve(repo)
 
 
