@@ -29,6 +29,7 @@ anything. One function per kind of sink, applied where the text is rendered:
 from __future__ import annotations
 
 import re
+from typing import TextIO
 from urllib.parse import quote
 
 _CONTROL = re.compile(
@@ -183,3 +184,93 @@ def markdown_url(url: str) -> str:
     if not url.startswith("https://"):
         return ""
     return quote(controls(url), safe="/:?#&=%+,;@!~*'-._")
+
+
+# -- what a terminal or a CI log receives, after layout ------------------------------------------
+
+#: A line that starts with one of these (blanks and escape sequences before it aside) is a
+#: command: GitHub's workflow commands, and the section markers of GitLab's job log.
+_LINE_COMMANDS = ("::", "section_start:", "section_end:")
+#: Commands the runners read anywhere in a line: ``##[command]``, Azure's ``##vso[``.
+_ANYWHERE_COMMANDS = ("##[", "##vso[")
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+class CommandSafeStream:
+    """A text stream that passes what is written to ``stream``, with no line starting a CI
+    runner command: a blank goes before the character that would complete one.
+
+    :func:`terminal` defuses hostile text before layout; this is the last pass, after it.
+    Wrapping, padding and table cells put any part of a text at the start of a physical
+    line, so every stream orch-review writes to through rich goes through one. Escape
+    sequences (rich's colours, cursor moves, links) pass through and count as nothing, like
+    leading blanks; the state carries over from one ``write`` to the next.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._head: str | None = ""  # visible text of the line so far, while it may be a command
+        self._recent = ""  # the last visible characters of the line
+        self._escape = ""  # the escape sequence being passed through ("" when none)
+
+    def write(self, text: str) -> int:
+        """Write ``text``, defused; returns its length, as a stream does."""
+        self._stream.write(self._defuse(text))
+        return len(text)
+
+    def _defuse(self, text: str) -> str:
+        out: list[str] = []
+        for char in text:
+            if self._escape or char == "\x1b":
+                self._escape = _escape_state(self._escape, char)
+            elif char in _LINE_BREAKS:
+                self._head, self._recent = "", ""
+            elif not (self._head == "" and char.isspace()):
+                out.append(self._break_before(char))
+            out.append(char)
+        return "".join(out)
+
+    def _break_before(self, char: str) -> str:
+        """A blank if ``char`` would complete a command, else nothing; updates the state."""
+        blank = ""
+        if self._head is not None:
+            head = self._head + char
+            self._head = head if any(c.startswith(head) for c in _LINE_COMMANDS) else None
+            if head in _LINE_COMMANDS:
+                blank, self._head = " ", None
+        self._recent = (self._recent + char)[-8:].lower()
+        if self._recent.endswith(_ANYWHERE_COMMANDS):
+            blank, self._recent = " ", char
+        return blank
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        """Whether the stream is a terminal."""
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        """The stream's file descriptor."""
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        """The stream's encoding."""
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+
+def _escape_state(state: str, char: str) -> str:
+    """The escape sequence so far after ``char``, or "" once it has ended (CSI ``ESC [ ...
+    final``, OSC ``ESC ] ... BEL or ESC \\``, or a two-character ``ESC x``)."""
+    sequence = state + char
+    if len(sequence) < 2:
+        return sequence
+    kind = sequence[1]
+    if kind == "[":
+        return "" if len(sequence) > 2 and "\x40" <= char <= "\x7e" else sequence
+    if kind == "]":
+        ended = char == "\x07" or sequence.endswith("\x1b\\")
+        return "" if ended and len(sequence) > 2 else sequence[:2] + sequence[-1]
+    return ""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import random
+import re
 import string
 
 import pytest
@@ -206,3 +208,38 @@ def test_markdown_url_is_https_only_and_cannot_end_the_link() -> None:
 
 def sanitize_link(url: str) -> Construct:
     return Construct("link_open", url)
+
+
+# -- the stream after layout ----------------------------------------------------------------
+
+
+def _through_stream(chunks: list[str]) -> str:
+    buffer = io.StringIO()
+    stream = sanitize.CommandSafeStream(buffer)
+    for chunk in chunks:
+        assert stream.write(chunk) == len(chunk)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        ["::error::x\n"],
+        [":", ":error::x\n"],  # split between writes
+        ["ok\n   \t::add-mask::s\n"],
+        ["\x1b[1;31m", "::", "stop-commands::t\x1b[0m\n"],  # colour first
+        ["\x1b]8;id=1;file:///a\x1b\\::warning::x\x1b]8;;\x1b\\\n"],  # inside a link
+        ["done\r::error::x"],  # a carriage return starts a line too
+        ["section_start:1:name\n", "section_", "end:1:name\n"],
+    ],
+)
+def test_no_line_written_through_the_stream_starts_a_command(chunks: list[str]) -> None:
+    out = _through_stream(chunks)
+    plain = re.sub(r"\x1b\[[0-9;]*m|\x1b\][^\x1b]*\x1b\\", "", out)
+    for line in re.split(r"[\r\n]", plain):
+        assert not line.lstrip().startswith(("::", "section_start:", "section_end:")), out
+
+
+def test_the_stream_defuses_legacy_commands_anywhere_and_keeps_the_rest() -> None:
+    out = _through_stream(["a ##", "[error]x ##VSO[y std::vector\n", "\x1b[2K\x1b[1A: x\n"])
+    assert out == "a ## [error]x ##VSO [y std::vector\n\x1b[2K\x1b[1A: x\n"

@@ -15,11 +15,10 @@ def print_report_as(
 ) -> None:
     """The terminal report for people, or the machine format asked for."""
     if output_format == "text":
-        from rich.console import Console
-
+        from orch_review.cli.consoles import console
         from orch_review.reporters.terminal import print_report
 
-        print_report(report, Console(), quiet=quiet, verbose=verbose)
+        print_report(report, console(), quiet=quiet, verbose=verbose)
         return
     from orch_review.reporters import registry
 

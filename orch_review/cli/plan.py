@@ -52,9 +52,8 @@ def plan(
     the reason for each, and an estimate of the first prompt's size. Takes the same scope
     flags as the review.
     """
-    from rich.console import Console
-
     from orch_review import core
+    from orch_review.cli.consoles import console
     from orch_review.scope.plan import plan_data, print_plan
 
     options = core.ReviewOptions(
@@ -67,7 +66,7 @@ def plan(
         # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
         click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     else:
-        print_plan(data, Console(), limit=limit or None)
+        print_plan(data, console(), limit=limit or None)
 
 
 def _count_tokens(prepared: PreparedReview) -> int:

@@ -136,9 +136,8 @@ def review(
     (and new untracked files) against the merge-base with the default branch. PATHS narrow
     any scope to these files or directories (git pathspecs).
     """
-    from rich.console import Console
-
     from orch_review import core
+    from orch_review.cli.consoles import console
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
 
@@ -172,7 +171,7 @@ def review(
         shard=shard,
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
-    stderr = Console(stderr=True)
+    stderr = console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
         report = core.run(
             prepared,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO, cast
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -25,6 +26,7 @@ from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
+from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
 
@@ -429,7 +431,7 @@ def render_terminal(
     without, as plain text."""
     buffer = io.StringIO()
     console = Console(
-        file=buffer,
+        file=cast(IO[str], CommandSafeStream(buffer)),
         width=width,
         height=25,
         force_terminal=color,
