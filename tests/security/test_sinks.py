@@ -5,7 +5,15 @@ API and the fake GitHub API."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import re
+import select
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -48,6 +56,23 @@ FORGED = " ".join(
 )
 
 
+def _forging_script() -> ReviewScript:
+    return ReviewScript(
+        [
+            Concern(
+                "eval",
+                f"Check app.py for eval {FORGED}",
+                "grep -n 'eval(' app.py",
+                path="app.py",
+                category="security",
+                claim=f"eval of input {FORGED}",
+                suggestion=f"Parse it {FORGED}",
+            )
+        ],
+        summary=f"Summary {FORGED}",
+    )
+
+
 def _commands_in(output: str) -> list[str]:
     """Lines of ``output`` a runner would obey: starting with ``::`` once escape sequences
     and leading blanks are stripped (the runner trims blanks), or holding ``##[``."""
@@ -72,20 +97,7 @@ def test_word_wrap_puts_no_ci_command_at_a_line_start(
     request: pytest.FixtureRequest,
 ) -> None:
     repo = git_repo({"app.py": "def run(x):\n    return eval(x)\n"})
-    fake_api.policy = ReviewScript(
-        [
-            Concern(
-                "eval",
-                f"Check app.py for eval {FORGED}",
-                "grep -n 'eval(' app.py",
-                path="app.py",
-                category="security",
-                claim=f"eval of input {FORGED}",
-                suggestion=f"Parse it {FORGED}",
-            )
-        ],
-        summary=f"Summary {FORGED}",
-    )
+    fake_api.policy = _forging_script()
     env = {**api_env, "GITHUB_ACTIONS": "true", "CI": "true", "COLUMNS": "40", "LINES": "20"}
     env = {k: v for k, v in {**env, **terminal_env}.items() if v}
 
@@ -98,6 +110,62 @@ def test_word_wrap_puts_no_ci_command_at_a_line_start(
     assert result.returncode == 1, result.stderr
     assert "\x1b[" in result.stdout  # a terminal as far as rich knows: laid out, coloured
     assert "FORGED11" in result.stdout  # shown, defused, not dropped
+    assert not problems, problems
+
+
+def _run_on_a_pty(repo: Path, env: dict[str, str], columns: int) -> tuple[int, str]:
+    """``orch-review --all`` on a pseudo-terminal ``columns`` wide: exit code, all output."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", "--all"],
+        cwd=repo,
+        env=env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], 120)
+            if not ready:
+                raise AssertionError("no output for 120 s on the pty")
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the follower side closed: the process is done
+                break
+            if not data:
+                break
+            chunks.append(data)
+        code = process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(leader)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_word_wrap_on_a_pty_in_ci_puts_no_ci_command_at_a_line_start(
+    git_repo: GitRepoFactory,
+    api_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    request: pytest.FixtureRequest,
+) -> None:
+    repo = git_repo({"app.py": "def run(x):\n    return eval(x)\n"})
+    fake_api.policy = _forging_script()
+    env = {k: v for k, v in api_env.items() if k not in {"NO_COLOR", "COLUMNS", "LINES"}}
+    env |= {"GITHUB_ACTIONS": "true", "CI": "true", "TERM": "xterm-256color"}
+
+    code, output = _run_on_a_pty(repo, env, columns=40)
+
+    problems = _commands_in(output)
+    _record(request, "CI commands through word wrap (a pty in CI, 40 columns)", problems)
+    assert code == 1, output[-2000:]
+    assert "FORGED11" in output
     assert not problems, problems
 
 
