@@ -140,6 +140,7 @@ def review(
     from orch_review.cli.consoles import console
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.scope.git import work_tree
 
     options = core.ReviewOptions(
         staged=staged,
@@ -178,7 +179,8 @@ def review(
             events=progress,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
-    print_report_as(report, output_format, quiet=quiet, verbose=verbose)
+    files = (work_tree(prepared.repo), prepared.env)
+    print_report_as(report, output_format, quiet=quiet, verbose=verbose, files=files)
     if fix:
         _apply_fixes(prepared, report, stderr)
     return report.exit_code(prepared.config.fail_on)

@@ -5,15 +5,7 @@ API and the fake GitHub API."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
-import select
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pytest
@@ -33,6 +25,7 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
 )
 from tests.helpers import run_cli
 from tests.markdown_structure import bare_links, constructs, text_of
+from tests.ptys import run_cli_on_pty
 from tests.scripted import Concern, ReviewScript
 from tests.security.verdicts import HOST_RESULTS, HostVerdict
 
@@ -111,42 +104,7 @@ def test_word_wrap_puts_no_ci_command_at_a_line_start(
     assert "\x1b[" in result.stdout  # a terminal as far as rich knows: laid out, coloured
     assert "FORGED11" in result.stdout  # shown, defused, not dropped
     assert not problems, problems
-
-
-def _run_on_a_pty(repo: Path, env: dict[str, str], columns: int) -> tuple[int, str]:
-    """``orch-review --all`` on a pseudo-terminal ``columns`` wide: exit code, all output."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--all"],
-        cwd=repo,
-        env=env,
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-    )
-    os.close(follower)
-    chunks = []
-    try:
-        while True:
-            ready, _, _ = select.select([leader], [], [], 120)
-            if not ready:
-                raise AssertionError("no output for 120 s on the pty")
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # the follower side closed: the process is done
-                break
-            if not data:
-                break
-            chunks.append(data)
-        code = process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(leader)
-    return code, b"".join(chunks).decode("utf-8", "replace")
+    assert "\x1b]8;" not in result.stdout  # no OSC 8 links in a log or a pipe
 
 
 def test_word_wrap_on_a_pty_in_ci_puts_no_ci_command_at_a_line_start(
@@ -160,13 +118,14 @@ def test_word_wrap_on_a_pty_in_ci_puts_no_ci_command_at_a_line_start(
     env = {k: v for k, v in api_env.items() if k not in {"NO_COLOR", "COLUMNS", "LINES"}}
     env |= {"GITHUB_ACTIONS": "true", "CI": "true", "TERM": "xterm-256color"}
 
-    code, output = _run_on_a_pty(repo, env, columns=40)
+    code, output = run_cli_on_pty(repo, env, 40, "--all")
 
     problems = _commands_in(output)
     _record(request, "CI commands through word wrap (a pty in CI, 40 columns)", problems)
     assert code == 1, output[-2000:]
     assert "FORGED11" in output
     assert not problems, problems
+    assert "\x1b]8;" not in output  # a CI log gets no OSC 8 links, even on a pty
 
 
 # -- Markdown that escapes the fence --------------------------------------------------------------
