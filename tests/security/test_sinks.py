@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from orch_review.github.mentions import REPLY_MARKER
 from tests.conftest import GitRepoFactory
 from tests.fakes.github_api import FakeGitHubAPI
+from tests.fakes.github_artifacts import ArtifactStore
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.github.conftest import (  # noqa: F401 (fixtures)
     NUMBER,
@@ -20,9 +22,22 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
     event_payload,
     github_api,
     open_pull,
+    opened_env,
     pull_repo,
     with_event,
 )
+from tests.github.test_action import run_step_in
+from tests.github.test_comment_run import (  # noqa: F401 (the artifact store fixture)
+    INPUTS,
+    MAINTAINER,
+    answer,
+    answering,
+    default_branch_checkout,
+    issue_comment_event,
+    store,
+)
+from tests.github.test_comment_run import _review_step as review_step
+from tests.github.test_comment_run import _step_env as step_env
 from tests.helpers import run_cli
 from tests.markdown_structure import bare_links, constructs, text_of
 from tests.ptys import run_cli_on_pty
@@ -144,7 +159,7 @@ HOSTILE_MARKDOWN = (
 )
 SAFE_QUERY = '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))'
 #: HTML orch-review itself writes: its hidden markers, the verdict line, the refuted fold.
-OURS_HTML = re.compile(r"^(<!-- orch-review:[a-z]+(?: \S+)? -->|</?sub>|</?details>|<summary>.*)")
+OURS_HTML = re.compile(r"^(<!-- orch-review:[a-z]+(?: \S+)? -->|</?sub>|</?details>|</?summary>)$")
 DANGEROUS = {"fence", "code_block", "html_block", "html_inline", "image", "link_open"}
 
 
@@ -163,7 +178,9 @@ def _markdown_problems(where: str, body: str, suggestions: int) -> list[str]:
             c.kind == "link_open" and not c.detail.startswith("https://github.test/")
         ):
             problems.append(f"{where}: {c.kind} {c.detail[:60]}")
-    problems += [f"{where}: bare link or mention {b!r}" for b in bare_links(body)]
+    # orch-review's own links (to comments on the host) aside.
+    source = re.sub(r"\]\(https://github\.test/[^)\s]*\)", "]()", body)
+    problems += [f"{where}: bare link or mention {b!r}" for b in bare_links(source)]
     problems += [
         f"{where}: quick action {line[:30]!r}"
         for line in body.splitlines()
@@ -232,3 +249,37 @@ def test_model_markdown_renders_as_text_in_every_markdown_sink(
     assert "![b](https://evil.test/b.png)" in shown and "/merge/approve" in shown
     assert SAFE_QUERY in injection["body"]
     assert "calc.py" in text_of(job_summary)
+
+
+def test_a_hostile_answer_renders_as_text_in_the_reply(
+    opened_env: dict[str, str],  # noqa: F811
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,  # noqa: F811
+    pull_repo: PullRepo,  # noqa: F811
+    store: ArtifactStore,  # noqa: F811
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    env = step_env(opened_env, tmp_path)
+    inputs = {**INPUTS, "anthropic-base-url": fake_api.base_url}
+    assert run_step_in(pull_repo.path, review_step(), inputs, env).returncode == 0
+    github_api.add_issue_comment(NUMBER, "@orch-review is app.py safe?", login=MAINTAINER)
+    asked = github_api.pulls[NUMBER].issue_comments[-1]
+    fake_api.reset()
+    fake_api.policy = answering(HOSTILE_MARKDOWN)
+    checkout = default_branch_checkout(pull_repo, tmp_path / "checkout")
+    event = issue_comment_event(asked["id"], asked["body"], asked["user"], tmp_path / "e.json")
+
+    result = answer({**env, **event}, checkout, fake_api)
+
+    replies = [
+        c for c in github_api.pulls[NUMBER].issue_comments if c["body"].startswith(REPLY_MARKER)
+    ]
+    job_summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+    problems = [p for reply in replies for p in _markdown_problems("reply", reply["body"], 0)]
+    problems += _markdown_problems("job summary", job_summary, 0)
+    _record(request, "Markdown that escapes the fence (a reply to a comment)", problems)
+    assert result.returncode == 0, result.stderr
+    assert len(replies) == 1
+    assert not problems, problems
+    assert "![b](https://evil.test/b.png)" in text_of(replies[0]["body"])
