@@ -14,16 +14,18 @@ anything. One function per kind of sink, applied where the text is rendered:
   step reaches the runner's log all the same.
 - :func:`line`: the same, on one line (newlines and runs of blanks become one space).
 - :func:`markdown`: a Markdown comment or job summary (GitHub now, GitLab too): no construct
-  of the text survives as Markdown structure. Every ASCII punctuation character that means
-  something to CommonMark, GFM or a host is backslash-escaped (so no fence, quote, list,
-  heading, table, HTML, comment, image, link, autolink, entity or emphasis, at any
-  indentation or inside any container), leading blanks become no-break spaces (no indented
-  code), and a zero-width space breaks what a host links or obeys in the rendered text:
-  ``@user`` and ``@org/team`` mentions, ``#123``, ``!45``, ``~label``, ``%milestone``,
-  ``$1``, ``&1`` and ``GH-1`` references, and a leading ``/`` is escaped so no line is a
-  quick action (``/merge``, ``/approve``).
+  of the text survives as Markdown structure but its inline code spans (inside which nothing
+  is Markdown). What opens a construct anywhere in a line, and what starts a block at the
+  start of a line, is backslash-escaped (so no fence, quote, list, heading, table, HTML,
+  comment, image, link, autolink, entity or emphasis, at any indentation or inside any
+  container); leading blanks become no-break spaces (no indented code); a zero-width space
+  breaks what a host links or obeys in the rendered text: ``@user`` and ``@org/team``
+  mentions, ``#123``, ``!45``, ``~label``, ``%milestone``, ``$1``, ``&1`` and ``GH-1``
+  references; a leading ``/`` is escaped so no line is a quick action (``/merge``).
 - :func:`markdown_code`: hostile text (a file name) as one inline code span;
   :func:`markdown_url`: a host's link, percent-encoded.
+- :class:`CommandSafeStream`: the last pass over what reaches a terminal or a CI log, after
+  layout (word wrap can put any part of a text at the start of a line).
 """
 
 from __future__ import annotations
@@ -86,7 +88,12 @@ _ORDERED = re.compile(r"\d{1,9}(?=[.)])")
 #: What a host links without any Markdown: ``https://`` and ``www.`` (the dot and colon are
 #: escaped), and ``GH-1`` (broken by a zero-width space).
 _AUTOLINK = re.compile(r"(?i)(?<=w)ww(?=\.)|:(?=/)")
-_GH_REFERENCE = re.compile(r"(?i)(?<![A-Za-z0-9])gh(?=-[0-9])")
+#: Where a zero-width space goes besides after a sigil: inside GitHub's ``GH-1``, after the
+#: ``$`` of math (``$x$``, ``$`x`$``), the ``{`` or ``[`` of GitLab's inline diffs
+#: (``{+ +}``, ``[- -]``), and in GitLab's ``*iteration:1`` and ``[vulnerability:1]``.
+_BREAK_AFTER = re.compile(
+    r"(?i)(?<![A-Za-z0-9])gh(?=-[0-9])|\$|[{\[](?=[+-])|\*(?=iteration:)|\[(?=vulnerability:)"
+)
 #: A sigil a host turns into a mention or a reference when a word follows it: ``@user``,
 #: ``#1``, ``!1``, ``~label``, ``%milestone``, ``$1``, ``&1``.
 _SIGILS = frozenset("@#!~%$&")
@@ -125,7 +132,9 @@ def _inert(text: str) -> str:
     ordered = _ORDERED.match(text)
     escape_at = {ordered.end()} if ordered else set()
     escape_at |= {m.start() if m.group() == ":" else m.end() for m in _AUTOLINK.finditer(text)}
-    references = {m.end() for m in _GH_REFERENCE.finditer(text)}
+    references = {
+        m.end() - 1 if m.group() in "$*{[" else m.end() for m in _BREAK_AFTER.finditer(text)
+    }
     out: list[str] = []
     for index, char in enumerate(text):
         if index in code:

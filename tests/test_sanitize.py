@@ -120,6 +120,9 @@ def test_markdown_leaves_no_construct_and_shows_every_character(attack: str) -> 
         ("~bug %v1.0 $12 &7", "\\~\u200bbug %\u200bv1.0 \\$\u200b12 \\&\u200b7"),
         ("see https://evil.test and www.evil.test", "https\\://evil.test and www\\.evil.test"),
         ("mail@evil.test", "mail@\u200bevil.test"),
+        ("math $`x`$ and $y$", "\\$\u200b`x`\\$\u200b and \\$\u200by\\$\u200b"),
+        ("GitLab {+ added +} [- gone -]", "\\{\u200b+ added +} \\[\u200b- gone -\\]"),
+        ("*iteration:1 [vulnerability:2]", "\\*\u200biteration:1 \\[\u200bvulnerability:2\\]"),
     ],
 )
 def test_markdown_breaks_mentions_references_and_bare_links(text: str, shown: str) -> None:
