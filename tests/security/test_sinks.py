@@ -113,7 +113,8 @@ def test_word_wrap_puts_no_ci_command_at_a_line_start(
 
     problems = [f"stdout: {c}" for c in _commands_in(result.stdout)]
     problems += [f"stderr: {c}" for c in _commands_in(result.stderr)]
-    name = " ".join(f"{k}={v}" if v else f"no {k}" for k, v in terminal_env.items())
+    name = " ".join(f"{k}={v}" for k, v in terminal_env.items() if v)
+    name += " in colour" if "NO_COLOR" in terminal_env else ""
     _record(request, f"CI commands through word wrap ({name}, 40 columns)", problems)
     assert result.returncode == 1, result.stderr
     assert "\x1b[" in result.stdout  # a terminal as far as rich knows: laid out, coloured
