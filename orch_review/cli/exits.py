@@ -21,6 +21,7 @@ import click
 
 from orch_review import __version__, tempdirs
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.sanitize import defuse_commands
 
 P = ParamSpec("P")
 
@@ -75,7 +76,8 @@ def say(message: str) -> None:
             textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False)
             for line in message.splitlines()
         )
-    click.echo(message, err=True)
+    # After the wrap, which can put any part of a message at the start of a line.
+    click.echo(defuse_commands(message), err=True)
 
 
 RESUME_HINT = "finished agents are in the journal, run the same command again to resume."

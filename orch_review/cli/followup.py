@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 
 def _follow_up() -> FollowUp:
-    from rich.console import Console
-
+    from orch_review.cli.consoles import console
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
     from orch_review.engine.followup import FollowUp
@@ -24,7 +23,7 @@ def _follow_up() -> FollowUp:
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
-    stderr = Console(stderr=True)
+    stderr = console(stderr=True)
     return FollowUp(config, repo, env, notices=lambda text: stderr.print(text, style="bold yellow"))
 
 
@@ -65,10 +64,11 @@ def chat() -> None:
     Type a question and press Enter. /mode on lets the model fan out through Workflow again,
     /mode off returns to solo answers, /quit (or Ctrl-D) ends the chat.
     """
-    from rich.console import Console
     from rich.prompt import Prompt
 
-    console = Console()
+    from orch_review.cli import consoles
+
+    console = consoles.console()
     orchestrate = False
     with _follow_up() as follow_up:
         console.print(f"Chatting about the review of {follow_up.scope}. /quit to end.")

@@ -109,8 +109,7 @@ def github(
     """
     from typing import cast
 
-    from rich.console import Console
-
+    from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
     from orch_review.github.publish import CommentMode
@@ -141,7 +140,7 @@ def github(
         from_reports=from_reports,
         conversation_file=conversation_file,
     )
-    with Progress(Console(stderr=True), enabled=not no_progress) as progress:
+    with Progress(console(stderr=True), enabled=not no_progress) as progress:
         code = run_github(
             repo,
             run,

@@ -41,9 +41,8 @@ def hook(
     FILES are the staged files pre-commit passes; the staged change is reviewed once,
     narrowed to them. In the pre-push stage the pushed commits are reviewed instead.
     """
-    from rich.console import Console
-
     from orch_review import core
+    from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
     from orch_review.engine.client import has_credentials
     from orch_review.hook import HookRequest, missing_key
@@ -60,10 +59,10 @@ def hook(
         line, code = missing_key(require_key or prepared.config.require_key)
         say(line)
         return code
-    with Progress(Console(stderr=True), enabled=verbose) as progress:
+    with Progress(console(stderr=True), enabled=verbose) as progress:
         report = core.run(prepared, events=progress)
     if verbose:
-        print_report(report, Console(), verbose=True)
+        print_report(report, console(), verbose=True)
     else:
         click.echo(render_compact(report), nl=False)
     return report.exit_code(prepared.config.fail_on)

@@ -7,19 +7,29 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
     from orch_review.findings.report import Report
 
 
 def print_report_as(
-    report: Report, output_format: str, *, quiet: bool = False, verbose: bool = False
+    report: Report,
+    output_format: str,
+    *,
+    quiet: bool = False,
+    verbose: bool = False,
+    files: tuple[Path, Mapping[str, str]] | None = None,
 ) -> None:
-    """The terminal report for people, or the machine format asked for."""
+    """The terminal report for people, or the machine format asked for; ``files`` (the work
+    tree and the environment) make each location a link to its file on a real terminal."""
     if output_format == "text":
-        from rich.console import Console
-
+        from orch_review.cli.consoles import console, shows_links
         from orch_review.reporters.terminal import print_report
 
-        print_report(report, Console(), quiet=quiet, verbose=verbose)
+        stdout = console()
+        root = files[0] if files is not None and shows_links(stdout, files[1]) else None
+        print_report(report, stdout, quiet=quiet, verbose=verbose, link_root=root)
         return
     from orch_review.reporters import registry
 

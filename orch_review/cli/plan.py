@@ -52,9 +52,8 @@ def plan(
     the reason for each, and an estimate of the first prompt's size. Takes the same scope
     flags as the review.
     """
-    from rich.console import Console
-
     from orch_review import core
+    from orch_review.cli.consoles import console
     from orch_review.scope.plan import plan_data, print_plan
 
     options = core.ReviewOptions(
@@ -69,7 +68,7 @@ def plan(
     else:
         # People read paths from where they ran orch-review; the JSON keeps them as git has them.
         print_plan(
-            _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), Console(), limit=limit or None
+            _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), console(), limit=limit or None
         )
 
 

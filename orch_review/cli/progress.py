@@ -15,8 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
-from rich.console import Console, Group
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -43,9 +45,33 @@ class _Running:
 
 
 def _label(text: str, limit: int = _LABEL_CHARS) -> str:
-    """A subtask title (model text) on one safe line, cut short."""
-    first = safe_line(text)
-    return first if len(first) <= limit else first[: limit - 1] + "…"
+    """A subtask title (model text) on one safe line, cut short between words."""
+    return cut_words(safe_line(text), limit)
+
+
+def cut_words(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` cells: cut after the last word that fits, with an
+    ellipsis (inside a word only when the first word alone is too long)."""
+    if cell_len(text) <= limit:
+        return text
+    room = max(limit - 1, 0)
+    head = set_cell_size(text, room).rstrip()
+    if " " in head and text[len(head) : len(head) + 1] not in (" ", ""):
+        head = head.rsplit(" ", 1)[0]  # the last word was cut: leave it out
+    return head.rstrip(" ,;:-\u2013\u2014") + "…" if room else "…"[:limit]
+
+
+class _Concern:
+    """A concern's title in the live table, cut between words to its column's width."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(10, cell_len(self._text)), cell_len(self._text))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(cut_words(self._text, options.max_width), no_wrap=True, overflow="crop")
 
 
 def _elapsed(seconds: float) -> str:
@@ -177,8 +203,8 @@ class Progress:
             ]
             totals = self._totals_locked()
         for name, label, turns, tokens, elapsed in rows:
-            # Text, not str: a cell string would be parsed as rich markup ("[link=...]").
-            table.add_row(name, Text(label), str(turns), _tokens(tokens), _elapsed(elapsed))
+            # Not a str: a cell string would be parsed as rich markup ("[link=...]").
+            table.add_row(name, _Concern(label), str(turns), _tokens(tokens), _elapsed(elapsed))
         return Group(table, Text(totals, "dim", overflow="fold"))
 
 

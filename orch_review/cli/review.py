@@ -136,12 +136,12 @@ def review(
     (and new untracked files) against the merge-base with the default branch. PATHS narrow
     any scope to these files or directories (git pathspecs).
     """
-    from rich.console import Console
-
     from orch_review import core
+    from orch_review.cli.consoles import console
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.findings.relative import seen_from
+    from orch_review.scope.git import work_tree
 
     options = core.ReviewOptions(
         staged=staged,
@@ -173,7 +173,7 @@ def review(
         shard=shard,
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
-    stderr = Console(stderr=True)
+    stderr = console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
         report = core.run(
             prepared,
@@ -184,7 +184,8 @@ def review(
     # repository-relative, as documented.
     prefix = core.cwd_prefix(prepared, Path.cwd())
     shown = seen_from(report, prefix) if output_format == "text" else report
-    print_report_as(shown, output_format, quiet=quiet, verbose=verbose)
+    files = (work_tree(prepared.repo), prepared.env)
+    print_report_as(shown, output_format, quiet=quiet, verbose=verbose, files=files)
     if fix:
         _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orch_review.github.summary import cell
+from orch_review.github.summary import cell, code
 from orch_review.wording import counted, noun_for, usd
 
 
@@ -87,5 +87,5 @@ def markdown(summary: Mapping[str, Any]) -> str:
     failed = [c for c in summary["cases"] if c["error"]]
     if failed:
         lines += ["", f"Not scored ({len(failed)}):", ""]
-        lines += [f"- `{cell(c['id'], 100)}`: {cell(c['error'])}" for c in failed]
+        lines += [f"- {code(c['id'], 100, in_table=False)}: {cell(c['error'])}" for c in failed]
     return "\n".join(lines) + "\n"

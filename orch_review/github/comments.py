@@ -32,6 +32,7 @@ FINDING_MARKER = "<!-- orch-review:finding {} -->"
 _FINDING_MARKER_RE = re.compile(r"<!-- orch-review:finding (\S+) -->")
 # The heading comment_body writes: "**orch-review · high · security**: ..."
 _CATEGORY_RE = re.compile(r"^\*\*orch-review · \w+ · ([a-z][a-z0-9-]{0,39})\*\*", re.MULTILINE)
+_SLUG = re.compile(r"[a-z][a-z0-9-]{0,39}")
 FIELD_LIMIT = 4000  # characters of one claim, evidence or fix in a comment
 
 Hunk = tuple[int, int]  # right-side (first, last) line, 1-based
@@ -235,7 +236,7 @@ def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:
     ``lines`` are the (first, last) lines the comment is placed on, for a suggestion."""
     parts = [
         FINDING_MARKER.format(finding.fingerprint),
-        f"**orch-review · {finding.severity.value} · {safe_text(finding.category, 80)}**: "
+        f"**orch-review · {finding.severity.value} · {_category(finding.category)}**: "
         + safe_text(finding.claim),
         "",
         f"**Evidence:** {safe_text(finding.evidence)}",
@@ -256,8 +257,15 @@ def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _category(category: str) -> str:
+    """A category as the heading shows it: a slug as it is (the record allows no other, and
+    :func:`posted_category` reads it back), anything else made safe."""
+    return category if _SLUG.fullmatch(category) else safe_text(category, 80)
+
+
 def safe_text(text: str, limit: int = FIELD_LIMIT) -> str:
-    """Model text made safe to post (see :func:`orch_review.sanitize.markdown`): no hidden
-    markers of ours, no code fence, no @-mentions that would notify people, no control
-    characters, cut at ``limit`` characters."""
+    """Model text made safe to post (see :func:`orch_review.sanitize.markdown`): shown as
+    the characters it is, no Markdown construct of it (fences, quotes, HTML, links, images,
+    markers of ours), nobody notified, nothing referenced, no control characters, cut at
+    ``limit`` characters."""
     return markdown(text, limit)

@@ -38,7 +38,7 @@ from orch_review.github.comments import (
 )
 from orch_review.github.event import CommentEvent, GitHubContext, PullRequest
 from orch_review.github.fetch import auth_env, ensure_history
-from orch_review.sanitize import fence, line, markdown
+from orch_review.sanitize import fence, line, markdown, markdown_url
 
 if TYPE_CHECKING:
     import git
@@ -146,7 +146,7 @@ def run_comment(
         posted = _post_reply(client, comment, pull, body)
     echo(f"orch-review: replied to comment {comment.comment_id} ({mention.kind}).")
     url = str(posted.get("html_url") or "") if isinstance(posted, dict) else ""
-    where = f"[a reply]({url})" if url.startswith("https://") else "a reply"
+    where = f"[a reply]({markdown_url(url)})" if markdown_url(url) else "a reply"
     _job_summary(
         env, f"Posted {where} to comment {comment.comment_id} of {markdown(comment.login, 100)}."
     )

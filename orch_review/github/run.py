@@ -33,6 +33,7 @@ from orch_review.github.fetch import auth_env, ensure_history
 from orch_review.github.publish import CommentMode, Outcome, publish
 from orch_review.reporters import workflow_commands
 from orch_review.reporters.files import report_files, write_reports
+from orch_review.sanitize import line as safe_line
 
 if TYPE_CHECKING:
     import git
@@ -124,7 +125,7 @@ def run_github(
             pull.head_sha,
             env=auth_env(context.server_url, context.token, repo),
         ):
-            warn(f"orch-review: {line}")
+            warn(f"orch-review: {safe_line(line)}")
     options = core.ReviewOptions(
         base=pull.base_sha,
         head=pull.head_sha,
@@ -216,7 +217,7 @@ def _report_on(
         report = outcome.report  # the team's dismissals suppressed: files and exit code agree
         write_reports(report, report_files(run.json_file, run.sarif_file))
     if outcome.fallback:
-        warn(f"orch-review: {outcome.fallback}; the findings are annotations instead.")
+        warn(f"orch-review: {safe_line(outcome.fallback)}; the findings are annotations instead.")
     if outcome.annotate:
         echo(workflow_commands.render(report).rstrip("\n"))
     notes = [f"Not posted on the pull request: {outcome.fallback}"] if outcome.fallback else []

@@ -18,7 +18,7 @@ from orch_review.findings.report import Report
 from orch_review.github.comments import PostedComment, safe_text
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.threads import ThreadChange
-from orch_review.sanitize import controls, fence
+from orch_review.sanitize import controls, fence, markdown_code, markdown_url
 from orch_review.wording import counted, noun_for, usd
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
@@ -46,17 +46,14 @@ class Placement:
 
 
 def cell(text: str, limit: int = CELL_LIMIT) -> str:
-    """Text for one table cell: one line, pipes escaped, safe, short."""
-    return safe_text(" ".join(text.split()), limit).replace("|", "\\|")
+    """Text for one table cell or list item: one line, safe (pipes escaped too), short."""
+    return safe_text(" ".join(text.split()), limit)
 
 
-def code(text: str, limit: int = 120) -> str:
-    """``text`` (a file name: hostile) as inline code in a table cell: the backtick fence is
-    longer than any run of backticks inside, so the name cannot close it."""
-    inner = cell(text, limit)
-    fenced = fence(inner, minimum=1)
-    pad = " " if inner.startswith("`") or inner.endswith("`") else ""
-    return f"{fenced}{pad}{inner}{pad}{fenced}"
+def code(text: str, limit: int = 120, *, in_table: bool = True) -> str:
+    """``text`` (a file name: hostile) as inline code, in a table cell unless told: the
+    backtick fence is longer than any run of backticks inside, so the name cannot close it."""
+    return markdown_code(text, limit, in_table=in_table)
 
 
 def _counts(report: Report) -> str:
@@ -112,13 +109,13 @@ def _files(report: Report) -> list[str]:
     if coverage.uncovered:
         lines += ["", "Not covered:"]
     for file in coverage.uncovered[:MAX_ROWS]:
-        lines.append(f"- `{cell(file.path, 150)}`: {cell(file.reason, 200)}")
+        lines.append(f"- {code(file.path, 150, in_table=False)}: {cell(file.reason, 200)}")
     if len(coverage.uncovered) > MAX_ROWS:
         lines.append(f"- …and {len(coverage.uncovered) - MAX_ROWS} more (see the JSON report)")
     if coverage.skipped:
         lines += ["", f"Skipped before the review ({len(coverage.skipped)}):"]
     for entry in coverage.skipped[:MAX_ROWS]:
-        lines.append(f"- `{cell(entry.path, 150)}`: {cell(entry.reason, 200)}")
+        lines.append(f"- {code(entry.path, 150, in_table=False)}: {cell(entry.reason, 200)}")
     if len(coverage.skipped) > MAX_ROWS:
         lines.append(f"- …and {len(coverage.skipped) - MAX_ROWS} more (see the JSON report)")
     return [*lines, ""]
@@ -163,8 +160,9 @@ def _cost(report: Report) -> list[str]:
 
 def _link(comment: PostedComment) -> str:
     where = f"{comment.path}:{comment.line}" if comment.line else comment.path
-    url = comment.url if comment.url.startswith("https://") else ""
-    return f"[{code(where)}]({url.replace(')', '%29')})" if url else code(where)
+    shown = code(where, in_table=False)
+    url = markdown_url(comment.url)
+    return f"[{shown}]({url})" if url else shown
 
 
 _THREAD_GROUPS = (

@@ -21,6 +21,7 @@ from orch_review import __version__
 from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
+from orch_review.sanitize import markdown as safe_markdown
 from orch_review.wording import counted
 
 SARIF_VERSION = "2.1.0"
@@ -112,14 +113,16 @@ def _fenced(text: str) -> str:
 def _message(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence.strip()
     text = [finding.claim.strip(), f"Evidence: {evidence}"]
-    markdown = [f"**{finding.claim.strip()}**", f"Evidence:\n\n{_fenced(evidence)}"]
+    # Model text in the Markdown is shown as text, no construct of it kept (see
+    # orch_review.sanitize.markdown); the evidence is a code block it cannot close.
+    markdown = [f"**{safe_markdown(finding.claim)}**", f"Evidence:\n\n{_fenced(evidence)}"]
     if finding.suggestion:
         text.append(f"Suggested fix: {finding.suggestion.strip()}")
-        markdown.append(f"Suggested fix: {finding.suggestion.strip()}")
+        markdown.append(f"Suggested fix: {safe_markdown(finding.suggestion)}")
     if finding.verdict is not None:
         why = f"{finding.verdict.reason.strip()} ({finding.verdict.confidence} confidence)"
         text.append(f"Verified: {why}")
-        markdown.append(f"*Verified:* {why}")
+        markdown.append(f"*Verified:* {safe_markdown(why)}")
     return {"text": "\n\n".join(text), "markdown": "\n\n".join(markdown)}
 
 

@@ -9,13 +9,19 @@ follows the console, which honours ``NO_COLOR``.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, cast
+from urllib.parse import quote
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.cells import chop_cells
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.rule import Rule
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -25,6 +31,7 @@ from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
+from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
 from orch_review.wording import counted, noun_for, unit_noun, usd
@@ -47,16 +54,17 @@ class _Style:
     color: bool  # syntax-highlighted code
     quiet: bool
     verbose: bool
+    link_root: Path | None = None  # a real terminal: locations are OSC 8 links under it
 
 
 def _one_line(text: str) -> str:
     return safe_line(text)
 
 
-def _plain_code(snippet: Snippet, finding: Finding) -> Text:
+def _plain_code(snippet: Snippet, finding: Finding, lines: Sequence[str] | None = None) -> Text:
     width = len(str(snippet.end))
     text = Text()
-    for number, line in enumerate(snippet.lines, snippet.start):
+    for number, line in enumerate(snippet.lines if lines is None else lines, snippet.start):
         flagged = finding.start_line <= number <= finding.end_line
         if number > snippet.start:
             text.append("\n")
@@ -66,22 +74,51 @@ def _plain_code(snippet: Snippet, finding: Finding) -> Text:
     return text
 
 
+def _cut(line: str, room: int) -> str:
+    """``line`` cut to ``room`` cells, an ellipsis saying so."""
+    text = Text(line)
+    text.truncate(max(room, 2), overflow="ellipsis")
+    return text.plain
+
+
+@dataclass(frozen=True, slots=True)
+class _CutToWidth:
+    """Code lines laid out by ``build``, each cut with an ellipsis to the width left of the
+    ``gutter`` (line numbers) when the report is rendered: a cut line says it was cut."""
+
+    lines: tuple[str, ...]
+    gutter: int
+    build: Callable[[list[str]], RenderableType]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = options.max_width - self.gutter
+        yield self.build([_cut(line, room) for line in self.lines])
+
+
 def _code(report: Report, finding: Finding, style: _Style) -> RenderableType | None:
     snippet = report.snippets.get(finding.fingerprint) if finding.fingerprint else None
     if snippet is None or not snippet.lines:
         return None
-    if not style.color:
+    if not style.terminal:
         return _plain_code(snippet, finding)
-    code = "\n".join(safe(line) for line in snippet.lines)
-    return Syntax(
-        code,
-        Syntax.guess_lexer(finding.path, code),
-        theme="ansi_dark",
-        background_color="default",
-        line_numbers=True,
-        start_line=snippet.start,
-        highlight_lines=set(range(finding.start_line, finding.end_line + 1)),
-    )
+    lines = tuple(safe(line.expandtabs(4).rstrip()) for line in snippet.lines)
+    digits = len(str(snippet.start + len(lines) - 1))
+    if not style.color:  # "> 12 | code"
+        return _CutToWidth(lines, digits + 5, lambda cut: _plain_code(snippet, finding, cut))
+
+    def syntax(cut: list[str]) -> Syntax:
+        code = "\n".join(cut)
+        return Syntax(
+            code,
+            Syntax.guess_lexer(finding.path, code),
+            theme="ansi_dark",
+            background_color="default",
+            line_numbers=True,
+            start_line=snippet.start,
+            highlight_lines=set(range(finding.start_line, finding.end_line + 1)),
+        )
+
+    return _CutToWidth(lines, digits + 3, syntax)  # "❱ 12 code"
 
 
 def _old_lines(report: Report, finding: Finding) -> list[str] | None:
@@ -94,7 +131,25 @@ def _old_lines(report: Report, finding: Finding) -> list[str] | None:
     )
 
 
-def _patch(report: Report, finding: Finding, style: _Style) -> Text | None:
+@dataclass(frozen=True, slots=True)
+class _Diff:
+    """A patch on a terminal: its title, then each diff line wrapped to the width with its
+    ``+``, ``-`` or blank marker repeated on every piece, so a wrapped line still says which
+    side it is on."""
+
+    title: Text
+    lines: tuple[tuple[str, str], ...]  # (line, style)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.title
+        room = max(options.max_width - 1, 8)
+        for line, colour in self.lines:
+            marker, body = (line[:1], line[1:]) if line[:1] in "+- " else ("", line)
+            for piece in chop_cells(body, room if marker else room + 1) or [""]:
+                yield Text(marker + piece, colour, no_wrap=True, overflow="crop", end="\n")
+
+
+def _patch(report: Report, finding: Finding, style: _Style) -> RenderableType | None:
     """The verified patch as a small unified diff; with --verbose, why a replacement is not
     one."""
     if finding.replacement is None:
@@ -111,10 +166,15 @@ def _patch(report: Report, finding: Finding, style: _Style) -> Text | None:
         diff += [f"+{line}" for line in new]
     else:
         diff = diff_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
+    lines = []
     for line in diff:
         colour = {"-": "red", "+": "green"}.get(line[:1], "dim")
+        lines.append((safe(line.expandtabs(4).rstrip()), colour if style.color else ""))
+    if style.terminal:
+        return _Diff(text, tuple(lines))
+    for shown, colour in lines:
         text.append("\n")
-        text.append(safe(line.expandtabs(4).rstrip()), colour if style.color else "")
+        text.append(shown, colour)
     return text
 
 
@@ -123,11 +183,14 @@ def _labelled(label: str, value: str) -> Text:
 
 
 def _finding(number: int, finding: Finding, report: Report, style: _Style) -> RenderableType:
+    where = Style(bold=True, underline=True)
+    if style.link_root is not None:
+        where += Style(link=file_url(style.link_root, finding.path))
     head = Text.assemble(
         (f"{number}. ", "bold"),
         (f"{finding.severity.value.upper():<6}", SEVERITY_STYLE[finding.severity]),
         " ",
-        (safe_line(finding.location), "bold underline"),
+        (safe_line(finding.location), where),
         (f"  [{safe_line(finding.category)}]", "dim"),
     )
     fields = [("", finding.claim), ("evidence: ", finding.evidence)]
@@ -157,6 +220,12 @@ def _finding(number: int, finding: Finding, report: Report, style: _Style) -> Re
         text.append("\n" + INDENT)
         text.append_text(_indented(body, INDENT + " " * len(label)))
     return text
+
+
+def file_url(root: Path, path: str) -> str:
+    """The ``file://`` URL of ``path`` (hostile: any bytes, escapes included) under ``root``,
+    percent-encoded so that nothing in it ends the OSC 8 sequence it goes in."""
+    return "file://" + quote(os.fsencode(root / path), safe="/")
 
 
 def _indented(text: Text, prefix: str) -> Text:
@@ -429,13 +498,21 @@ def _write(console: Console, report: Report, style: _Style) -> None:
 
 
 def print_report(
-    report: Report, console: Console, *, quiet: bool = False, verbose: bool = False
+    report: Report,
+    console: Console,
+    *,
+    quiet: bool = False,
+    verbose: bool = False,
+    link_root: Path | None = None,
 ) -> None:
     """Write the report to ``console``: plain text when it is not a terminal, code
-    highlighted only when it has colour (``NO_COLOR`` unset)."""
+    highlighted only when it has colour (``NO_COLOR`` unset); with ``link_root`` (for a real
+    terminal only: see :func:`orch_review.cli.consoles.shows_links`), each finding's
+    ``path:line`` links to its file there."""
     terminal = console.is_terminal
     color = terminal and not console.no_color and console.color_system is not None
-    _write(console, report, _Style(terminal, color, quiet, verbose))
+    links = link_root if terminal else None
+    _write(console, report, _Style(terminal, color, quiet, verbose, links))
 
 
 def render_terminal(
@@ -445,7 +522,7 @@ def render_terminal(
     without, as plain text."""
     buffer = io.StringIO()
     console = Console(
-        file=buffer,
+        file=cast(IO[str], CommandSafeStream(buffer)),
         width=width,
         height=25,
         force_terminal=color,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from rich.console import Console
 
-from orch_review.cli.progress import Progress
+from orch_review.cli.progress import Progress, cut_words
 from orch_review.engine.agent import AgentEvent
 
 
@@ -162,3 +163,36 @@ def test_an_end_told_twice_counts_once_and_a_restart_counts_again() -> None:
         progress(AgentEvent("s1", "subagent", "x", "done"))
     assert progress.totals() == "0 running · subagents: 1 done, 1 failed"
     assert sum("failed:" in line for line in buffer.getvalue().splitlines()) == 1
+
+
+def test_the_live_view_cuts_a_concern_between_words() -> None:
+    console = Console(file=io.StringIO(), width=60)
+    progress = Progress(console, enabled=False, clock=Clock())
+    title = "Review pkg/mod_6.py for bugs and security issues in the request handlers"
+    progress(AgentEvent("s1", "subagent", title, "started"))
+    row = next(
+        line
+        for line in _text(console, progress.renderable()).splitlines()
+        if line.startswith("s1 review")
+    )
+    shown = re.search(r"s1 review\s+(.*…)", row)
+    assert shown is not None, row
+    cut = shown.group(1)[:-1]
+    assert title.startswith(cut) and title[len(cut)] == " ", row  # a whole word last
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        (
+            "Review pkg/mod_6.py for bugs and security issues",
+            44,
+            "Review pkg/mod_6.py for bugs and security…",
+        ),
+        ("Look at calc.py: can ratio() divide by zero", 20, "Look at calc.py…"),
+        ("short", 10, "short"),
+        ("averyveryverylongword and more", 10, "averyvery…"),
+    ],
+)
+def test_cut_words(text: str, limit: int, expected: str) -> None:
+    assert cut_words(text, limit) == expected

@@ -17,6 +17,7 @@ from orch_review.github.comments import (
     safe_text,
 )
 from tests.github.suggestions import suggestion_of
+from tests.markdown_structure import constructs
 
 PATCH = (
     "@@ -1,4 +1,5 @@\n"
@@ -162,9 +163,10 @@ def test_only_our_own_comments_starting_with_a_marker_count() -> None:
 
 def test_model_text_cannot_open_a_code_fence_or_print_controls() -> None:
     text = safe_text("look:\n```html\n<b>x</b>\n  ~~~\n\x1b]8;;https://evil\x07link")
-    assert "\n```" not in text and "\n\\```html" in text
-    assert "\n  \\~~~" in text
-    assert "\x1b" not in text and "\\x1b]8;;https://evil\\x07link" in text
+    assert "\n```" not in text and "\n\\`\\`\\`html" in text
+    assert "\n\u00a0\u00a0\\~\\~\\~" in text
+    assert "\x1b" not in text and "\\\\x1b\\]8;;https\\://evil\\\\x07link" in text
+    assert constructs(text) == []
 
 
 def patched(

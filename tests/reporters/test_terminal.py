@@ -7,12 +7,15 @@ Golden files are in tests/reporters/golden/; regenerate with
 from __future__ import annotations
 
 import io
+import os
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from orch_review.cli.consoles import shows_links
 from orch_review.findings.records import PatchCheck, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, collect_snippets
@@ -330,3 +333,84 @@ def test_orch_reviews_own_notes_stand_apart_from_the_reviewers_summary() -> None
     lines = render(report).splitlines()
     summary_at = next(i for i, ln in enumerate(lines) if ln.startswith("Reviewer's summary"))
     assert lines.index(note) < summary_at  # with the coverage, not in the unverified summary
+
+
+# -- layout at 80 columns: wrapped patches, cut code, links --------------------------------------
+
+
+def _terminal(report: Report, *, color: bool, width: int, link_root: Path | None = None) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=True,
+        color_system="standard" if color else None,
+        no_color=not color,
+        legacy_windows=False,
+    )
+    print_report(report, console, link_root=link_root)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("color", [True, False], ids=["colour", "no-colour"])
+@pytest.mark.parametrize("width", [60, 80])
+def test_wrapped_patch_lines_keep_their_side_and_cut_code_says_so(color: bool, width: int) -> None:
+    report = sample_report()
+    first = report.findings[0]
+    long_new = '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))  # ' + "x" * 90
+    report = replace(report, findings=(replace(first, replacement=long_new), *report.findings[1:]))
+
+    plain = ANSI.sub("", _terminal(report, color=color, width=width)).splitlines()
+
+    assert max(len(line) for line in plain) <= width
+    start = next(i for i, line in enumerate(plain) if line.strip().startswith("@@ -6"))
+    patch = []
+    for line in plain[start + 1 :]:
+        if not line.strip():
+            break
+        patch.append(line[3:])
+    # The old line and the long new one are both wrapped; every piece keeps its marker.
+    assert len(patch) >= 4, patch
+    assert all(line[:1] in "+-" for line in patch), patch
+    assert "".join(line[1:] for line in patch if line[:1] == "+").rstrip() == long_new
+    code = next(line for line in plain if re.search(r"6 \|? +cursor\.execute\(f", line))
+    if width == 60:  # the flagged code line does not fit: it is cut, and says so
+        assert code.rstrip().endswith("…"), code
+    else:
+        assert code.rstrip().endswith("WHERE name = '{name}'\")"), code
+
+
+def test_a_location_is_a_percent_encoded_file_link_only_when_asked() -> None:
+    report = sample_report()
+    hostile = "evil\x1b]8;;https://x.test\x07 name \udcff.py"
+    first = replace(report.findings[0], path=hostile)
+    report = replace(report, findings=(first, *report.findings[1:]))
+    root = Path("/work/repo dir")
+
+    linked = _terminal(report, color=True, width=100, link_root=root)
+    links = re.findall(r"\x1b\]8;[^;]*;([^\x1b\x07]*)(?:\x1b\\|\x07)", linked)
+
+    expected = "file:///work/repo%20dir/evil%1B%5D8%3B%3Bhttps%3A/x.test%07%20name%20%FF.py"
+    assert expected in links
+    assert all(re.fullmatch(r"(file://[A-Za-z0-9%/._~-]*)?", link) for link in links), links
+    assert "\x1b]8;" not in _terminal(report, color=True, width=100)
+    # A pipe never gets one, whatever it is asked.
+    piped = io.StringIO()
+    print_report(report, Console(file=piped, width=100), link_root=root)
+    assert "\x1b]8;" not in piped.getvalue()
+
+
+def test_links_only_on_a_real_terminal_outside_ci() -> None:
+    leader, follower = os.openpty()
+    try:
+        with open(follower, "w", closefd=False) as tty, io.StringIO() as pipe:
+            on_tty = Console(file=tty)
+            assert shows_links(on_tty, {})
+            assert not shows_links(on_tty, {"CI": "true"})
+            assert not shows_links(on_tty, {"GITHUB_ACTIONS": "true"})
+            forced = Console(file=pipe, force_terminal=True)  # FORCE_COLOR on a pipe
+            assert forced.is_terminal and not shows_links(forced, {})
+            assert not shows_links(Console(file=tty, _environ={"TERM": "dumb"}), {})
+    finally:
+        os.close(follower)
+        os.close(leader)
