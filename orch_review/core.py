@@ -195,8 +195,25 @@ def run(
         options=report_options,
         notices=notices,
     )
-    write_reports(report, options.report_files)
+    remember_reports(prepared.repo, write_reports(report, options.report_files))
     return report
+
+
+def remember_reports(repo: git.Repo | None, written: Sequence[tuple[Path, bytes]]) -> None:
+    """Record the report files just written inside ``repo``'s working tree (the repository
+    around the current directory when None), so that no later review pays to review them."""
+    from orch_review.errors import GitError
+    from orch_review.scope.git import git_dir, open_repo, work_tree
+    from orch_review.scope.own_reports import remember
+
+    if not written:
+        return
+    if repo is None:
+        try:
+            repo = open_repo(Path.cwd())
+        except GitError:
+            return  # not in a repository: nothing will review these files
+    remember(work_tree(repo), git_dir(repo), written)
 
 
 def review(
@@ -242,7 +259,7 @@ def merge(
         report = merge_files(list(reports))
     except ValueError as exc:
         raise ConfigError(f"{asked_by}: {exc}") from None
-    write_reports(report, files)
+    remember_reports(None, write_reports(report, files))
     return report
 
 

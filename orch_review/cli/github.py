@@ -113,10 +113,17 @@ def github(
 
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
+    from orch_review.errors import UsageError
     from orch_review.github.publish import CommentMode
     from orch_review.github.run import GitHubRun, run_github
     from orch_review.scope.git import open_repo, work_tree
 
+    for flag, value in (("--json", json_file), ("--sarif", sarif_file)):
+        if value is not None and str(value) == "-":
+            raise UsageError(
+                f"{flag} -: `orch-review github` prints annotations on stdout; write the "
+                "report to a file."
+            )
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     run = GitHubRun(

@@ -80,13 +80,13 @@ report_file_options = option_group(
         "--json",
         "json_file",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Also write the JSON report to this file (its folder is created).",
+        help="Also write the JSON report to this file (its folder is created; - for stdout).",
     ),
     click.option(
         "--sarif",
         "sarif_file",
         type=click.Path(dir_okay=False, path_type=Path),
-        help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
+        help="Also write a SARIF 2.1.0 report (for code scanning) to this file (- for stdout).",
     ),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -11,16 +12,38 @@ if TYPE_CHECKING:
 
 
 def print_report_as(
-    report: Report, output_format: str, *, quiet: bool = False, verbose: bool = False
+    report: Report,
+    output_format: str,
+    *,
+    quiet: bool = False,
+    verbose: bool = False,
+    stdout_taken: bool = False,
 ) -> None:
-    """The terminal report for people, or the machine format asked for."""
+    """The terminal report for people, or the machine format asked for. With
+    ``stdout_taken`` (a report file is ``-``), the terminal report goes to stderr."""
     if output_format == "text":
         from rich.console import Console
 
         from orch_review.reporters.terminal import print_report
 
-        print_report(report, Console(), quiet=quiet, verbose=verbose)
+        print_report(report, Console(stderr=stdout_taken), quiet=quiet, verbose=verbose)
         return
     from orch_review.reporters import registry
 
     click.echo(registry()[output_format](report), nl=False)
+
+
+def check_stdout(files: list[tuple[str, Path]], output_format: str) -> bool:
+    """True when a report file is ``-`` (standard output); a UsageError when ``--format``
+    also asks for stdout."""
+    from orch_review.errors import UsageError
+    from orch_review.reporters.files import to_stdout
+
+    taken = to_stdout(files)
+    if taken and output_format != "text":
+        name = next(name for name, path in files if str(path) == "-")
+        raise UsageError(
+            f"--{name} - and --format {output_format} would both print on stdout: write the "
+            f"{name} report to a file, or drop --format."
+        )
+    return taken

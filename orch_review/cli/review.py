@@ -139,8 +139,9 @@ def review(
     from rich.console import Console
 
     from orch_review import core
-    from orch_review.cli.output import print_report_as
+    from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.reporters.files import report_files
 
     options = core.ReviewOptions(
         staged=staged,
@@ -171,6 +172,7 @@ def review(
         sarif_file=sarif_file,
         shard=shard,
     )
+    stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
     stderr = Console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
@@ -179,7 +181,7 @@ def review(
             events=progress,
             notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
         )
-    print_report_as(report, output_format, quiet=quiet, verbose=verbose)
+    print_report_as(report, output_format, quiet=quiet, verbose=verbose, stdout_taken=stdout_taken)
     if fix:
         _apply_fixes(prepared, report, stderr)
     return report.exit_code(prepared.config.fail_on)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,8 @@ from orch_review.scope.attributes import (
     rediff_text_files,
 )
 from orch_review.scope.diff import FileChange, parse_patch, quote_path
+from orch_review.scope.own_reports import SKIP_REASON as OWN_REPORT
+from orch_review.scope.own_reports import own_reports, working_copy
 from orch_review.scope.reviewable import (
     BINARY_PROBE_BYTES,
     DEFAULT_GENERATED,
@@ -341,9 +343,13 @@ def _build(
     skipped = [SkippedFile(p, UNREADABLE) for p in unreadable or ()]
     nested: set[str] = set()
     by_attribute = attribute_skips(repo, present, config_rev, read)
+    own = own_reports(gitops.git_dir(repo), present, _content_of(repo, source, head_commit))
     for change in sorted(changes, key=lambda c: c.path):
         if change.status == "deleted":
             skipped.append(SkippedFile(change.path, "deleted in this change"))
+            continue
+        if change.path in own:
+            skipped.append(SkippedFile(change.path, OWN_REPORT))
             continue
         size = sizes.get(change.path)
         mode = modes.get(change.path)
@@ -397,6 +403,16 @@ def _build(
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
     )
+
+
+def _content_of(
+    repo: git.Repo, source: Source, head_commit: str | None
+) -> Callable[[str], bytes | None]:
+    """A reader of a file's bytes in the content under review."""
+    if source == "worktree":
+        return working_copy(gitops.work_tree(repo))
+    rev = head_commit if source == "commit" and head_commit else ":0"
+    return partial(gitops.show_file, repo, rev)
 
 
 def _check_paths_exist(repo: git.Repo, request: ScopeRequest) -> None:
@@ -457,6 +473,7 @@ def _resolve_all(
     modes = gitops.index_modes(repo, request.pathspecs)
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
     by_attribute = attribute_skips(repo, modes, None, read)
+    own = own_reports(gitops.git_dir(repo), modes, working_copy(root))
     # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
     # once per tracked file, 100,000 times in a big repository.
     for path, mode in modes.items():
@@ -467,6 +484,9 @@ def _resolve_all(
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
         regular = S_ISREG(stat.st_mode)
+        if path in own:
+            skipped.append(SkippedFile(path, OWN_REPORT))
+            continue
         if regular and not can_read(Path(full)):
             skipped.append(SkippedFile(path, UNREADABLE))
             continue
