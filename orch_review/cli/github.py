@@ -11,7 +11,7 @@ from orch_review.cli.options import (
     EXIT_CODES_HELP,
     model_options,
     overrides,
-    report_file_options,
+    report_files_only_options,
 )
 from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, FilterMode
 from orch_review.errors import ExitCode
@@ -49,7 +49,7 @@ from orch_review.scope.pathspecs import from_cwd
     help="Which findings to report: on added lines (default), in diff hunks, in changed "
     "files, or all.",
 )
-@report_file_options
+@report_files_only_options
 @click.option(
     "--event",
     "event_path",

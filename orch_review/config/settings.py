@@ -78,7 +78,7 @@ class Config:
     filter_mode: FilterMode | None = None
     generated: tuple[str, ...] = DEFAULT_GENERATED
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    require_key: bool = False
+    require_key: bool = True
     guidance_files: tuple[str, ...] = ("REVIEW.md",)
     guidance_max_bytes: int = 20_000
     instructions: str | None = None
@@ -316,7 +316,8 @@ _KEYS: tuple[_Key, ...] = (
     _Key(
         "require_key",
         _BOOL,
-        "The pre-commit hook fails (exit 2) instead of skipping when no API key is set.",
+        "With no API key the pre-commit hook fails (exit 2) saying what to set; `false` lets "
+        "it pass with one line saying the review was skipped.",
     ),
     _Key(
         "guidance_files",
