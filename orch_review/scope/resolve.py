@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
@@ -98,6 +98,7 @@ class Scope:
     pathspecs: tuple[str, ...]
     untracked: tuple[str, ...] = ()  # untracked, not ignored files part of a worktree scope
     base_ref: str | None = None
+    base_reason: str | None = None  # why base_ref was chosen, when it was not given
     excluded: frozenset[str] = field(default_factory=frozenset)
     # The revision configuration, ignore and guidance files are read from (with --base), so
     # a change cannot weaken its own review; None: the content under review itself.
@@ -118,7 +119,8 @@ class Scope:
             return f"staged changes{narrowed} (against {against})"
         if self.kind == "base":
             return f"{(self.head_commit or '')[:12]} against merge-base with {against}{narrowed}"
-        return f"working tree changes{narrowed} against {against} ({self.head})"
+        why = f" [{self.base_reason}]" if self.base_reason else ""
+        return f"working tree changes{narrowed} against {against}{why} ({self.head})"
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -218,7 +220,9 @@ def resolve_scope(
                 else "`git add` the files to review, then run `orch-review --staged`."
             )
         )
-    base_ref = request.base or gitops.default_branch(repo)
+    chosen = None if request.base else gitops.default_base(repo)
+    base_ref = request.base or (chosen[0] if chosen else None)
+    base_reason = chosen[1] if chosen else None
     if base_ref is None:
         raise GitError(
             "no default branch (origin/HEAD, main or master) to compare with: pass --base REF, "
@@ -249,7 +253,7 @@ def resolve_scope(
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
-    return _build(
+    built = _build(
         repo,
         request,
         "worktree",
@@ -263,6 +267,7 @@ def resolve_scope(
         read,
         unreadable,
     )
+    return replace(built, base_reason=base_reason) if base_reason else built
 
 
 def _changes(
