@@ -79,12 +79,13 @@ class ReviewOptions:
     json_file: Path | None = None
     sarif_file: Path | None = None
     shard: str | None = None  # "K/N": review a deterministic, size-balanced 1/N of the files
+    config_file: Path | None = None  # read instead of the repository's configuration file
 
     def __post_init__(self) -> None:
         # Callers pass lists and strings; keep the record immutable and typed.
         for name in ("paths", "exclude"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        for name in ("baseline", "json_file", "sarif_file"):
+        for name in ("baseline", "json_file", "sarif_file", "config_file"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, Path(value))
@@ -142,12 +143,14 @@ def prepare(
     env: Mapping[str, str],
     *,
     cwd: Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> PreparedReview:
     """Open the repository at ``repo``, read its configuration (from the base revision with
     ``--base``) and resolve the scope. ``options.paths`` are relative to ``cwd`` when given
     (as typed on a command line), else to the repository's top. Raises
     :class:`~orch_review.scope.resolve.NothingToReview` when nothing reviewable is in scope,
-    and checks the report files can be written."""
+    and checks the report files can be written. ``warn`` is given each warning about
+    configuration that is ignored (a misspelled variable, a nested config file)."""
     from orch_review.config.from_revision import load_learnings, settings_and_scope
     from orch_review.reporters.files import check_writable
     from orch_review.scope.git import open_repo, work_tree
@@ -157,7 +160,15 @@ def prepare(
     top = work_tree(opened)
     pathspecs = from_cwd(options.paths, cwd or top, top)
     request = options.scope_request(pathspecs)
-    config, scope = settings_and_scope(opened, request, env, options.settings, options.exclude)
+    config, scope = settings_and_scope(
+        opened,
+        request,
+        env,
+        options.settings,
+        options.exclude,
+        config_file=options.config_file,
+        warn=warn,
+    )
     if options.shard is not None:
         from orch_review.scope.shard import parse_shard, shard_scope
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors, say
-from orch_review.cli.options import EXIT_CODES_HELP, overrides
+from orch_review.cli.options import EXIT_CODES_HELP, overrides, warn
 from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
 
@@ -60,7 +60,8 @@ def hook(
         return ExitCode.CLEAN
     settings = overrides(fail_on=fail_on, max_cost_usd=max_cost_usd, require_key=require_key)
     try:
-        prepared = core.prepare(Path.cwd(), HookRequest.from_env(files, env).options(settings), env)
+        request = HookRequest.from_env(files, env).options(settings)
+        prepared = core.prepare(Path.cwd(), request, env, warn=warn)
     except NothingToReview:
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
     if not has_credentials(env, prepared.config.provider):

@@ -100,6 +100,24 @@ report_file_options = _report_file_options(stdout=True)
 report_files_only_options = _report_file_options(stdout=False)
 
 
+# --config FILE, for the commands that read the configuration.
+config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read settings from this file instead of the repository's .orch-review.toml or "
+    "pyproject.toml (a pyproject.toml's [tool.orch-review] table; any other file is the "
+    "table itself).",
+)
+
+
+def warn(message: str) -> None:
+    """A warning on stderr about configuration that is ignored."""
+    from orch_review.cli.exits import say
+
+    say(f"orch-review: warning: {message}")
+
+
 # --format, for the commands that print a report.
 format_option = click.option(
     "--format",

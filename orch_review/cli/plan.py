@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import scope_options
+from orch_review.cli.options import config_option, scope_options, warn
 
 if TYPE_CHECKING:
     from orch_review.core import PreparedReview
@@ -29,6 +29,7 @@ PLAN_ROWS = 1000
     help="Write the plan as JSON (every file) to this file instead of the table (- for "
     "stdout; `--json` last on the line with no file also means stdout).",
 )
+@config_option
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
@@ -51,6 +52,7 @@ def plan(
     review_all: bool,
     exclude: tuple[str, ...],
     json_file: Path | None,
+    config_file: Path | None,
     limit: int,
     count_tokens: bool,
 ) -> None:
@@ -67,13 +69,20 @@ def plan(
     from orch_review.scope.plan import plan_data, print_plan
 
     options = core.ReviewOptions(
-        staged=staged, base=base, head=head, all_files=review_all, paths=paths, exclude=exclude
+        staged=staged,
+        base=base,
+        head=head,
+        all_files=review_all,
+        paths=paths,
+        exclude=exclude,
+        config_file=config_file,
     )
     to_file = json_file is not None and json_file != STDOUT
     if to_file:
         assert json_file is not None
         check_writable_path(json_file, "the plan")  # before --count-tokens pays for a request
-    prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    env = core.take_environment()
+    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     counted = _count_tokens(prepared) if count_tokens else None
     data = plan_data(prepared.scope, counted)
     if json_file is None:

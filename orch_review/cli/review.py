@@ -10,11 +10,13 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import (
     EXIT_CODES_HELP,
+    config_option,
     format_option,
     model_options,
     overrides,
     report_file_options,
     scope_options,
+    warn,
 )
 from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES, FilterMode
 from orch_review.errors import ExitCode
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 )
 @report_file_options
 @format_option
+@config_option
 @click.option(
     "--critic/--no-critic",
     default=None,
@@ -121,6 +124,7 @@ def review(
     json_file: Path | None,
     sarif_file: Path | None,
     output_format: str,
+    config_file: Path | None,
     critic: bool | None,
     filter_mode: FilterMode | None,
     baseline: Path | None,
@@ -171,9 +175,11 @@ def review(
         json_file=json_file,
         sarif_file=sarif_file,
         shard=shard,
+        config_file=config_file,
     )
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
-    prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    env = core.take_environment()
+    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     stderr = Console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
         report = core.run(
