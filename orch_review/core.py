@@ -80,12 +80,13 @@ class ReviewOptions:
     json_file: Path | None = None
     sarif_file: Path | None = None
     shard: str | None = None  # "K/N": review a deterministic, size-balanced 1/N of the files
+    config_file: Path | None = None  # read instead of the repository's configuration file
 
     def __post_init__(self) -> None:
         # Callers pass lists and strings; keep the record immutable and typed.
         for name in ("paths", "exclude"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        for name in ("baseline", "json_file", "sarif_file"):
+        for name in ("baseline", "json_file", "sarif_file", "config_file"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, Path(value))
@@ -143,12 +144,14 @@ def prepare(
     env: Mapping[str, str],
     *,
     cwd: Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> PreparedReview:
     """Open the repository at ``repo``, read its configuration (from the base revision with
     ``--base``) and resolve the scope. ``options.paths`` are relative to ``cwd`` when given
     (as typed on a command line), else to the repository's top. Raises
     :class:`~orch_review.scope.resolve.NothingToReview` when nothing reviewable is in scope,
-    and checks the report files can be written."""
+    and checks the report files can be written. ``warn`` is given each warning about
+    configuration that is ignored (a misspelled variable, a nested config file)."""
     from orch_review.config.from_revision import load_learnings, settings_and_scope
     from orch_review.reporters.files import check_writable
     from orch_review.scope.git import open_repo, work_tree
@@ -158,7 +161,15 @@ def prepare(
     top = work_tree(opened)
     pathspecs = from_cwd(options.paths, cwd or top, top)
     request = options.scope_request(pathspecs)
-    config, scope = settings_and_scope(opened, request, env, options.settings, options.exclude)
+    config, scope = settings_and_scope(
+        opened,
+        request,
+        env,
+        options.settings,
+        options.exclude,
+        config_file=options.config_file,
+        warn=warn,
+    )
     if options.shard is not None:
         from orch_review.scope.shard import parse_shard, shard_scope
 
@@ -196,8 +207,25 @@ def run(
         options=report_options,
         notices=notices,
     )
-    write_reports(report, options.report_files)
+    remember_reports(prepared.repo, write_reports(report, options.report_files))
     return report
+
+
+def remember_reports(repo: git.Repo | None, written: Sequence[tuple[Path, bytes]]) -> None:
+    """Record the report files just written inside ``repo``'s working tree (the repository
+    around the current directory when None), so that no later review pays to review them."""
+    from orch_review.errors import GitError
+    from orch_review.scope.git import git_dir, open_repo, work_tree
+    from orch_review.scope.own_reports import remember
+
+    if not written:
+        return
+    if repo is None:
+        try:
+            repo = open_repo(Path.cwd())
+        except GitError:
+            return  # not in a repository: nothing will review these files
+    remember(work_tree(repo), git_dir(repo), written)
 
 
 def review(
@@ -243,7 +271,7 @@ def merge(
         report = merge_files(list(reports))
     except ValueError as exc:
         raise ConfigError(f"{asked_by}: {exc}" if asked_by else str(exc)) from None
-    write_reports(report, files)
+    remember_reports(None, write_reports(report, files))
     return report
 
 

@@ -1,8 +1,10 @@
 """The pre-commit hook: review exactly what is about to be committed (or pushed).
 
 Fits a commit: nothing reviewable staged means exit 0 at once with no API call; no API key
-means one line saying the review was skipped (exit 0, or 2 with ``--require-key``); the
-journal is the one manual runs use, so retrying a commit pays only for what changed.
+fails the hook (exit 2) saying what to set and how to skip it, because a hook that passes
+without reviewing is a green tick for nothing (``require-key = false`` or
+``--no-require-key`` make it pass with one line instead); the journal is the one manual
+runs use, so retrying a commit pays only for what changed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from orch_review.core import ReviewOptions
 from orch_review.errors import CredentialsMissing, ExitCode
 
-SKIP_HINT = "set ANTHROPIC_API_KEY to enable it, or SKIP=orch-review to silence this hook"
+SKIP_HINT = "skip this hook for one commit with `SKIP=orch-review git commit ...`"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,20 @@ class HookRequest:
         return ReviewOptions(staged=True, paths=pathspecs, settings=settings)
 
 
-def missing_key(require_key: bool) -> tuple[str, ExitCode]:
-    """The one line printed without credentials, and the exit code it goes with."""
+def missing_key(require_key: bool, provider: str) -> tuple[str, ExitCode]:
+    """The one line printed without credentials, and the exit code it goes with; raises
+    CredentialsMissing (exit 2) unless ``require_key`` was turned off deliberately."""
+    what = (
+        "ANTHROPIC_API_KEY"
+        if provider == "anthropic"
+        else f"the credentials of {provider} (see the README's Providers section)"
+    )
     if require_key:
-        raise CredentialsMissing(f"no API key, and --require-key is set: {SKIP_HINT}.")
-    return f"orch-review: review skipped: no API key ({SKIP_HINT}).", ExitCode.CLEAN
+        raise CredentialsMissing(
+            f"no API key, so the commit was not reviewed: set {what}, or {SKIP_HINT} "
+            "(`require-key = false` in the configuration lets commits pass unreviewed)."
+        )
+    return (
+        f"orch-review: review skipped: no API key (set {what} to review; require-key is off).",
+        ExitCode.CLEAN,
+    )

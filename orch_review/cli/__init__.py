@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from orch_review import __version__
+from orch_review.cli.config import config
 from orch_review.cli.eval import eval_group
 from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
@@ -69,6 +70,7 @@ def main() -> None:
                                    review a pull request
       orch-review --all src/       audit every file under src/
       orch-review plan             show what would be reviewed, with no API call
+      orch-review config           show every setting and where it came from
       orch-review ask "why is finding 1 a problem?"
                                    a follow-up question about the last review
       orch-review journal stats    show what the resume journal holds
@@ -85,5 +87,17 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github, merge, learn, eval_group):
+for command in (
+    review,
+    plan,
+    hook,
+    ask,
+    chat,
+    journal,
+    github,
+    merge,
+    learn,
+    config,
+    eval_group,
+):
     main.add_command(command)

@@ -11,7 +11,7 @@ from orch_review.cli.options import (
     EXIT_CODES_HELP,
     model_options,
     overrides,
-    report_file_options,
+    report_files_only_options,
 )
 from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, FilterMode
 from orch_review.errors import ExitCode
@@ -49,7 +49,7 @@ from orch_review.scope.pathspecs import from_cwd
     help="Which findings to report: on added lines (default), in diff hunks, in changed "
     "files, or all.",
 )
-@report_file_options
+@report_files_only_options
 @click.option(
     "--event",
     "event_path",
@@ -112,10 +112,17 @@ def github(
     from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
+    from orch_review.errors import UsageError
     from orch_review.github.publish import CommentMode
     from orch_review.github.run import GitHubRun, run_github
     from orch_review.scope.git import open_repo, work_tree
 
+    for flag, value in (("--json", json_file), ("--sarif", sarif_file)):
+        if value is not None and str(value) == "-":
+            raise UsageError(
+                f"{flag} -: `orch-review github` prints annotations on stdout; write the "
+                "report to a file."
+            )
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     run = GitHubRun(

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors, say
-from orch_review.cli.options import EXIT_CODES_HELP, overrides
+from orch_review.cli.options import EXIT_CODES_HELP, overrides, warn
 from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
 
@@ -22,7 +22,10 @@ from orch_review.errors import ExitCode
     "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Block at this severity or above [high]."
 )
 @click.option(
-    "--require-key", is_flag=True, help="Fail (exit 2) instead of skipping when no API key is set."
+    "--require-key/--no-require-key",
+    default=None,
+    help="With no API key, fail (exit 2, the default) or pass with one line saying the "
+    "review was skipped.",
 )
 @click.option(
     "-v", "--verbose", is_flag=True, help="Print the full report, not one line per finding."
@@ -32,7 +35,7 @@ from orch_review.errors import ExitCode
 def hook(
     files: tuple[str, ...],
     fail_on: str | None,
-    require_key: bool,
+    require_key: bool | None,
     verbose: bool,
     max_cost_usd: float | None,
 ) -> ExitCode:
@@ -50,13 +53,18 @@ def hook(
     from orch_review.scope.resolve import NothingToReview
 
     env = core.take_environment()
-    settings = overrides(fail_on=fail_on, max_cost_usd=max_cost_usd)
+    if files and _only_git_files(files, env):
+        # The commit message of a commit-msg or prepare-commit-msg stage (the manifest names
+        # no stage, for pre-commit older than 3.2): nothing to review at this stage.
+        return ExitCode.CLEAN
+    settings = overrides(fail_on=fail_on, max_cost_usd=max_cost_usd, require_key=require_key)
     try:
-        prepared = core.prepare(Path.cwd(), HookRequest.from_env(files, env).options(settings), env)
+        request = HookRequest.from_env(files, env).options(settings)
+        prepared = core.prepare(Path.cwd(), request, env, warn=warn)
     except NothingToReview:
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
     if not has_credentials(env, prepared.config.provider):
-        line, code = missing_key(require_key or prepared.config.require_key)
+        line, code = missing_key(prepared.config.require_key, prepared.config.provider)
         say(line)
         return code
     with Progress(console(stderr=True), enabled=verbose) as progress:
@@ -66,3 +74,13 @@ def hook(
     else:
         click.echo(render_compact(report), nl=False)
     return report.exit_code(prepared.config.fail_on)
+
+
+def _only_git_files(files: tuple[str, ...], env: dict[str, str]) -> bool:
+    """True when every file pre-commit passed lies in the repository's git directory (the
+    message file of the commit-msg stages), so none is content being committed."""
+    from orch_review.scope.git import open_repo
+
+    repo = open_repo(Path.cwd(), env)
+    inside = [Path(repo.git_dir).resolve(), Path(repo.common_dir).resolve()]
+    return all(any(Path(f).resolve().is_relative_to(d) for d in inside) for f in files)

@@ -37,8 +37,10 @@ def merge(
     missing or unreadable makes the result incomplete (exit 3).
     """
     from orch_review import core
-    from orch_review.cli.output import print_report_as
+    from orch_review.cli.output import check_stdout, print_report_as
+    from orch_review.reporters.files import report_files
 
+    stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     report = core.merge(reports, json_file=json_file, sarif_file=sarif_file)
-    print_report_as(report, output_format)
+    print_report_as(report, output_format, stdout_taken=stdout_taken)
     return report.exit_code(fail_on)

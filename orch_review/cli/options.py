@@ -74,21 +74,48 @@ model_options = option_group(
     ),
 )
 
-# --json FILE and --sarif FILE, the report files `review` and `github` can write.
-report_file_options = option_group(
-    click.option(
-        "--json",
-        "json_file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Also write the JSON report to this file (its folder is created).",
-    ),
-    click.option(
-        "--sarif",
-        "sarif_file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Also write a SARIF 2.1.0 report (for code scanning) to this file.",
-    ),
+
+# --json FILE and --sarif FILE, the report files `review`, `merge` and `github` can write.
+def _report_file_options(stdout: bool) -> Decorator:
+    dash = "; - for stdout" if stdout else ""
+    return option_group(
+        click.option(
+            "--json",
+            "json_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help=f"Also write the JSON report to this file (its folder is created{dash}).",
+        ),
+        click.option(
+            "--sarif",
+            "sarif_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Also write a SARIF 2.1.0 report (for code scanning) to this file"
+            + (" (- for stdout)." if stdout else "."),
+        ),
+    )
+
+
+report_file_options = _report_file_options(stdout=True)
+# `github` prints annotations on stdout: its reports go to files only.
+report_files_only_options = _report_file_options(stdout=False)
+
+
+# --config FILE, for the commands that read the configuration.
+config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read settings from this file instead of the repository's .orch-review.toml or "
+    "pyproject.toml (a pyproject.toml's [tool.orch-review] table; any other file is the "
+    "table itself).",
 )
+
+
+def warn(message: str) -> None:
+    """A warning on stderr about configuration that is ignored."""
+    from orch_review.cli.exits import say
+
+    say(f"orch-review: warning: {message}")
 
 
 # --format, for the commands that print a report.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import scope_options
+from orch_review.cli.options import config_option, scope_options, warn
 
 if TYPE_CHECKING:
     from orch_review.core import PreparedReview
@@ -20,7 +20,16 @@ PLAN_ROWS = 1000
 
 @click.command(short_help="Show what a review would cover, with no API call.")
 @scope_options
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (every file).")
+@click.option(
+    "--json",
+    "json_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    is_flag=False,
+    flag_value="-",
+    help="Write the plan as JSON (every file) to this file instead of the table (- for "
+    "stdout; `--json` last on the line with no file also means stdout).",
+)
+@config_option
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
@@ -42,7 +51,8 @@ def plan(
     head: str | None,
     review_all: bool,
     exclude: tuple[str, ...],
-    as_json: bool,
+    json_file: Path | None,
+    config_file: Path | None,
     limit: int,
     count_tokens: bool,
 ) -> None:
@@ -54,22 +64,41 @@ def plan(
     """
     from orch_review import core
     from orch_review.cli.consoles import console
+    from orch_review.reporters.files import STDOUT, check_writable_path, write_text
     from orch_review.scope.plan import plan_data, print_plan
 
     options = core.ReviewOptions(
-        staged=staged, base=base, head=head, all_files=review_all, paths=paths, exclude=exclude
+        staged=staged,
+        base=base,
+        head=head,
+        all_files=review_all,
+        paths=paths,
+        exclude=exclude,
+        config_file=config_file,
     )
-    prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    to_file = json_file is not None and json_file != STDOUT
+    if to_file:
+        assert json_file is not None
+        check_writable_path(json_file, "the plan")  # before --count-tokens pays for a request
+    env = core.take_environment()
+    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     counted = _count_tokens(prepared) if count_tokens else None
     data = plan_data(prepared.scope, counted)
-    if as_json:
-        # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
-        click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
-    else:
+    if json_file is None:
         # People read paths from where they ran orch-review; the JSON keeps them as git has them.
         print_plan(
             _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), console(), limit=limit or None
         )
+        return
+    # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    if not to_file:
+        click.echo(text, nl=False)
+        return
+    assert json_file is not None
+    written = write_text(json_file, text, "the plan")
+    core.remember_reports(prepared.repo, [(json_file, written)])
+    click.echo(f"plan written to {click.format_filename(json_file)}", err=True)
 
 
 def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:

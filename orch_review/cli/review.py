@@ -10,11 +10,13 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import (
     EXIT_CODES_HELP,
+    config_option,
     format_option,
     model_options,
     overrides,
     report_file_options,
     scope_options,
+    warn,
 )
 from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES, FilterMode
 from orch_review.errors import ExitCode
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 )
 @report_file_options
 @format_option
+@config_option
 @click.option(
     "--critic/--no-critic",
     default=None,
@@ -121,6 +124,7 @@ def review(
     json_file: Path | None,
     sarif_file: Path | None,
     output_format: str,
+    config_file: Path | None,
     critic: bool | None,
     filter_mode: FilterMode | None,
     baseline: Path | None,
@@ -138,9 +142,10 @@ def review(
     """
     from orch_review import core
     from orch_review.cli.consoles import console
-    from orch_review.cli.output import print_report_as
+    from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.findings.relative import seen_from
+    from orch_review.reporters.files import report_files
     from orch_review.scope.git import work_tree
 
     options = core.ReviewOptions(
@@ -171,8 +176,11 @@ def review(
         json_file=json_file,
         sarif_file=sarif_file,
         shard=shard,
+        config_file=config_file,
     )
-    prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
+    env = core.take_environment()
+    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     stderr = console(stderr=True)
     with Progress(stderr, enabled=not no_progress and not quiet) as progress:
         report = core.run(
@@ -185,7 +193,9 @@ def review(
     prefix = core.cwd_prefix(prepared, Path.cwd())
     shown = seen_from(report, prefix) if output_format == "text" else report
     files = (work_tree(prepared.repo), prepared.env)
-    print_report_as(shown, output_format, quiet=quiet, verbose=verbose, files=files)
+    print_report_as(
+        shown, output_format, quiet=quiet, verbose=verbose, files=files, stdout_taken=stdout_taken
+    )
     if fix:
         _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)

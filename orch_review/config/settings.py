@@ -78,7 +78,7 @@ class Config:
     filter_mode: FilterMode | None = None
     generated: tuple[str, ...] = DEFAULT_GENERATED
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    require_key: bool = False
+    require_key: bool = True
     guidance_files: tuple[str, ...] = ("REVIEW.md",)
     guidance_max_bytes: int = 20_000
     instructions: str | None = None
@@ -316,7 +316,8 @@ _KEYS: tuple[_Key, ...] = (
     _Key(
         "require_key",
         _BOOL,
-        "The pre-commit hook fails (exit 2) instead of skipping when no API key is set.",
+        "With no API key the pre-commit hook fails (exit 2) saying what to set; `false` lets "
+        "it pass with one line saying the review was skipped.",
     ),
     _Key(
         "guidance_files",
@@ -394,16 +395,60 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
 )
 
 
-def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, object]) -> Config:
+# ORCH_REVIEW_* variables that are not configuration keys but are read all the same.
+OTHER_VARIABLES = frozenset({"ORCH_REVIEW_CACHE_DIR"})
+DEFAULT_ORIGIN = "default"
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A configuration, where each of its settings came from, and what was ignored."""
+
+    config: Config
+    # Config field name -> "default", the file's name, "environment variable X" or "--flag".
+    origins: Mapping[str, str]
+    warnings: tuple[str, ...] = ()
+
+
+def load_config(
+    root: Path,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object],
+    config_file: Path | None = None,
+) -> Config:
     """Build the configuration for a review of the project at `root`.
 
     `env` is the process environment (passed in, never read here); `overrides` maps Config
-    field names to values from command-line flags, where None means "not given".
+    field names to values from command-line flags, where None means "not given";
+    `config_file` (``--config``) replaces the file found at `root`.
     Raises ConfigError naming the key and where it came from.
     """
-    table, source, where = _read_file(root)
+    return explain_config(root, env, overrides, config_file).config
+
+
+def explain_config(
+    root: Path,
+    env: Mapping[str, str],
+    overrides: Mapping[str, object],
+    config_file: Path | None = None,
+) -> Explained:
+    """:func:`load_config`, with the origin of every setting and warnings about what was
+    ignored (an ``ORCH_REVIEW_*`` variable that is no setting, a table that lost)."""
+    from orch_review.config.ignored import losing_table, unknown_variables
+
+    source: Path | None
+    if config_file is not None:
+        table, source, where = _read_given(config_file, root)
+    else:
+        table, source, where = _read_file(root)
+    label = where.replace("`", "")
+    warnings = unknown_variables(env)
+    if config_file is None:  # --config is a choice: the files it replaces are not news
+        warnings += losing_table(root, source)
+    origins: dict[str, str] = {}
     changes: dict[str, Any] = {}  # Any: each value is checked against its field's kind
     for name, value in _file_items(table, where):
+        origins[name] = label
         if name == "prices":
             changes["prices"] = parse_prices(value, where, DEFAULT_PRICES)
         elif name == "path_instructions":
@@ -425,18 +470,23 @@ def load_config(root: Path, env: Mapping[str, str], overrides: Mapping[str, obje
             continue
         where_env = f"environment variable {key.env_var}"
         changes[key.name] = _validate(key, key.kind.from_text(text), where_env, shown=text)
+        origins[key.name] = where_env
     for name, value in overrides.items():
         if value is None or value == ():  # () is what click gives for an unused multiple option
             continue
         if name not in _BY_NAME:
             raise ValueError(f"unknown configuration override {name!r}")  # a bug, not user error
         changes[name] = _validate(_BY_NAME[name], value, f"`--{name.replace('_', '-')}`")
+        origins[name] = f"--{name.replace('_', '-')}"
     journal_path = changes.get("journal_path")
     if isinstance(journal_path, Path):
         changes["journal_path"] = root / journal_path
     config = replace(Config(), source=source, **changes)
     _check_model_ids(config)
-    return config
+    every = [f.name for f in fields(Config) if f.name != "source"]
+    return Explained(
+        config, {name: origins.get(name, DEFAULT_ORIGIN) for name in every}, tuple(warnings)
+    )
 
 
 def _check_model_ids(config: Config) -> None:
@@ -506,6 +556,30 @@ def _read_file(root: Path) -> tuple[dict[str, object], Path | None, str]:
     return table, pyproject, where
 
 
+def _read_given(path: Path, root: Path) -> tuple[dict[str, object], Path, str]:
+    """The table of the file ``--config`` names: a ``pyproject.toml``'s [tool.orch-review],
+    else the whole file, as in ``.orch-review.toml``."""
+    shown = _shown(path, root)
+    if not path.is_file():
+        raise ConfigError(f"--config {shown}: no such file; check the path.")
+    data = _parse_toml(path, root)
+    if path.name != "pyproject.toml":
+        return data, path, f"`{shown}`"
+    tool = data.get("tool")
+    table = tool.get("orch-review") if isinstance(tool, dict) else None
+    where = f"`{shown}` [tool.orch-review]"
+    if table is None:
+        raise ConfigError(f"--config {shown}: it has no [tool.orch-review] table.")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table, got {table!r}")
+    return table, path, where
+
+
+def parse_toml(path: Path, root: Path) -> dict[str, object]:
+    """A TOML file's data; ConfigError naming it when it cannot be read or parsed."""
+    return _parse_toml(path, root)
+
+
 def _parse_toml(path: Path, root: Path) -> dict[str, object]:
     try:
         with path.open("rb") as f:
@@ -514,6 +588,16 @@ def _parse_toml(path: Path, root: Path) -> dict[str, object]:
         raise ConfigError(f"`{_shown(path, root)}` is not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"`{_shown(path, root)}` could not be read: {exc}") from None
+
+
+def check_table(table: Mapping[str, object], where: str) -> None:
+    """ConfigError when ``table`` has an unknown or doubled key (values are not checked)."""
+    _file_items(table, where)
+
+
+def known_variables() -> list[str]:
+    """The environment variables that set configuration keys."""
+    return [key.env_var for key in _KEYS]
 
 
 def _file_items(table: Mapping[str, object], where: str) -> list[tuple[str, object]]:
@@ -538,6 +622,11 @@ def _suggest(kebab: str, known: list[str], where: str) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
+def shown_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when inside it."""
+    return _shown(path, root)
+
+
 def _shown(path: Path, root: Path) -> str:
     try:
         return str(path.relative_to(root))
@@ -555,4 +644,12 @@ def setting_from_text(name: str, text: str) -> object:
     return _validate(key, key.kind.from_text(text), f"`{key.kebab}`", shown=text)
 
 
-__all__ = ["CONFIG_KEYS", "Config", "ConfigKey", "Price", "load_config"]
+__all__ = [
+    "CONFIG_KEYS",
+    "Config",
+    "ConfigKey",
+    "Explained",
+    "Price",
+    "explain_config",
+    "load_config",
+]

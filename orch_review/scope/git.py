@@ -242,22 +242,80 @@ def is_shallow(repo: git.Repo) -> bool:
 
 
 def default_branch(repo: git.Repo) -> str | None:
-    """``origin/HEAD``'s target, else the first of main, master (local, then origin/)."""
+    """The branch a change is compared with by default (see :func:`default_base`)."""
+    chosen = default_base(repo)
+    return chosen[0] if chosen else None
+
+
+def default_base(repo: git.Repo) -> tuple[str, str | None] | None:
+    """The ref a change is compared with by default, and why it was chosen (None when the
+    only candidate was a local branch and no remote is configured: nothing to explain).
+
+    In order: ``origin/HEAD``, the remote's default branch; the current branch's upstream
+    when it is another branch (``feature`` tracking ``origin/main``); the remote-tracking
+    ``main`` or ``master`` of the upstream's remote, then of origin, then of other remotes;
+    and only then a local ``main`` or ``master``, which may be far behind the remote (a
+    repository that got its remote by ``git remote add`` has no ``origin/HEAD``).
+    """
     import git
+
+    def verified(ref: str) -> bool:
+        try:
+            repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        except git.GitCommandError:
+            return False
+        return True
 
     try:
         target = str(repo.git.symbolic_ref("-q", "--short", "refs/remotes/origin/HEAD"))
-        if target:
-            return target
     except git.GitCommandError:
-        pass
-    for candidate in ("main", "master", "origin/main", "origin/master"):
-        try:
-            repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
-            return candidate
-        except git.GitCommandError:
-            continue
+        target = ""
+    if target and verified(target):
+        return target, "origin/HEAD, the remote's default branch"
+    branch, upstream = _current_upstream(repo)
+    upstream_remote = None
+    if upstream:
+        upstream_remote, _, upstream_branch = upstream.partition("/")
+        if upstream_branch != branch and verified(upstream):
+            return upstream, f"the upstream of {branch}"
+    remotes = _remote_names(repo)
+    ordered = sorted(remotes, key=lambda r: (r != upstream_remote, r != "origin", r))
+    for remote in ordered:
+        for name in ("main", "master"):
+            ref = f"{remote}/{name}"
+            if verified(f"refs/remotes/{ref}"):
+                tracking = f"{remote}'s {name}, preferred to a local branch that may be behind it"
+                return ref, tracking + (f" (no {remote}/HEAD)" if remote == "origin" else "")
+    for name in ("main", "master"):
+        if verified(f"refs/heads/{name}"):
+            local = f"local {name}: no remote-tracking main or master" if remotes else None
+            return name, local
     return None
+
+
+def _current_upstream(repo: git.Repo) -> tuple[str | None, str | None]:
+    """The current branch's name and its upstream (``origin/main``), each None when absent."""
+    import git
+
+    try:
+        branch = str(repo.git.symbolic_ref("-q", "--short", "HEAD")) or None
+    except git.GitCommandError:
+        return None, None
+    try:
+        upstream = str(repo.git.rev_parse("--abbrev-ref", "--symbolic-full-name", "@{upstream}"))
+    except git.GitCommandError:
+        return branch, None
+    return branch, upstream or None
+
+
+def _remote_names(repo: git.Repo) -> list[str]:
+    """The configured remotes' names."""
+    import git
+
+    try:
+        return str(repo.git.remote()).split()
+    except git.GitCommandError:
+        return []
 
 
 def merge_base(repo: git.Repo, a: str, b: str, names: tuple[str, str] | None = None) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
@@ -25,6 +25,8 @@ from orch_review.scope.attributes import (
     rediff_text_files,
 )
 from orch_review.scope.diff import FileChange, parse_patch, quote_path
+from orch_review.scope.own_reports import SKIP_REASON as OWN_REPORT
+from orch_review.scope.own_reports import own_reports, working_copy
 from orch_review.scope.reviewable import (
     BINARY_PROBE_BYTES,
     DEFAULT_GENERATED,
@@ -97,6 +99,7 @@ class Scope:
     pathspecs: tuple[str, ...]
     untracked: tuple[str, ...] = ()  # untracked, not ignored files part of a worktree scope
     base_ref: str | None = None
+    base_reason: str | None = None  # why base_ref was chosen, when it was not given
     excluded: frozenset[str] = field(default_factory=frozenset)
     # The revision configuration, ignore and guidance files are read from (with --base), so
     # a change cannot weaken its own review; None: the content under review itself.
@@ -117,7 +120,8 @@ class Scope:
             return f"staged changes{narrowed} (against {against})"
         if self.kind == "base":
             return f"{(self.head_commit or '')[:12]} against merge-base with {against}{narrowed}"
-        return f"working tree changes{narrowed} against {against} ({self.head})"
+        why = f" [{self.base_reason}]" if self.base_reason else ""
+        return f"working tree changes{narrowed} against {against}{why} ({self.head})"
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -217,7 +221,9 @@ def resolve_scope(
                 else "`git add` the files to review, then run `orch-review --staged`."
             )
         )
-    base_ref = request.base or gitops.default_branch(repo)
+    chosen = None if request.base else gitops.default_base(repo)
+    base_ref = request.base or (chosen[0] if chosen else None)
+    base_reason = chosen[1] if chosen else None
     if base_ref is None:
         raise GitError(
             "no default branch (origin/HEAD, main or master) to compare with: pass --base REF, "
@@ -248,7 +254,7 @@ def resolve_scope(
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
-    return _build(
+    built = _build(
         repo,
         request,
         "worktree",
@@ -262,6 +268,7 @@ def resolve_scope(
         read,
         unreadable,
     )
+    return replace(built, base_reason=base_reason) if base_reason else built
 
 
 def _changes(
@@ -342,9 +349,13 @@ def _build(
     skipped = [SkippedFile(p, UNREADABLE) for p in unreadable or ()]
     nested: set[str] = set()
     by_attribute = attribute_skips(repo, present, config_rev, read)
+    own = own_reports(gitops.git_dir(repo), present, _content_of(repo, source, head_commit))
     for change in sorted(changes, key=lambda c: c.path):
         if change.status == "deleted":
             skipped.append(SkippedFile(change.path, "deleted in this change"))
+            continue
+        if change.path in own:
+            skipped.append(SkippedFile(change.path, OWN_REPORT))
             continue
         size = sizes.get(change.path)
         mode = modes.get(change.path)
@@ -398,6 +409,16 @@ def _build(
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
     )
+
+
+def _content_of(
+    repo: git.Repo, source: Source, head_commit: str | None
+) -> Callable[[str], bytes | None]:
+    """A reader of a file's bytes in the content under review."""
+    if source == "worktree":
+        return working_copy(gitops.work_tree(repo))
+    rev = head_commit if source == "commit" and head_commit else ":0"
+    return partial(gitops.show_file, repo, rev)
 
 
 def _check_paths_exist(repo: git.Repo, request: ScopeRequest) -> None:
@@ -463,6 +484,7 @@ def _resolve_all(
     modes = gitops.index_modes(repo, request.pathspecs)
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
     by_attribute = attribute_skips(repo, modes, None, read)
+    own = own_reports(gitops.git_dir(repo), modes, working_copy(root))
     # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
     # once per tracked file, 100,000 times in a big repository.
     for path, mode in modes.items():
@@ -473,6 +495,9 @@ def _resolve_all(
             skipped.append(SkippedFile(path, "deleted in the working tree"))
             continue
         regular = S_ISREG(stat.st_mode)
+        if path in own:
+            skipped.append(SkippedFile(path, OWN_REPORT))
+            continue
         if regular and not can_read(Path(full)):
             skipped.append(SkippedFile(path, UNREADABLE))
             continue

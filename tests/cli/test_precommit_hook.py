@@ -91,12 +91,14 @@ class Hooked:
     repo: Path
     env: dict[str, str]
 
-    def run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *argv: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """A command as the user would run it (git's hooks and all), output captured."""
         return subprocess.run(
             list(argv),
             cwd=cwd or self.repo,
-            env=self.env,
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=900,
@@ -204,17 +206,41 @@ def test_nothing_reviewable_staged_passes_without_any_request(
 
 
 @pytest.mark.slow
-def test_no_api_key_skips_with_one_line(
+def test_no_api_key_fails_saying_what_to_set_and_how_to_skip(
     install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    hooked = install(key=False, verbose=True)  # pre-commit shows a passing hook's output
+    hooked = install(key=False)
+    _stage_bug(hooked.repo)
+
+    result = hooked.commit()
+
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output  # no silent green: nothing was reviewed
+    assert "Failed" in output and "exit code: 2" in output
+    assert "set ANTHROPIC_API_KEY" in output and "SKIP=orch-review git commit" in output
+    assert "orch-review: orch-review:" not in output
+    assert git(hooked.repo, "rev-list", "--count", "HEAD").strip() == "2"  # nothing committed
+    assert fake_api.requests == []
+
+    skipped = hooked.run("git", "commit", "-m", "change", env={"SKIP": "orch-review"})
+
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "Skipped" in skipped.stdout + skipped.stderr
+    assert git(hooked.repo, "rev-list", "--count", "HEAD").strip() == "3"
+
+
+@pytest.mark.slow
+def test_no_require_key_passes_with_one_line_when_chosen(
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
+) -> None:
+    hooked = install(["--no-require-key"], key=False, verbose=True)
     _stage_bug(hooked.repo)
 
     result = hooked.commit()
 
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
-    assert "review skipped: no API key" in output and "SKIP=orch-review" in output
+    assert "review skipped: no API key" in output and "require-key is off" in output
     assert fake_api.requests == []
 
 
@@ -222,7 +248,7 @@ def test_no_api_key_skips_with_one_line(
 def test_an_anthropic_key_does_not_count_when_the_config_picks_another_provider(
     install: Callable[..., Hooked], fake_api: FakeMessagesAPI
 ) -> None:
-    hooked = install(verbose=True)  # ANTHROPIC_API_KEY is set, no AWS credentials are
+    hooked = install()  # ANTHROPIC_API_KEY is set, no AWS credentials are
     config = 'provider = "bedrock"\nmodel = "us.anthropic.claude-opus-4-6-v1"\n'
     (hooked.repo / ".orch-review.toml").write_text(config)
     git(hooked.repo, "add", ".orch-review.toml")
@@ -231,23 +257,43 @@ def test_an_anthropic_key_does_not_count_when_the_config_picks_another_provider(
     result = hooked.commit()
 
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    assert "review skipped: no API key" in output
+    assert result.returncode != 0, output
+    assert "the credentials of bedrock" in output and "SKIP=orch-review" in output
     assert fake_api.requests == []
 
 
 @pytest.mark.slow
 def test_require_key_fails_with_exit_2(install: Callable[..., Hooked]) -> None:
     hooked = install(["--require-key"], key=False)
+    (hooked.repo / ".orch-review.toml").write_text("require-key = false\n")
+    git(hooked.repo, "add", ".orch-review.toml")
     _stage_bug(hooked.repo)
 
     result = hooked.commit()
 
     output = result.stdout + result.stderr
-    assert result.returncode != 0
+    assert result.returncode != 0  # the flag wins over the file
     assert "exit code: 2" in output
-    assert "--require-key" in output
+    assert "SKIP=orch-review" in output
     assert "orch-review: orch-review:" not in output
+
+
+@pytest.mark.slow
+def test_commit_message_stages_pass_the_message_file_and_are_not_reviewed(
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
+) -> None:
+    # The manifest names no stage: installed for commit-msg too (for another hook, say),
+    # pre-commit runs orch-review there with the message file as its only file.
+    hooked = install(key=False)
+    for stage in ("commit-msg", "prepare-commit-msg"):
+        assert hooked.run(*PRE_COMMIT, "install", "-t", stage).returncode == 0
+    (hooked.repo / "poetry.lock").write_text("# lock\n")  # excluded by the manifest
+    git(hooked.repo, "add", "poetry.lock")
+
+    result = hooked.commit()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert fake_api.requests == []
 
 
 def test_try_repo_runs_the_hook_on_staged_files(
@@ -360,3 +406,53 @@ def test_pre_push_reviews_the_pushed_commits(
 
     assert result.returncode != 0
     assert "app.py:6" in result.stdout + result.stderr
+
+
+OLD_PRE_COMMIT = "3.0.4"  # Debian 12's: stages were still called commit and push
+
+
+@pytest.fixture(scope="session")
+def old_pre_commit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``pre-commit`` executable of release 3.0.4, in a virtual environment of its own."""
+    venv = tmp_path_factory.mktemp("pre-commit-3.0.4")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    installed = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", f"pre-commit=={OLD_PRE_COMMIT}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if installed.returncode != 0:
+        why = (installed.stderr.strip().splitlines() or ["pip failed"])[-1]
+        pytest.skip(f"pre-commit {OLD_PRE_COMMIT} could not be installed from the index: {why}")
+    return venv / "bin" / "pre-commit"
+
+
+@pytest.mark.slow
+def test_the_hook_runs_under_pre_commit_3_0(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    repo: Path,
+    hook_source: tuple[Path, str],
+    tmp_path: Path,
+    old_pre_commit: Path,
+) -> None:
+    fake_api.policy = planted_script()
+    env = _env(api_env, tmp_path / "old-pre-commit-home")
+    path, rev = hook_source
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {path}\n    rev: {rev}\n    hooks:\n      - id: orch-review\n"
+    )
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-q", "--no-verify", "-m", "add pre-commit config")
+    hooked = Hooked(repo, env)
+    assert hooked.run(str(old_pre_commit), "install").returncode == 0
+    _stage_bug(repo)
+
+    result = hooked.commit()
+
+    output = result.stdout + result.stderr
+    assert "InvalidManifestError" not in output
+    assert result.returncode != 0, output
+    assert "app.py:6" in output  # reviewed, and blocked on the finding
+    assert git(repo, "rev-list", "--count", "HEAD").strip() == "2"

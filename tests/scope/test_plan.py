@@ -25,7 +25,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def plan_json(cwd: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    result = run_cli(cwd, env or _env(), "plan", "--json", *args)
+    result = run_cli(cwd, env or _env(), "plan", "--json", "-", *args)
     assert result.returncode == 0, result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
     return data
