@@ -15,9 +15,12 @@ from tests.scripted import PLANTED_FILES
 def run_cli(
     cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text."""
+    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text.
+
+    ``-P``: like the installed script, nothing is imported from ``cwd`` (the repository).
+    """
     return subprocess.run(
-        [sys.executable, "-m", "orch_review", *args],
+        [sys.executable, "-P", "-m", "orch_review", *args],
         cwd=cwd,
         env=dict(env),
         capture_output=True,
@@ -52,7 +55,7 @@ def run_cli_unprivileged(
 ) -> subprocess.CompletedProcess[str]:
     """:func:`run_cli` without permission to read files whose mode forbids it."""
     return subprocess.run(
-        [*WITHOUT_READ_OVERRIDE, sys.executable, "-m", "orch_review", *args],
+        [*WITHOUT_READ_OVERRIDE, sys.executable, "-P", "-m", "orch_review", *args],
         cwd=cwd,
         env=dict(env),
         capture_output=True,
