@@ -68,3 +68,16 @@ def run_cli_unprivileged(
 def make_planted_repo(git_repo: object) -> Path:
     """A committed repository with the planted bugs of :data:`PLANTED_FILES`."""
     return git_repo(PLANTED_FILES)  # type: ignore[operator,no-any-return]
+
+
+def skip_without_bubblewrap(root: Path) -> None:
+    """Skip the test unless bubblewrap runs here: only it may run ``suggestion-check``."""
+    import pytest
+
+    from orch_review.engine.confinement import SandboxUnavailable
+    from orch_review.engine.sandbox import resolve_sandbox
+
+    try:
+        resolve_sandbox("on", root, search_path=os.environ["PATH"])
+    except SandboxUnavailable as exc:
+        pytest.skip(f"suggestion-check runs only under bubblewrap, which cannot run here: {exc}")
