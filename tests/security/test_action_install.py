@@ -143,3 +143,23 @@ def test_the_action_runs_no_python_from_the_pull_requests_checkout(
     assert ran == [], detail
     assert hits == [], detail
     assert fake_api.message_requests == []
+
+
+def test_no_example_workflow_runs_python_in_the_checkout() -> None:
+    """The examples' own steps run Python from a neutral directory without the current
+    directory on sys.path (`-P` or `-I`), as the Action does."""
+    import yaml  # type: ignore[import-untyped]
+
+    from tests.github.test_action import COMMENTS, SHARDED, WORKFLOW
+
+    checked = 0
+    for path in (WORKFLOW, SHARDED, COMMENTS):
+        workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for job in workflow["jobs"].values():
+            for step in job["steps"]:
+                if "python" not in step.get("run", ""):
+                    continue
+                checked += 1
+                assert step.get("working-directory") == "${{ runner.temp }}", step["name"]
+                assert " -P -m " in step["run"] or " -I -m " in step["run"], step["name"]
+    assert checked == 2  # the sharded example's two installs
