@@ -118,7 +118,8 @@ def test_the_action_runs_no_python_from_the_pull_requests_checkout(
     python = getattr(sys, "_base_executable", sys.executable)
     install = {**install, "env": {**install["env"], "PYTHON": python}}
 
-    installed = run_step_in(checkout, install, {}, job_env)
+    # A real install of orch-review and its dependencies: minutes on a loaded machine.
+    installed = run_step_in(checkout, install, {}, job_env, timeout=900)
     venv = Path(job_env["RUNNER_TEMP"]) / "orch-review-venv"
     offline = "No matching distribution" in installed.stderr + installed.stdout
     if installed.returncode != 0 and offline and not list(markers.iterdir()):
