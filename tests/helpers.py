@@ -15,9 +15,12 @@ from tests.scripted import PLANTED_FILES
 def run_cli(
     cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text."""
+    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text.
+
+    ``-P``: like the installed script, nothing is imported from ``cwd`` (the repository).
+    """
     return subprocess.run(
-        [sys.executable, "-m", "orch_review", *args],
+        [sys.executable, "-P", "-m", "orch_review", *args],
         cwd=cwd,
         env=dict(env),
         capture_output=True,
@@ -52,7 +55,7 @@ def run_cli_unprivileged(
 ) -> subprocess.CompletedProcess[str]:
     """:func:`run_cli` without permission to read files whose mode forbids it."""
     return subprocess.run(
-        [*WITHOUT_READ_OVERRIDE, sys.executable, "-m", "orch_review", *args],
+        [*WITHOUT_READ_OVERRIDE, sys.executable, "-P", "-m", "orch_review", *args],
         cwd=cwd,
         env=dict(env),
         capture_output=True,
@@ -65,3 +68,16 @@ def run_cli_unprivileged(
 def make_planted_repo(git_repo: object) -> Path:
     """A committed repository with the planted bugs of :data:`PLANTED_FILES`."""
     return git_repo(PLANTED_FILES)  # type: ignore[operator,no-any-return]
+
+
+def skip_without_bubblewrap(root: Path) -> None:
+    """Skip the test unless bubblewrap runs here: only it may run ``suggestion-check``."""
+    import pytest
+
+    from orch_review.engine.confinement import SandboxUnavailable
+    from orch_review.engine.sandbox import resolve_sandbox
+
+    try:
+        resolve_sandbox("on", root, search_path=os.environ["PATH"])
+    except SandboxUnavailable as exc:
+        pytest.skip(f"suggestion-check runs only under bubblewrap, which cannot run here: {exc}")

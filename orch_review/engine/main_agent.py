@@ -17,7 +17,7 @@ from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.client import Reply
 from orch_review.engine.journal import journal_key
 from orch_review.engine.mode import ModeState, system_message
-from orch_review.engine.prompts import MAIN_SYSTEM
+from orch_review.engine.prompts import MAIN_SYSTEM, MODE_EXIT
 from orch_review.engine.session import Session
 from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
 from orch_review.engine.workflow import Workflow
@@ -137,10 +137,17 @@ def run_turn(
     so far stays a cached prefix. Without ``shell`` the tools are still declared (the prefix
     holds their calls) but no command runs and Workflow is refused: for content that may only
     be read in a sandbox when there is none.
+
+    With the mode off, Workflow is refused: no fan-out. A conversation that starts with the
+    mode off (a follow-up without the review's conversation) has no prefix to keep: it is
+    told the mode is off and is not offered Workflow at all.
     """
     config = session.config
+    fresh = not messages
     messages = [*messages, {"role": "user", "content": user_text}]
     mode, notice = mode.on_user_turn(config.refresh_interval)
+    if notice is None and fresh and not mode.enabled:
+        notice = MODE_EXIT
     if notice is not None:
         messages.append(system_message(notice))
 
@@ -153,7 +160,15 @@ def run_turn(
 
     session.emit("main", "main", "main agent", "started")
     shells = session.bash_session() if shell else contextlib.nullcontext(None)
-    handlers = {"Workflow": workflow.handle_tool_call} if shell else _NO_SHELL
+    if not shell:
+        handlers = _NO_SHELL
+    elif mode.enabled:
+        handlers = {"Workflow": workflow.handle_tool_call}
+    else:
+        handlers = {"Workflow": _mode_off}
+    tools: tuple[Mapping[str, Any], ...] = (BASH_TOOL,)
+    if mode.enabled or not fresh:
+        tools += (workflow_tool(config.max_subtasks, config.max_concurrent),)
     with shells as bash:
         loop: AgentLoop[None] = AgentLoop(
             client=JournaledClient(session),
@@ -161,7 +176,7 @@ def run_turn(
             role="main",
             model=config.model,
             system=MAIN_SYSTEM,
-            tools=(BASH_TOOL, workflow_tool(config.max_subtasks, config.max_concurrent)),
+            tools=tools,
             max_turns=config.main_max_turns,
             bash=bash,
             handlers=handlers,
@@ -190,3 +205,11 @@ def _unavailable(tool: str) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
 
 
 _NO_SHELL = {"bash": _unavailable("bash"), "Workflow": _unavailable("Workflow")}
+
+
+def _mode_off(_: Mapping[str, Any]) -> tuple[str, bool]:
+    return (
+        "Workflow is not available: orchestration mode is off for this answer. Answer "
+        "directly, checking facts with bash.",
+        True,
+    )

@@ -13,15 +13,19 @@ Where the check runs:
 * bubblewrap: the content under review as agents see it, read-only, with the scratch copy of
   the one file mounted over it, so the command can read the rest of the tree (imports,
   configuration);
-* without bubblewrap (a restricted subprocess, or ``--sandbox off``): a scratch directory
-  holding only the patched file at its path, so nothing of the snapshot or the user's files
-  can be changed through it; a check that needs other files fails there, and the fix stays
-  prose.
+* without bubblewrap (a restricted subprocess, or ``--sandbox off``): nowhere. The command
+  runs the content's code (``python3 -m doctest`` executes the module), and outside bubblewrap
+  that code could read the environment orch-review's processes were started with from
+  ``/proc/*/environ`` (scrubbing ``os.environ`` does not change it), the user's files, and
+  the network. A review runs no check there: the fix stays prose, and
+  :func:`unconfined_reason` says why. (A checker given such a launcher directly runs the
+  command in a scratch directory holding only the patched file at its path.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -54,12 +58,34 @@ _NOT_REPORTED = {
 }
 
 
+_UNCONFINED = {
+    "restricted": "there is no bubblewrap sandbox, and the command would run the reviewed "
+    "code outside it, with network access",
+    "none": "--sandbox off, and the command would run the reviewed code unconfined",
+}
+
+
+def unconfined_reason(sandbox: Sandbox) -> str | None:
+    """Why ``suggestion-check`` may not run under ``sandbox``; None when it may (bubblewrap).
+
+    The check executes content anyone may have written; only bubblewrap keeps it from
+    orch-review's environment (``/proc/<pid>/environ``), the user's files and the network.
+    """
+    if sandbox.kind == "bubblewrap":
+        return None
+    reason = _UNCONFINED[sandbox.kind]
+    if sandbox.kind == "restricted" and os.geteuid() != 0:
+        reason += ", as you: it could read your files and your processes' environment"
+    return reason
+
+
 @dataclass(frozen=True)
 class PatchChecker:
     """Checks findings' replacements against the content under review.
 
     ``read`` gives a file of the content under review (None when it has no such file);
-    ``root`` is where the sandbox shows that content; ``sandbox`` runs ``command``.
+    ``root`` is where the sandbox shows that content; ``sandbox`` runs ``command``; without
+    one, no command runs and ``unavailable`` says why.
     """
 
     read: Callable[[str], bytes | None]
@@ -70,6 +96,7 @@ class PatchChecker:
     timeout: float = CHECK_TIMEOUT
     budget: float = CHECKS_BUDGET
     clock: Callable[[], float] = time.monotonic
+    unavailable: str = "no sandbox"
 
     def check_all(self, findings: Sequence[Finding]) -> list[Finding]:
         """``findings``, each with a replacement carrying its :class:`PatchCheck`."""
@@ -111,7 +138,7 @@ class PatchChecker:
     def _run(self, path: str, patched: bytes) -> PatchCheck:
         assert self.command is not None
         if self.sandbox is None or self.root is None:
-            return PatchCheck(False, "suggestion-check could not run: no sandbox")
+            return PatchCheck(False, f"suggestion-check did not run: {self.unavailable}")
         command = self.command.replace("{path}", shlex.quote(path))
         with tempdirs.directory("patch-check") as scratch:
             launcher, cwd = _scratch_launcher(self.sandbox, self.root, scratch, path, patched)

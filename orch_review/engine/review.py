@@ -25,7 +25,7 @@ from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
-from orch_review.engine.patch_check import PatchChecker
+from orch_review.engine.patch_check import PatchChecker, unconfined_reason
 from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sweep import covering, run_sweep
@@ -255,8 +255,20 @@ def review(
             _stage(events, "started", "patches", _CHECK)
         # The launcher scrubs the environment too; no secret is handed to it in the first place.
         check_env = agent_environment(env, "/")
+        # Only bubblewrap may run the reviewed code: elsewhere, no check runs at all.
+        refusal = unconfined_reason(sandbox)
+        if checking and refusal is not None:
+            warnings.append(
+                f"suggestion-check did not run: {refusal}; the suggested fixes stay unverified "
+                "(install bubblewrap to check them)."
+            )
         findings = PatchChecker(
-            content.read, config.suggestion_check, sandbox, workspace.root, check_env
+            content.read,
+            config.suggestion_check,
+            sandbox if refusal is None else None,
+            workspace.root,
+            check_env,
+            unavailable=refusal or "no sandbox",
         ).check_all(findings)
         if checking:
             _stage(events, "done", "patches", _CHECK)

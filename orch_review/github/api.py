@@ -166,6 +166,11 @@ class _StopWhenWaitTooLong(stop_base):
         return state.upcoming_sleep > self.max_wait
 
 
+def origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    """Scheme, host and port (None for the scheme's default): where a token may go."""
+    return (url.scheme, url.host, url.port)
+
+
 def _download(url: httpx2.URL, max_bytes: int, timeout: httpx2.Timeout) -> bytes:
     """GET ``url`` with a client of its own (no token, no redirects), at most ``max_bytes``."""
     shown = f"GET {url.scheme}://{url.host}{url.path}"  # the query holds the signature
@@ -215,6 +220,10 @@ class GitHubClient:
         self._repo = repository
         self._clock = clock
         self._graphql_url = graphql_url or default_graphql_url(api_url)
+        # The token goes to these origins only (the REST base and the GraphQL endpoint).
+        self._origins = frozenset(
+            {origin(self._http.base_url), origin(httpx2.URL(self._graphql_url))}
+        )
         self._retrying = Retrying(
             retry=retry_if_exception_type((RateLimited, ServerError)),
             wait=_Backoff(),
@@ -390,11 +399,21 @@ class GitHubClient:
                 raise GitHubApiError(f"GET {next_url} did not return a list", response.status_code)
             yield data
             # The `next` link carries the query (page, per_page) itself. The token goes to
-            # the API's host only, whatever a Link header says.
+            # the API's scheme, host and port only, whatever a Link header says.
             next_url = response.links.get("next", {}).get("url")
-            if next_url is not None and httpx2.URL(next_url).host != self._http.base_url.host:
-                raise GitHubApiError(f"GET {url}: a `next` link leads to another host: {next_url}")
+            if next_url is not None and not self._trusted(next_url):
+                raise GitHubApiError(
+                    f"GET {url}: a `next` link leads away from the GitHub API "
+                    f"({self._http.base_url.scheme}://{self._http.base_url.netloc.decode()}): "
+                    f"{next_url.split('?')[0]}"
+                )
             params = None
+
+    def _trusted(self, url: str) -> bool:
+        """Whether ``url`` (relative, or absolute on one of the API's origins) may get the
+        token."""
+        target = httpx2.URL(url)
+        return (not target.scheme and not target.host) or origin(target) in self._origins
 
     def _request(
         self, method: str, url: str, payload: Any, params: Mapping[str, Any] | None
@@ -409,6 +428,8 @@ class GitHubClient:
         self, method: str, url: str, payload: Any, params: Mapping[str, Any] | None
     ) -> httpx2.Response:
         shown = f"{method} {url.split('?')[0]}"
+        if not self._trusted(url):  # every request carries the token
+            raise GitHubApiError(f"{shown}: not the GitHub API's origin; the token is not sent")
         try:
             response = self._http.request(method, url, json=payload, params=params)
         except httpx2.TransportError as exc:

@@ -52,6 +52,7 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
             f"{repo.git_dir} is a bare repository: orch-review needs a working tree; run it in a "
             "clone with a checkout."
         )
+    repo = _at_its_work_tree(repo, Path(cwd), env)
     # Reading must never write: no opportunistic index refresh behind a running `git commit`.
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     _check_ownership(repo)
@@ -117,6 +118,77 @@ def _no_filters(names: list[str]) -> dict[str, str]:
             settings[f"filter.{name}.{part}"] = ""
         settings[f"filter.{name}.required"] = "false"
     return settings
+
+
+def _at_its_work_tree(repo: git.Repo, cwd: Path, env: Mapping[str, str] | None) -> git.Repo:
+    """``repo``, opened at the work tree git itself uses from ``cwd``; a GitError when that is
+    not the directory holding the ``.git`` found from ``cwd`` (with ``GIT_DIR``: ``cwd``;
+    with ``GIT_WORK_TREE``, that directory).
+
+    ``core.worktree`` in a repository's configuration (hostile data) could point git at any
+    directory on the machine; orch-review only reviews the tree it was started in. A ``.git``
+    file (``git init --separate-git-dir``, a linked worktree, a submodule) is an ordinary
+    layout: GitPython opened through the git directory alone guesses its parent as the work
+    tree, so the repository is opened again from the work tree.
+    """
+    import git
+
+    variables = os.environ if env is None else env
+    if variables.get("GIT_WORK_TREE"):  # the user's (or a hook's) own say: trusted
+        holder: Path | None = Path(cwd, variables["GIT_WORK_TREE"])
+    elif variables.get("GIT_DIR"):
+        holder = cwd
+    else:
+        holder = _dot_git_holder(cwd)
+    if holder is None:
+        return repo
+    inherited = variables.get("GIT_CONFIG_PARAMETERS", "")
+    probe_env = {
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_CONFIG_PARAMETERS": config_parameters(inherited, INERT_CONFIG),
+    }
+    try:
+        out = git.Git(str(cwd)).execute(
+            ["git", "rev-parse", "--show-toplevel"], env={**(env or {}), **probe_env}
+        )
+    except git.GitCommandError as exc:
+        stderr = str(exc.stderr)
+        if "dubious ownership" in stderr:
+            return repo  # _check_ownership says what to do
+        if "core.worktree" not in stderr and "chdir" not in stderr:
+            raise
+        top = None
+    else:
+        top = Path(str(out).strip())
+    if top is None or top.resolve() != holder.resolve():
+        shown = repr(str(top))[1:-1] if top is not None else "a directory that does not exist"
+        raise GitError(
+            f"the repository at {holder} sets core.worktree to {shown}, another directory than "
+            "the one holding it: orch-review reviews only the tree it runs in; unset it "
+            "(`git config --unset core.worktree`) or run orch-review in that work tree."
+        )
+    if Path(work_tree(repo)).resolve() == holder.resolve():
+        return repo
+    if not (holder / ".git").exists():
+        raise GitError(
+            f"GIT_DIR names {repo.git_dir}, whose work tree git finds at {holder} without a "
+            "`.git` there: run orch-review in a work tree that has its `.git`."
+        )
+    reopened = git.Repo(holder, search_parent_directories=False)
+    if Path(reopened.git_dir).resolve() != Path(repo.git_dir).resolve():
+        raise GitError(
+            f"GIT_DIR names {repo.git_dir}, but {holder}/.git is another repository: run "
+            "orch-review without GIT_DIR, in the work tree."
+        )
+    return reopened
+
+
+def _dot_git_holder(cwd: Path) -> Path | None:
+    """The nearest directory, ``cwd`` or above, with a ``.git`` entry (directory or file)."""
+    for directory in [cwd, *cwd.parents]:
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return None
 
 
 def _check_ownership(repo: git.Repo) -> None:
@@ -597,6 +669,10 @@ def writing_objects_to(repo: git.Repo, objects: Path) -> git.Repo:
     import git
 
     other = git.Repo(repo.git_dir, search_parent_directories=False)
+    if other.working_tree_dir != repo.working_tree_dir:
+        # A `.git` file (`git init --separate-git-dir`, a linked worktree): the git directory
+        # alone does not say where the work tree is.
+        other = git.Repo(work_tree(repo), search_parent_directories=False)
     # The inert settings of open_repo (no hook, no fsmonitor, no filter) come along.
     other.git.update_environment(**repo.git.environment())
     other.git.update_environment(

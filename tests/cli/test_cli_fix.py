@@ -7,7 +7,7 @@ import dataclasses
 
 from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import run_cli
+from tests.helpers import run_cli, skip_without_bubblewrap
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, findings_in_task, reject_fix
 
 SAFE_QUERY = (
@@ -57,6 +57,7 @@ def test_fix_applies_verified_patches_to_the_working_tree_only(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
     repo = git_repo({"README.md": "# demo\n"})
+    skip_without_bubblewrap(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
     write(repo, {"app.py": PLANTED_FILES["app.py"], "calc.py": CALC})
     git(repo, "add", "app.py", "calc.py")

@@ -11,8 +11,8 @@ import pytest
 
 from orch_review.engine.bwrap import BubblewrapLauncher
 from orch_review.engine.confinement import SandboxUnavailable
-from orch_review.engine.patch_check import PatchChecker
-from orch_review.engine.sandbox import Sandbox, resolve_sandbox
+from orch_review.engine.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.sandbox import PlainLauncher, Sandbox, resolve_sandbox
 from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.scope.view import View
 
@@ -269,3 +269,24 @@ def test_a_rejected_fix_stays_prose_even_when_the_check_passes(
     assert claimed.verified_patch is None
     approved = dataclasses.replace(claimed, verdict=CONFIRMED)
     assert approved.verified_patch == FIXED
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [("restricted", "no bubblewrap sandbox"), ("none", "--sandbox off")],
+)
+def test_only_bubblewrap_may_run_the_check(kind: str, says: str, content: Path) -> None:
+    reason = unconfined_reason(Sandbox(kind, PlainLauncher()))  # type: ignore[arg-type]
+    assert reason is not None and says in reason and "reviewed code" in reason
+    checker = dataclasses.replace(_checker(content, "true", None, content), unavailable=reason)
+
+    (checked,) = checker.check_all([_finding()])
+
+    assert checked.patch_check is not None and not checked.patch_check.verified
+    assert checked.patch_check.reason == f"suggestion-check did not run: {reason}"
+    assert checked.verified_patch is None
+
+
+def test_bubblewrap_may_run_the_check(content: Path, tmp_path: Path) -> None:
+    sandbox, _ = _sandbox("bubblewrap", content, tmp_path)
+    assert unconfined_reason(sandbox) is None

@@ -14,6 +14,9 @@ ROLE_TOOLS = (
     ("report_verdicts", "verifier"),
     ("report_findings", "subagent"),
 )
+#: How the main agent's system prompt starts: a follow-up that starts afresh with the mode
+#: off is offered bash alone.
+MAIN_PROMPT_START = "You are orch-review, a senior code reviewer."
 
 
 def content_text(content: Any) -> str:
@@ -70,8 +73,12 @@ class ModelRequest:
 
     @property
     def role(self) -> str:
-        """ "main", "verifier", "subagent" or "other", told apart by the tools offered."""
-        return next((role for tool, role in ROLE_TOOLS if self.has_tool(tool)), "other")
+        """ "main", "verifier", "subagent" or "other", told apart by the tools offered (the
+        main agent without Workflow by its system prompt)."""
+        role = next((role for tool, role in ROLE_TOOLS if self.has_tool(tool)), "other")
+        if role == "other" and self.system_text.startswith(MAIN_PROMPT_START):
+            return "main"
+        return role
 
     @property
     def system_text(self) -> str:

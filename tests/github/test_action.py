@@ -124,7 +124,9 @@ def _resolve(value: str, inputs: dict[str, str], context: dict[str, str]) -> str
     return EXPRESSION.sub(one, value)
 
 
-def run_step(step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]) -> Any:
+def run_step(
+    step: dict[str, Any], inputs: dict[str, str], env: dict[str, str], timeout: float = 120
+) -> Any:
     """Run one `run:` step as the Actions runner does (bash -eo pipefail, env from `env:`)."""
     context = {
         "runner.temp": env["RUNNER_TEMP"],
@@ -141,7 +143,7 @@ def run_step(step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]) 
         env={**env, **step_env},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 
@@ -189,10 +191,15 @@ def test_the_review_step_runs_orch_review_with_the_inputs(
 
 
 def run_step_in(
-    cwd: Path, step: dict[str, Any], inputs: dict[str, str], env: dict[str, str]
+    cwd: Path,
+    step: dict[str, Any],
+    inputs: dict[str, str],
+    env: dict[str, str],
+    timeout: float = 120,
 ) -> Any:
     """:func:`run_step` with the working directory the runner would use."""
-    return run_step({**step, "run": f"cd {shlex.quote(str(cwd))}\n" + step["run"]}, inputs, env)
+    script = f"cd {shlex.quote(str(cwd))}\n" + step["run"]
+    return run_step({**step, "run": script}, inputs, env, timeout)
 
 
 def test_inputs_reach_orch_review_as_literal_arguments(tmp_path: Path) -> None:

@@ -20,15 +20,40 @@ from orch_review.github.mentions import (
         ("@orch-review why is this a bug?", Mention("ask", "why is this a bug?")),
         ("Hmm.\n@Orch-Review   why?\nthanks", Mention("ask", "why?\nthanks")),
         ("@orch-review deep is the lock held?", Mention("deep", "is the lock held?")),
-        ("@orch-review Deep: check the callers", Mention("deep", "check the callers")),
+        ("@orch-review deep: check the callers", Mention("deep", "check the callers")),
         ("@orch-review ignore  false\n alarm", Mention("ignore", "false alarm")),
-        ("@orch-review IGNORE", Mention("ignore", "")),
+        ("@orch-review ignore", Mention("ignore", "")),
+        ("  @orch-review ignore: flaky", Mention("ignore", "flaky")),
+        ("- @orch-review ignore known", Mention("ignore", "known")),
+        # Only the exact command word, with the mention at the start of a line.
+        ("@orch-review IGNORE", Mention("ask", "IGNORE")),
+        (
+            "@orch-review Ignore the CI failure: is the query safe?",
+            Mention("ask", "Ignore the CI failure: is the query safe?"),
+        ),
+        ("@orch-review Deep: check the callers", Mention("ask", "Deep: check the callers")),
+        ("@orch-review ignore\u2026", Mention("ask", "ignore\u2026")),
+        ("Thanks @orch-review ignore that one?", Mention("ask", "ignore that one?")),
+        ("@orch-review\nignore it", Mention("ask", "ignore it")),
+        # What is not plain text is neither a mention nor a command.
+        ("`@orch-review ignore` @orch-review why?", Mention("ask", "why?")),
+        ("~~@orch-review ignore~~ @orch-review why?", Mention("ask", "why?")),
+        ("x <!-- y --> @orch-review ignore", Mention("ask", "ignore")),
+        ("<!-- y -->@orch-review ignore", None),  # an HTML block, to its line's end
+        (
+            "@orch-review why is `execute(f...)` unsafe?",
+            Mention("ask", "why is `execute(f...)` unsafe?"),
+        ),
+        (
+            "@orch-review why does this fail?\n```\ntrace\n```",
+            Mention("ask", "why does this fail?\n```\ntrace\n```"),
+        ),
         ("@orch-review ignored this?", Mention("ask", "ignored this?")),
         ("@orch-review deeper look please", Mention("ask", "deeper look please")),
         ("(@orch-review, thoughts?)", Mention("ask", ", thoughts?)")),
     ],
 )
-def test_a_mention_is_a_request(body: str, expected: Mention) -> None:
+def test_a_mention_is_a_request(body: str, expected: Mention | None) -> None:
     assert parse(body) == expected
 
 
@@ -42,6 +67,15 @@ def test_a_mention_is_a_request(body: str, expected: Mention) -> None:
         "> @orch-review why?\nI agree with the quote",  # quoting someone
         "```\n@orch-review why?\n```",  # inside a code block
         "~~~~\n```\n@orch-review why?\n~~~~~\n",  # an unclosed inner fence stays code
+        "`@orch-review ignore`",  # inline code
+        "    @orch-review ignore",  # an indented code block
+        "intro\n\n    @orch-review ignore\n",
+        "<!-- @orch-review ignore -->",  # an HTML comment
+        "see <!-- @orch-review ignore --> above",
+        "~~@orch-review ignore~~",  # struck out
+        "[@orch-review ignore](https://example.com)",  # a link's text
+        "\\@orch-review ignore",  # escaped: no mention on GitHub either
+        "> quoted\n> @orch-review ignore",
         "",
     ],
 )

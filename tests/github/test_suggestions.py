@@ -28,6 +28,7 @@ from tests.github.conftest import (
 from tests.github.suggestions import apply_suggestion, suggestion_of
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
+from tests.helpers import skip_without_bubblewrap
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, reject_fix
 
 BASE_CONFIG = '[tool.orch-review]\nsuggestion-check = "python3 -m py_compile {path}"\n'
@@ -96,6 +97,7 @@ def test_a_verified_fix_is_a_suggestion_and_a_failing_one_is_prose(
     tmp_path: Path,
 ) -> None:
     repo = git_repo({"README.md": "# demo\n", "pyproject.toml": BASE_CONFIG})
+    skip_without_bubblewrap(repo)
     base = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "checkout", "-q", "-b", "feature")
     # The pull request also tries to make every check pass: the base's command must run.
