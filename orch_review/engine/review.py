@@ -215,6 +215,7 @@ def review(
                     raise
                 warnings.append(str(exc))
             files = ledger_files(scope, workspace)
+            client.check_usable()  # no sweep, no critic: not one of their requests can succeed
             try:
                 ledger = session.ledger
                 notes = _cover(
@@ -230,6 +231,7 @@ def review(
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
                 warnings.append(str(exc))
+            client.check_usable()
             ledger = session.ledger
             sandbox = session.shell_sandbox
             coverage = _coverage(scope, files, workflow, earlier.paths)

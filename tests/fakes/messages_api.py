@@ -90,6 +90,7 @@ class Fault:
     retry_after: float | None = None
     delay: float | None = None
     error_type: str | None = None
+    message: str | None = None
     hits: int = 0
 
     @property
@@ -164,13 +165,15 @@ class FakeMessagesAPI:
         retry_after: float | None = None,
         delay: float | None = None,
         error_type: str | None = None,
+        message: str | None = None,
     ) -> Fault:
         """Schedule a fault for the next `times` matching /v1/messages requests (None: forever).
 
         Faults are tried in the order added; the first whose `match` accepts the request answers
-        it. Kinds: "status" (HTTP `status`, default 500, with error JSON and optional
-        retry-after), "drop_stream" (200, part of the stream, then the connection is closed
-        without the final chunk), "error_event" (200, message_start, then an SSE `error` event,
+        it. Kinds: "status" (HTTP `status`, default 500, with error JSON, `error_type` and
+        `message` as given or the status's usual ones, and optional retry-after),
+        "drop_stream" (200, part of the stream, then the connection is closed without the
+        final chunk), "error_event" (200, message_start, then an SSE `error` event,
         default overloaded_error), "hang" (no answer for `delay` s, default 30, or until stop(),
         then the connection is closed), "latency" (wait `delay` s, then answer normally).
         Faulted requests other than "latency" never reach the policy.
@@ -179,7 +182,7 @@ class FakeMessagesAPI:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
         if times is not None and times < 1:
             raise ValueError("times must be at least 1, or None for every matching request")
-        fault = Fault(kind, times, match, status, retry_after, delay, error_type)
+        fault = Fault(kind, times, match, status, retry_after, delay, error_type, message)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -308,7 +311,14 @@ class FakeMessagesAPI:
         encode = call.encode if call else _same
         if fault.kind == "status":
             status = fault.status or 500
-            return _send_error(handler, status, fault.error_type, fault.retry_after, call=call)
+            return _send_error(
+                handler,
+                status,
+                fault.error_type,
+                fault.retry_after,
+                message=fault.message,
+                call=call,
+            )
         if fault.kind == "hang":
             self._http.stopping.wait(DEFAULT_HANG_SECONDS if fault.delay is None else fault.delay)
             return handler.abort()
