@@ -41,7 +41,14 @@ from tenacity import (
 )
 
 from orch_review.engine import providers
-from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_events, read_message
+from orch_review.engine.stream import (
+    IncompleteStream,
+    StreamErrorEvent,
+    StreamLimits,
+    StreamTimedOut,
+    read_events,
+    read_message,
+)
 from orch_review.errors import (
     ApiUnavailable,
     ApiUnusable,
@@ -289,6 +296,9 @@ class ModelClient:
         self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
+        # The SDK's timeout bounds each read, and `ping` events reset it: a stream that
+        # sends only pings would never end. These bound the response itself.
+        self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
         self._fatal_lock = threading.Lock()
         self._fatal: OrchReviewError | None = None
 
@@ -435,12 +445,14 @@ class ModelClient:
         if self._setup.event_stream:  # binary frames the SDK decodes; an error frame raises
             with self._sdk.messages.create(**kwargs) as events:
                 try:
-                    return read_events(event.to_dict() for event in events)
+                    return read_events((event.to_dict() for event in events), self._limits)
                 except IncompleteStream as exc:
                     raise httpx2.RemoteProtocolError(str(exc)) from None
+                except StreamTimedOut as exc:
+                    raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
             try:
-                return read_message(response.iter_lines())
+                return read_message(response.iter_lines(), self._limits)
             except StreamErrorEvent as exc:
                 # What the SDK raises for an `error` event: a status error with status 200.
                 raise anthropic.APIStatusError(
@@ -448,6 +460,8 @@ class ModelClient:
                 ) from None
             except IncompleteStream as exc:
                 raise httpx2.RemoteProtocolError(str(exc)) from None
+            except StreamTimedOut as exc:
+                raise httpx2.ReadTimeout(str(exc)) from None
 
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]

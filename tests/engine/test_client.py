@@ -27,13 +27,16 @@ KEY = "sk-ant-test-key-0123"
 
 
 def _client(
-    api: FakeMessagesAPI | str, waits: list[float], max_retries: int = 3
+    api: FakeMessagesAPI | str,
+    waits: list[float],
+    max_retries: int = 3,
+    request_timeout: float = 120,
 ) -> ModelClient:
     base_url = api if isinstance(api, str) else api.base_url
     return ModelClient(
         {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": KEY},
         max_retries=max_retries,
-        request_timeout=120,
+        request_timeout=request_timeout,
         max_output_tokens=1000,
         effort="high",
         backoff=(FIRST_WAIT, LONGEST_WAIT),
@@ -218,3 +221,27 @@ def test_after_an_answer_no_request_can_survive_none_is_sent(
     assert str(second.value) == str(first.value)
     assert KEY not in str(first.value)
     assert len(answering.message_requests) == 1
+
+
+def test_a_stream_of_nothing_but_pings_times_out_and_is_retried(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("pings", delay=0.1)
+    waits: list[float] = []
+
+    reply = _ask(_client(answering, waits, request_timeout=1))
+
+    assert reply.text == "looks fine"
+    assert [r.fault for r in answering.message_requests] == ["pings", None]
+    assert len(waits) == 1  # one backoff: the stalled attempt was abandoned, then retried
+
+
+def test_a_stream_that_only_pings_fails_as_a_timeout_after_the_retries(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("pings", delay=0.1, times=None)
+
+    with pytest.raises(ApiUnavailable, match="no content for 1 s"):
+        _ask(_client(answering, [], max_retries=1, request_timeout=1))
+
+    assert [r.fault for r in answering.message_requests] == ["pings", "pings"]

@@ -53,8 +53,9 @@ Matcher = Callable[[ModelRequest], bool]
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
-FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency"})
+FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency", "pings"})
 DEFAULT_HANG_SECONDS = 30.0
+DEFAULT_PING_SECONDS = 0.2
 SSE = "text/event-stream; charset=utf-8"
 
 
@@ -175,7 +176,9 @@ class FakeMessagesAPI:
         "drop_stream" (200, part of the stream, then the connection is closed without the
         final chunk), "error_event" (200, message_start, then an SSE `error` event,
         default overloaded_error), "hang" (no answer for `delay` s, default 30, or until stop(),
-        then the connection is closed), "latency" (wait `delay` s, then answer normally).
+        then the connection is closed), "latency" (wait `delay` s, then answer normally),
+        "pings" (200, message_start, then nothing but a `ping` event every `delay` s, default
+        0.2, until the client goes away or stop(): a stalled stream that looks alive).
         Faulted requests other than "latency" never reach the policy.
         """
         if kind not in FAULT_KINDS:
@@ -319,7 +322,7 @@ class FakeMessagesAPI:
                 message=fault.message,
                 call=call,
             )
-        if fault.kind == "hang":
+        if fault.kind == "hang" or (fault.kind == "pings" and not stream):
             self._http.stopping.wait(DEFAULT_HANG_SECONDS if fault.delay is None else fault.delay)
             return handler.abort()
         error_type = fault.error_type or "overloaded_error"
@@ -330,6 +333,13 @@ class FakeMessagesAPI:
         usage = self.cache.usage(request.body)
         text = {"type": "text", "text": "This answer is cut short by an injected fault."}
         message = message_json(self._next_id("msg"), request.model, [text], "end_turn", usage)
+        if fault.kind == "pings" and stream:
+            handler.start_stream(call.content_type if call else SSE)
+            handler.write_chunk(encode(next(stream_events(message))))
+            interval = DEFAULT_PING_SECONDS if fault.delay is None else fault.delay
+            while not self._http.stopping.wait(interval):
+                handler.write_chunk(encode(sse_event("ping", {"type": "ping"})))
+            return handler.abort()
         if fault.kind == "drop_stream":
             sse = call.content_type if call else SSE
             handler.start_stream(sse if stream else "application/json")
