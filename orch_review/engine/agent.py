@@ -6,6 +6,7 @@ Subagents and verifiers end by calling a *terminal* tool (``report_findings`` or
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ CUT_OFF_NOTE = (
     "Your call to `{name}` was cut off at the output token limit, so it was not run. Send it "
     "again, smaller: a shorter input, or the work split over several calls."
 )
+INTERRUPTED_NOTE = "Not run: the review was interrupted."
 EMPTY_REPLY_NOTE = "Your last reply was empty, so it was left out. Continue from here."
 BUNDLED_REPORT_ERROR = (
     "{name} was not recorded: it came in the same turn as other tool calls, before you could "
@@ -91,8 +93,12 @@ class AgentLoop(Generic[T]):
         events: EventSink | None = None,
         agent_id: str = "",
         label: str = "",
+        cancel: threading.Event | None = None,
     ) -> None:
+        """``cancel``, once set, keeps the agent's tools from running: a reply that lands
+        after an interruption yields its report, if it is one, and nothing else."""
         self._client = client
+        self._cancel = cancel
         self._ledger = ledger
         self._role = role
         self._model = model
@@ -230,8 +236,11 @@ class AgentLoop(Generic[T]):
     ) -> list[dict[str, Any]]:
         results = []
         for use in uses:
-            if not alone and self._terminal is not None and use["name"] == self._terminal.name:
+            terminal = self._terminal is not None and use["name"] == self._terminal.name
+            if not alone and terminal:
                 text, is_error = BUNDLED_REPORT_ERROR.format(name=use["name"]), True
+            elif not terminal and self._cancel is not None and self._cancel.is_set():
+                text, is_error = INTERRUPTED_NOTE, True  # no request would carry the result
             else:
                 text, is_error = self._run_tool(use["name"], use.get("input") or {}, run)
             block: dict[str, Any] = {

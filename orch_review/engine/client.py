@@ -301,6 +301,10 @@ class ModelClient:
         self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
         self._fatal_lock = threading.Lock()
         self._fatal: OrchReviewError | None = None
+        self._in_flight = 0
+        #: Set when the review is interrupted: no request is sent any more (a retry neither),
+        #: while those in flight still land.
+        self.cancel = threading.Event()
 
     def _build_sdk(self) -> None:
         try:
@@ -344,6 +348,12 @@ class ModelClient:
         with self._fatal_lock:
             return self._fatal
 
+    @property
+    def in_flight(self) -> int:
+        """How many requests are being sent or answered right now."""
+        with self._fatal_lock:
+            return self._in_flight
+
     def check_usable(self) -> None:
         """Raise :attr:`unusable`, if any."""
         fatal = self.unusable
@@ -385,7 +395,15 @@ class ModelClient:
             for attempt in retrying:
                 with attempt:
                     self.check_usable()  # another agent's answer may have ended every request
-                    result = request()
+                    if self.cancel.is_set():
+                        raise ApiUnavailable("The review was interrupted: no request is sent.")
+                    with self._fatal_lock:
+                        self._in_flight += 1
+                    try:
+                        result = request()
+                    finally:
+                        with self._fatal_lock:
+                            self._in_flight -= 1
         except anthropic.AuthenticationError as exc:
             raise self._stop_all(
                 AuthenticationFailed(

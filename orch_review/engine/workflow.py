@@ -255,7 +255,13 @@ class Workflow:
 
     def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
         """Wait for queued concerns; their outcomes join :attr:`outcomes` in concern order."""
-        outcomes = [f.result() for f in futures]
+        try:
+            outcomes = [f.result() for f in futures]
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # Ctrl-C or a signal: stop admitting at once
+                self._session.cancel.set()
+                self._session.pool.cancel_pending()
+            raise
         with self._lock:
             self.outcomes.extend(outcomes)
             self.outcomes.sort(key=lambda o: o.index)

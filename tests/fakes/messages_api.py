@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -53,7 +53,9 @@ Matcher = Callable[[ModelRequest], bool]
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
-FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency", "pings"})
+FAULT_KINDS = frozenset(
+    {"status", "drop_stream", "error_event", "hang", "latency", "pings", "held"}
+)
 DEFAULT_HANG_SECONDS = 30.0
 DEFAULT_PING_SECONDS = 0.2
 SSE = "text/event-stream; charset=utf-8"
@@ -93,6 +95,13 @@ class Fault:
     error_type: str | None = None
     message: str | None = None
     hits: int = 0
+    #: "held" requests waiting for `release()` right now.
+    held: int = 0
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        """Let the requests a "held" fault holds (and later ones) be answered."""
+        self.released.set()
 
     @property
     def exhausted(self) -> bool:
@@ -178,7 +187,8 @@ class FakeMessagesAPI:
         default overloaded_error), "hang" (no answer for `delay` s, default 30, or until stop(),
         then the connection is closed), "latency" (wait `delay` s, then answer normally),
         "pings" (200, message_start, then nothing but a `ping` event every `delay` s, default
-        0.2, until the client goes away or stop(): a stalled stream that looks alive).
+        0.2, until the client goes away or stop(): a stalled stream that looks alive), "held"
+        (no answer until `fault.release()`, then the policy's answer: replies in flight).
         Faulted requests other than "latency" never reach the policy.
         """
         if kind not in FAULT_KINDS:
@@ -278,6 +288,8 @@ class FakeMessagesAPI:
             delay += fault.delay or 0.0
         if delay > 0 and self._http.stopping.wait(delay):
             return handler.abort()
+        if fault and fault.kind == "held":
+            return self._hold(handler, fault, request, call)
         if fault and fault.kind != "latency":
             return self._inject(handler, fault, request, call)
         self._answer(handler, request, call)
@@ -306,6 +318,20 @@ class FakeMessagesAPI:
         for event in stream_events(message):
             handler.write_chunk(encode(event))
         handler.end_stream()
+
+    def _hold(
+        self, handler: Exchange, fault: Fault, request: ModelRequest, call: ProviderCall | None
+    ) -> None:
+        with self._lock:
+            fault.held += 1
+        try:
+            while not fault.released.wait(0.02):
+                if self._http.stopping.is_set():
+                    return handler.abort()
+        finally:
+            with self._lock:
+                fault.held -= 1
+        self._answer(handler, request, call)
 
     def _inject(
         self, handler: Exchange, fault: Fault, request: ModelRequest, call: ProviderCall | None
