@@ -6,6 +6,7 @@ Subagents and verifiers end by calling a *terminal* tool (``report_findings`` or
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -14,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.budget import Ledger
-from orch_review.engine.client import Completer
+from orch_review.engine.client import Completer, Reply
 from orch_review.engine.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
 
@@ -135,6 +136,11 @@ class AgentLoop(Generic[T]):
         run: AgentRun[T] = AgentRun(messages=messages)
         task_length = len(messages)
         refusals = cut_offs = 0
+        # The replies of this attempt, and of those a refusal ended: a restart is answered
+        # from them while it asks what they answered (a reply cut off at the output limit
+        # included), so that it pays only from the refused turn on.
+        answered: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
+        earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
         started = time.monotonic()
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
@@ -149,14 +155,18 @@ class AgentLoop(Generic[T]):
                 tool_choice = {"type": "tool", "name": name}
             if before_request is not None:
                 before_request(messages)
-            reply = self._client.complete(
-                model=self._model,
-                system=self._system,
-                tools=self._tools,
-                messages=messages,
-                tool_choice=tool_choice,
-            )
-            run.turns += 1
+            reply = _replay(earlier, messages, tool_choice)
+            if reply is None:
+                reply = self._client.complete(
+                    model=self._model,
+                    system=self._system,
+                    tools=self._tools,
+                    messages=messages,
+                    tool_choice=tool_choice,
+                )
+                run.turns += 1  # a reply given again costs no turn
+            if reply.stop_reason != "refusal":
+                answered.append((list(messages), tool_choice, reply))
             if not reply.replayed:
                 usage = self._ledger.record(
                     self._role,
@@ -176,6 +186,9 @@ class AgentLoop(Generic[T]):
                     run.note = "the model refused the task (stop_reason `refusal`) twice"
                     return run
                 del messages[task_length:]
+                earlier += answered
+                answered = []
+                cut_offs, reminded, forced = 0, False, False
                 continue
             content = _sendable(reply.content)
             if content:
@@ -283,6 +296,18 @@ class AgentLoop(Generic[T]):
             messages[-1] = {"role": "user", "content": [*content, block]}
         else:
             messages.append({"role": "user", "content": [block]})
+
+
+def _replay(
+    earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]],
+    messages: list[dict[str, Any]],
+    tool_choice: Mapping[str, Any] | None,
+) -> Reply | None:
+    """The reply an earlier attempt got to this very request, marked as given again."""
+    for asked, choice, reply in earlier:
+        if choice == tool_choice and asked == messages:
+            return dataclasses.replace(reply, replayed=True)
+    return None
 
 
 def _sendable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -138,6 +138,8 @@ class Workflow:
         # Concern index -> the reviewable files it is about: what its outcome covers.
         self.files_of: dict[int, tuple[str, ...]] = {}
         self.refused: list[tuple[str, str]] = []  # (subtask, why), as told to the model
+        # (concern, files) -> its index and outcome, for a concern asked for again.
+        self._queued: dict[tuple[str, tuple[str, ...]], tuple[int, Future[ConcernOutcome]]] = {}
         self.guidance_truncated = False
 
     def refusal(self, subtask: str) -> str | None:
@@ -225,31 +227,45 @@ class Workflow:
 
     def _number(
         self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None
-    ) -> list[tuple[int, str, tuple[str, ...]]]:
-        """Each concern's index in the review and the files it covers."""
+    ) -> list[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]]:
+        """Each concern's index in the review and the files it covers, with the outcome of
+        the same concern about the same files when this review already queued it (a main
+        agent restarted after a refusal asks for its subtasks again): that is reused,
+        whatever it was, and never paid for twice."""
         workspace = self._session.workspace
         named = [
             tuple(files[n] if files is not None else workspace.mentioned_files(concern))
             for n, concern in enumerate(concerns)
         ]
+        out: list[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]] = []
         with self._lock:
-            first = self._next_index
-            self._next_index += len(concerns)
-            for n, paths in enumerate(named):
-                self.files_of[first + n] = paths
-        pairs = enumerate(zip(concerns, named, strict=True))
-        return [(first + n, concern, paths) for n, (concern, paths) in pairs]
+            for concern, paths in zip(concerns, named, strict=True):
+                earlier = self._queued.get((concern, paths))
+                if earlier is not None:
+                    out.append((earlier[0], concern, paths, earlier[1]))
+                    continue
+                index = self._next_index
+                self._next_index += 1
+                self.files_of[index] = paths
+                self._queued[(concern, paths)] = (index, Future())
+                out.append((index, concern, paths, None))
+        return out
 
     def _queue(
-        self, numbered: Sequence[tuple[int, str, tuple[str, ...]]]
+        self,
+        numbered: Sequence[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]],
     ) -> list[Future[ConcernOutcome]]:
         futures: list[Future[ConcernOutcome]] = []
-        for index, concern, named in numbered:
-            if self._earlier is not None and self._earlier.answers(named):
-                futures.append(self._answered(index, concern, self._earlier, named))
+        for index, concern, named, earlier in numbered:
+            if earlier is not None:
+                futures.append(earlier)
                 continue
-            outcome: Future[ConcernOutcome] = Future()
+            with self._lock:
+                outcome = self._queued[(concern, named)][1]
             futures.append(outcome)
+            if self._earlier is not None and self._earlier.answers(named):
+                self._answered(index, concern, self._earlier, named, outcome)
+                continue
             self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
         return futures
 
@@ -263,7 +279,11 @@ class Workflow:
                 self._session.pool.cancel_pending()
             raise
         with self._lock:
-            self.outcomes.extend(outcomes)
+            known = {o.index for o in self.outcomes}
+            for outcome in outcomes:  # a reused outcome is in already
+                if outcome.index not in known:
+                    known.add(outcome.index)
+                    self.outcomes.append(outcome)
             self.outcomes.sort(key=lambda o: o.index)
         return outcomes
 
@@ -276,13 +296,17 @@ class Workflow:
             )
 
     def _answered(
-        self, index: int, concern: str, earlier: EarlierReviews, named: Sequence[str]
-    ) -> Future[ConcernOutcome]:
+        self,
+        index: int,
+        concern: str,
+        earlier: EarlierReviews,
+        named: Sequence[str],
+        outcome: Future[ConcernOutcome],
+    ) -> None:
         """The outcome of a concern whose files an earlier review covered, without an agent."""
         self.answered.add(index)
         self._session.emit(f"s{index}", "subagent", concern, "cached", "earlier review")
         findings = tuple(f for path in named for f in earlier.findings[path])
-        outcome: Future[ConcernOutcome] = Future()
         outcome.set_result(
             ConcernOutcome(
                 index,
@@ -293,7 +317,6 @@ class Workflow:
                 from_journal=True,
             )
         )
-        return outcome
 
     def _review(self, index: int, concern: str, done: Future[ConcernOutcome]) -> None:
         session = self._session
