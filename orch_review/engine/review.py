@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from orch_review.config import learnings as learned
@@ -27,6 +28,7 @@ from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker
 from orch_review.engine.reuse import EarlierReviews
+from orch_review.engine.scheduler import MAIN
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
@@ -203,7 +205,11 @@ def review(
                 critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
-                main = run_main_agent(session, workflow, task)
+                # On a pool thread, not this one: a signal unwinds this thread, and the main
+                # agent's reply in flight then still lands and is journaled.
+                main = session.pool.submit(
+                    MAIN, partial(run_main_agent, session, workflow, task)
+                ).result()
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")

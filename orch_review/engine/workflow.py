@@ -266,7 +266,12 @@ class Workflow:
             if self._earlier is not None and self._earlier.answers(named):
                 self._answered(index, concern, self._earlier, named, outcome)
                 continue
-            self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
+            queued = self._session.pool.submit(
+                REVIEW, partial(self._review, index, concern, outcome)
+            )
+            _skipped_if_cancelled(
+                queued, outcome, ConcernOutcome(index, concern, "skipped", error="interrupted")
+            )
         return futures
 
     def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
@@ -364,7 +369,10 @@ class Workflow:
         if not session.config.verify:  # honestly incomplete: the findings stay unverified
             done.set_result(_unverified(result, "verification off"))
             return
-        session.pool.submit(VERIFY, partial(self._verify, result, done))
+        queued = session.pool.submit(VERIFY, partial(self._verify, result, done))
+        _skipped_if_cancelled(
+            queued, done, _unverified(result, "verification skipped: interrupted")
+        )
 
     def _verify(self, result: ConcernOutcome, done: Future[ConcernOutcome]) -> None:
         session = self._session
@@ -438,6 +446,19 @@ class Workflow:
             self.guidance_for(concern),
             *extra,
         )
+
+
+def _skipped_if_cancelled(
+    queued: Future[None], outcome: Future[ConcernOutcome], skipped: ConcernOutcome
+) -> None:
+    """Give ``outcome`` the result ``skipped`` if the work ``queued`` for it never runs (the
+    review was interrupted first), so that nobody waits for it in vain."""
+
+    def settle(work: Future[None]) -> None:
+        if work.cancelled() and not outcome.done():
+            outcome.set_result(skipped)
+
+    queued.add_done_callback(settle)
 
 
 def _verdict(stored: object) -> Verdict | None:
