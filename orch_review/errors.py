@@ -53,6 +53,11 @@ class AuthenticationFailed(OrchReviewError):
     """The API rejected the credentials."""
 
 
+class ApiUnusable(OrchReviewError):
+    """No request to the API can succeed: its endpoint cannot be reached, or the account
+    may not use it (no credit left). Names the endpoint and what to do."""
+
+
 class ApiUnavailable(OrchReviewError):
     """The API could not be used at all (for example the main agent kept failing)."""
 

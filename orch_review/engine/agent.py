@@ -6,6 +6,8 @@ Subagents and verifiers end by calling a *terminal* tool (``report_findings`` or
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.budget import Ledger
-from orch_review.engine.client import Completer
+from orch_review.engine.client import Completer, Reply
 from orch_review.engine.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
 from orch_review.wording import counted
@@ -29,6 +31,7 @@ CUT_OFF_NOTE = (
     "Your call to `{name}` was cut off at the output token limit, so it was not run. Send it "
     "again, smaller: a shorter input, or the work split over several calls."
 )
+INTERRUPTED_NOTE = "Not run: the review was interrupted."
 EMPTY_REPLY_NOTE = "Your last reply was empty, so it was left out. Continue from here."
 BUNDLED_REPORT_ERROR = (
     "{name} was not recorded: it came in the same turn as other tool calls, before you could "
@@ -92,8 +95,12 @@ class AgentLoop(Generic[T]):
         events: EventSink | None = None,
         agent_id: str = "",
         label: str = "",
+        cancel: threading.Event | None = None,
     ) -> None:
+        """``cancel``, once set, keeps the agent's tools from running: a reply that lands
+        after an interruption yields its report, if it is one, and nothing else."""
         self._client = client
+        self._cancel = cancel
         self._ledger = ledger
         self._role = role
         self._model = model
@@ -130,6 +137,11 @@ class AgentLoop(Generic[T]):
         run: AgentRun[T] = AgentRun(messages=messages)
         task_length = len(messages)
         refusals = cut_offs = 0
+        # The replies of this attempt, and of those a refusal ended: a restart is answered
+        # from them while it asks what they answered (a reply cut off at the output limit
+        # included), so that it pays only from the refused turn on.
+        answered: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
+        earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
         started = time.monotonic()
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
@@ -144,14 +156,18 @@ class AgentLoop(Generic[T]):
                 tool_choice = {"type": "tool", "name": name}
             if before_request is not None:
                 before_request(messages)
-            reply = self._client.complete(
-                model=self._model,
-                system=self._system,
-                tools=self._tools,
-                messages=messages,
-                tool_choice=tool_choice,
-            )
-            run.turns += 1
+            reply = _replay(earlier, messages, tool_choice)
+            if reply is None:
+                reply = self._client.complete(
+                    model=self._model,
+                    system=self._system,
+                    tools=self._tools,
+                    messages=messages,
+                    tool_choice=tool_choice,
+                )
+                run.turns += 1  # a reply given again costs no turn
+            if reply.stop_reason != "refusal":
+                answered.append((list(messages), tool_choice, reply))
             if not reply.replayed:
                 usage = self._ledger.record(
                     self._role,
@@ -171,6 +187,9 @@ class AgentLoop(Generic[T]):
                     run.note = "the model refused the task (stop_reason `refusal`) twice"
                     return run
                 del messages[task_length:]
+                earlier += answered
+                answered = []
+                cut_offs, reminded, forced = 0, False, False
                 continue
             content = _sendable(reply.content)
             if content:
@@ -231,8 +250,11 @@ class AgentLoop(Generic[T]):
     ) -> list[dict[str, Any]]:
         results = []
         for use in uses:
-            if not alone and self._terminal is not None and use["name"] == self._terminal.name:
+            terminal = self._terminal is not None and use["name"] == self._terminal.name
+            if not alone and terminal:
                 text, is_error = BUNDLED_REPORT_ERROR.format(name=use["name"]), True
+            elif not terminal and self._cancel is not None and self._cancel.is_set():
+                text, is_error = INTERRUPTED_NOTE, True  # no request would carry the result
             else:
                 text, is_error = self._run_tool(use["name"], use.get("input") or {}, run)
             block: dict[str, Any] = {
@@ -275,6 +297,18 @@ class AgentLoop(Generic[T]):
             messages[-1] = {"role": "user", "content": [*content, block]}
         else:
             messages.append({"role": "user", "content": [block]})
+
+
+def _replay(
+    earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]],
+    messages: list[dict[str, Any]],
+    tool_choice: Mapping[str, Any] | None,
+) -> Reply | None:
+    """The reply an earlier attempt got to this very request, marked as given again."""
+    for asked, choice, reply in earlier:
+        if choice == tool_choice and asked == messages:
+            return dataclasses.replace(reply, replayed=True)
+    return None
 
 
 def _sendable(content: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -20,7 +20,10 @@ conversation instead.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,11 +41,20 @@ from tenacity import (
 )
 
 from orch_review.engine import providers
-from orch_review.engine.stream import IncompleteStream, StreamErrorEvent, read_events, read_message
+from orch_review.engine.stream import (
+    IncompleteStream,
+    StreamErrorEvent,
+    StreamLimits,
+    StreamTimedOut,
+    read_events,
+    read_message,
+)
 from orch_review.errors import (
     ApiUnavailable,
+    ApiUnusable,
     AuthenticationFailed,
     ConfigError,
+    OrchReviewError,
     RequestRejected,
     UsageError,
 )
@@ -58,6 +70,11 @@ RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 # Bedrock's names for the same faults, in the exception frames of its event stream.
 RETRYABLE_STREAM_ERRORS |= providers.BEDROCK_RETRYABLE_EXCEPTIONS
+# Connection failures after which no request to the same endpoint can succeed.
+UNREACHABLE_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
+UNKNOWN_HOST_ERRORS = frozenset(
+    {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +149,44 @@ def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[st
     return out
 
 
+def unreachable(exc: BaseException) -> str | None:
+    """Why ``exc`` means the endpoint cannot be reached at all (``connection refused``, ``no
+    route to host``, a host name that does not exist), or None: a fault worth retrying."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return "its host name is not known" if cause.errno in UNKNOWN_HOST_ERRORS else None
+        if isinstance(cause, OSError) and cause.errno in UNREACHABLE_ERRNOS:
+            return os.strerror(cause.errno).lower()
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _api_message(exc: anthropic.APIStatusError) -> str:
+    """The ``message`` of the API's error JSON, or ""."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    return str(error.get("message") or "") if isinstance(error, dict) else ""
+
+
+def _out_of_credit(exc: anthropic.APIStatusError) -> bool:
+    """A 400 that every request would get: the account has no credit left."""
+    return (
+        exc.status_code == 400
+        and _error_type(exc) == "invalid_request_error"
+        and "credit balance" in _api_message(exc).lower()
+    )
+
+
 def _is_transient(exc: BaseException) -> bool:
     import anthropic
     import httpx2
 
     if isinstance(exc, httpx2.TransportError | anthropic.APIConnectionError):
-        return True
+        # An endpoint that cannot be reached refuses the next attempt just as fast.
+        return unreachable(exc) is None
     if isinstance(exc, anthropic.APIStatusError):
         if exc.status_code == 200:  # an `error` event inside a streamed response
             return _error_type(exc) in RETRYABLE_STREAM_ERRORS
@@ -152,10 +201,8 @@ def describe_error(exc: BaseException) -> str:
 
     if not isinstance(exc, anthropic.APIStatusError):
         return str(exc) or type(exc).__name__
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else body
-    kind = str(error.get("type") or "") if isinstance(error, dict) else ""
-    message = str(error.get("message") or "") if isinstance(error, dict) else ""
+    kind = _error_type(exc) or ""
+    message = _api_message(exc)
     where = "an error event in the stream" if exc.status_code == 200 else f"HTTP {exc.status_code}"
     said = ": ".join(part for part in (kind, " ".join(message.split())[:300]) if part)
     return f"{where} {said}" if said else where
@@ -163,7 +210,22 @@ def describe_error(exc: BaseException) -> str:
 
 def _error_type(exc: anthropic.APIStatusError) -> str | None:
     error_type = exc.type
+    if error_type is None:  # an error event in a stream: the SDK reads no type from it
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        error_type = error.get("type") if isinstance(error, dict) else None
     return str(error_type) if error_type is not None else None
+
+
+def endpoint(url: object) -> str:
+    """A base URL as it may be shown: without user name, password, query or fragment."""
+    import httpx2
+
+    try:
+        shown = httpx2.URL(str(url)).copy_with(userinfo=b"", query=None, fragment=None)
+    except (TypeError, ValueError, httpx2.InvalidURL):
+        return "the configured endpoint"
+    return str(shown).rstrip("/")
 
 
 class _Backoff:
@@ -234,6 +296,15 @@ class ModelClient:
         self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
+        # The SDK's timeout bounds each read, and `ping` events reset it: a stream that
+        # sends only pings would never end. These bound the response itself.
+        self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
+        self._fatal_lock = threading.Lock()
+        self._fatal: OrchReviewError | None = None
+        self._in_flight = 0
+        #: Set when the review is interrupted: no request is sent any more (a retry neither),
+        #: while those in flight still land.
+        self.cancel = threading.Event()
 
     def _build_sdk(self) -> None:
         try:
@@ -269,10 +340,44 @@ class ModelClient:
             kwargs["tool_choice"] = dict(tool_choice)
         return _reply(self._with_retries(model, partial(self._stream, kwargs)))
 
+    @property
+    def unusable(self) -> OrchReviewError | None:
+        """The first answer after which no request can succeed (unreachable endpoint,
+        rejected credentials, unknown model, no credit), or None. Once there is one, no
+        request is sent any more: each raises it again at once."""
+        with self._fatal_lock:
+            return self._fatal
+
+    @property
+    def in_flight(self) -> int:
+        """How many requests are being sent or answered right now."""
+        with self._fatal_lock:
+            return self._in_flight
+
+    def check_usable(self) -> None:
+        """Raise :attr:`unusable`, if any."""
+        fatal = self.unusable
+        if fatal is not None:
+            raise type(fatal)(str(fatal))
+
+    def _stop_all(self, error: OrchReviewError) -> OrchReviewError:
+        """Record ``error`` as the answer every later request gets; returns the first one."""
+        with self._fatal_lock:
+            if self._fatal is None:
+                self._fatal = error
+            return error
+
+    def _endpoint(self) -> str:
+        try:
+            return endpoint(self._sdk.base_url)
+        except Exception:  # the SDK could not be built: that error is raised, not this one
+            return "the configured endpoint"
+
     def _with_retries(self, model: str, request: Callable[[], T]) -> T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
         import anthropic
 
+        self.check_usable()
         retrying = Retrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._backoff,
@@ -289,25 +394,59 @@ class ModelClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    result = request()
+                    self.check_usable()  # another agent's answer may have ended every request
+                    if self.cancel.is_set():
+                        raise ApiUnavailable("The review was interrupted: no request is sent.")
+                    with self._fatal_lock:
+                        self._in_flight += 1
+                    try:
+                        result = request()
+                    finally:
+                        with self._fatal_lock:
+                            self._in_flight -= 1
         except anthropic.AuthenticationError as exc:
-            raise AuthenticationFailed(
-                "The API rejected the credentials (401): check "
-                f"{providers.CREDENTIALS[self._setup.provider]}."
+            raise self._stop_all(
+                AuthenticationFailed(
+                    f"The API at {self._endpoint()} rejected the credentials (401): check "
+                    f"{providers.CREDENTIALS[self._setup.provider]}."
+                )
             ) from exc
         except anthropic.PermissionDeniedError as exc:
-            raise AuthenticationFailed(
-                "The API key is not allowed to use this model or endpoint (403): check the key "
-                "and the `model` setting."
+            raise self._stop_all(
+                AuthenticationFailed(
+                    f"The API at {self._endpoint()} does not let these credentials use model "
+                    f"`{model}` ({describe_error(exc)}): check the key's permissions and the "
+                    "`model` setting."
+                )
             ) from exc
         except anthropic.NotFoundError as exc:
-            raise ConfigError(
-                f"The API does not know model `{model}` (404): set `model` (or `subagent-model`) "
-                "in your configuration or with --model."
+            raise self._stop_all(
+                ConfigError(
+                    f"The API at {self._endpoint()} does not know model `{model}` "
+                    f"({describe_error(exc)}): set `model` (or `subagent-model`) in your "
+                    "configuration or with --model."
+                )
             ) from exc
         except anthropic.BadRequestError as exc:
-            raise RequestRejected(f"The API rejected a request: {exc.message}") from exc
+            if _out_of_credit(exc):
+                raise self._stop_all(
+                    ApiUnusable(
+                        f"The API at {self._endpoint()} serves no request for this account "
+                        f"({describe_error(exc)}): add credit to the account the key belongs "
+                        "to, or use another key."
+                    )
+                ) from exc
+            raise RequestRejected(f"The API rejected a request: {describe_error(exc)}") from exc
         except Exception as exc:
+            why = unreachable(exc)
+            if why is not None:
+                setting = providers.ENDPOINT_SETTING[self._setup.provider]
+                raise self._stop_all(
+                    ApiUnusable(
+                        f"Cannot reach the API at {self._endpoint()} ({why}): check {setting} "
+                        "and that the server there is up and reachable from this machine."
+                    )
+                ) from exc
             if _is_transient(exc) or isinstance(exc, anthropic.APIError):
                 tries = f"{self._attempts} attempt{'' if self._attempts == 1 else 's'}"
                 raise ApiUnavailable(
@@ -324,12 +463,14 @@ class ModelClient:
         if self._setup.event_stream:  # binary frames the SDK decodes; an error frame raises
             with self._sdk.messages.create(**kwargs) as events:
                 try:
-                    return read_events(event.to_dict() for event in events)
+                    return read_events((event.to_dict() for event in events), self._limits)
                 except IncompleteStream as exc:
                     raise httpx2.RemoteProtocolError(str(exc)) from None
+                except StreamTimedOut as exc:
+                    raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
             try:
-                return read_message(response.iter_lines())
+                return read_message(response.iter_lines(), self._limits)
             except StreamErrorEvent as exc:
                 # What the SDK raises for an `error` event: a status error with status 200.
                 raise anthropic.APIStatusError(
@@ -337,6 +478,8 @@ class ModelClient:
                 ) from None
             except IncompleteStream as exc:
                 raise httpx2.RemoteProtocolError(str(exc)) from None
+            except StreamTimedOut as exc:
+                raise httpx2.ReadTimeout(str(exc)) from None
 
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]

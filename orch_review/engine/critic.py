@@ -162,6 +162,7 @@ class Critic:
                 events=session.events,
                 agent_id="critic",
                 label="completeness critic",
+                cancel=session.cancel,
             )
             run = loop.run([{"role": "user", "content": task}])
         if run.result is None:

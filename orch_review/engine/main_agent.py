@@ -183,6 +183,7 @@ def run_turn(
             events=session.events,
             agent_id="main",
             label="main agent",
+            cancel=session.cancel,
         )
         try:
             run = loop.run(messages, before_request=check_budget)

@@ -3,7 +3,7 @@ sandbox for agents' shells, set up together and torn down together."""
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -43,6 +43,36 @@ def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
     )
 
 
+#: Seconds an interrupted review waits for the replies of requests in flight. Within a CI
+#: runner's notice before it kills a cancelled job (GitHub Actions: 7.5 s from SIGINT to
+#: SIGTERM, whose arrival ends the wait too).
+INTERRUPT_GRACE = 7.0
+
+
+def _let_in_flight_land(
+    pool: PriorityPool,
+    client: ModelClient,
+    grace: float,
+    notices: Callable[[str], None] | None,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Wait up to ``grace`` seconds for running agents to finish: with no request sent any
+    more, each ends once its reply in flight has landed and its result is journaled."""
+    if not pool.busy():
+        return
+    replies = client.in_flight
+    if notices is not None and replies:
+        noun = "reply" if replies == 1 else "replies"
+        notices(
+            f"orch-review: stopping; no new request is sent, and the {replies} {noun} on "
+            f"the way are kept if they arrive within {grace:g} s (press Ctrl-C again to stop "
+            "at once)."
+        )
+    deadline = clock() + grace
+    while pool.busy() and clock() < deadline:
+        time.sleep(0.02)
+
+
 def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:
     price, known = config.price_for(model)
     return price.cost(i, o, cw, cr), known
@@ -60,16 +90,18 @@ def open_session(
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
+    grace: float = INTERRUPT_GRACE,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
-    running ones stop before their next request and are not waited for, and the journal
-    is closed only once no agent can still store a result."""
+    no request is sent any more, running agents stop before their next request, the replies
+    in flight are waited for up to ``grace`` seconds (so that their results are journaled),
+    and the journal is closed only once no agent can still store a result."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
     )
-    cancel = threading.Event()
+    cancel = client.cancel  # set, it also stops the client sending requests (retries too)
     pool = PriorityPool(config.max_concurrent)
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
@@ -108,10 +140,13 @@ def open_session(
                     shell_starter=starter,
                 )
             except BaseException:
-                # First of all, before anything agents use goes away: no agent starts, and
-                # running ones stop before their next request.
+                # First of all, before anything agents use goes away: no agent starts, no
+                # request is sent, and running agents stop before their next request...
                 cancel.set()
                 pool.cancel_pending()
+                # ... but replies already on their way are paid for: let them land and be
+                # journaled, for a while (a second Ctrl-C or signal ends the wait at once).
+                _let_in_flight_land(pool, client, grace, notices)
                 raise
     finally:
         pool.shutdown(wait=not cancel.is_set())

@@ -87,6 +87,13 @@ CREDENTIALS = {
         "ANTHROPIC_FOUNDRY_API_KEY, or the Entra ID identity's role on the Foundry resource"
     ),
 }
+# Where the endpoint is set, for a message about one that cannot be reached.
+ENDPOINT_SETTING = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "bedrock": "AWS_REGION (or ANTHROPIC_BEDROCK_BASE_URL)",
+    "vertex": "CLOUD_ML_REGION (or ANTHROPIC_VERTEX_BASE_URL)",
+    "foundry": "ANTHROPIC_FOUNDRY_RESOURCE (or ANTHROPIC_FOUNDRY_BASE_URL)",
+}
 _EXTRAS = {
     "bedrock": ("botocore", "boto3"),
     "vertex": ("google.auth", "google-auth"),

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from orch_review.config import learnings as learned
@@ -28,6 +29,7 @@ from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
 from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
+from orch_review.engine.scheduler import MAIN
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
@@ -205,7 +207,11 @@ def review(
                 critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
-                main = run_main_agent(session, workflow, task)
+                # On a pool thread, not this one: a signal unwinds this thread, and the main
+                # agent's reply in flight then still lands and is journaled.
+                main = session.pool.submit(
+                    MAIN, partial(run_main_agent, session, workflow, task)
+                ).result()
                 summary = main.summary
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
@@ -217,6 +223,7 @@ def review(
                     raise
                 warnings.append(str(exc))
             files = ledger_files(scope, workspace)
+            client.check_usable()  # no sweep, no critic: not one of their requests can succeed
             try:
                 ledger = session.ledger
                 notes = _cover(
@@ -232,6 +239,7 @@ def review(
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
                 warnings.append(str(exc))
+            client.check_usable()
             ledger = session.ledger
             sandbox = session.shell_sandbox
             coverage = _coverage(scope, files, workflow, earlier.paths)

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 # Admission order of agents into the pool.
+MAIN = -2
 CRITIC = -1
 VERIFY = 0
 REVIEW = 1

@@ -9,8 +9,15 @@ so other agents' threads keep running.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+E = TypeVar("E")
+
+# The SDK's own estimate of the slowest a response is written: an hour for 128,000 tokens.
+SECONDS_PER_OUTPUT_TOKEN = 3600 / 128_000
 
 
 class StreamErrorEvent(Exception):
@@ -24,6 +31,46 @@ class StreamErrorEvent(Exception):
 
 class IncompleteStream(Exception):
     """The response ended before ``message_stop``, or an event could not be read."""
+
+
+class StreamTimedOut(Exception):
+    """The response went on too long, or too long without content (``ping`` events are no
+    content: a server can send them forever)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """How long one response may take: ``idle`` seconds at most between content events,
+    ``total`` seconds at most for the whole response."""
+
+    idle: float
+    total: float
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+    @classmethod
+    def for_request(cls, timeout: float, max_tokens: int) -> StreamLimits:
+        """``timeout`` between content events, and for the whole response that plus the
+        time the slowest model takes to write ``max_tokens``."""
+        return cls(timeout, timeout + max_tokens * SECONDS_PER_OUTPUT_TOKEN)
+
+
+def _bounded(
+    events: Iterable[E], limits: StreamLimits | None, is_content: Callable[[E], bool]
+) -> Iterator[E]:
+    """``events``, raising :class:`StreamTimedOut` once ``limits`` are exceeded."""
+    if limits is None:
+        yield from events
+        return
+    started = last = limits.clock()
+    for event in events:
+        now = limits.clock()
+        if now - last > limits.idle:
+            raise StreamTimedOut(f"the response stream sent no content for {limits.idle:g} s")
+        if now - started > limits.total:
+            raise StreamTimedOut(f"the response stream went on for over {limits.total:g} s")
+        if is_content(event):
+            last = now
+        yield event
 
 
 def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
@@ -48,17 +95,18 @@ def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
         yield event or "message", "\n".join(data)
 
 
-def read_message(lines: Iterable[str]) -> dict[str, Any]:
+def read_message(lines: Iterable[str], limits: StreamLimits | None = None) -> dict[str, Any]:
     """The final ``Message`` of a streamed response, as the API's JSON would have it.
 
-    Raises :class:`StreamErrorEvent` for an ``error`` event and :class:`IncompleteStream`
-    for a stream that is cut short or garbled (both worth retrying). A tool call the model
-    was still writing when it hit ``max_tokens`` is not a fault: that block comes back with
-    ``"incomplete": True`` and an empty input, for the agent to tell the model.
+    Raises :class:`StreamErrorEvent` for an ``error`` event, :class:`IncompleteStream`
+    for a stream that is cut short or garbled and :class:`StreamTimedOut` past ``limits``
+    (all worth retrying). A tool call the model was still writing when it hit ``max_tokens``
+    is not a fault: that block comes back with ``"incomplete": True`` and an empty input, for
+    the agent to tell the model.
     """
     builder = _MessageBuilder()
     # Read on past message_stop: only a body read to its end frees the connection for reuse.
-    for event, data in sse_events(lines):
+    for event, data in _bounded(sse_events(lines), limits, lambda pair: pair[0] != "ping"):
         if event == "ping":
             continue
         try:
@@ -78,14 +126,17 @@ def read_message(lines: Iterable[str]) -> dict[str, Any]:
     return builder.final()
 
 
-def read_events(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def read_events(
+    events: Iterable[Mapping[str, Any]], limits: StreamLimits | None = None
+) -> dict[str, Any]:
     """The final ``Message`` from stream events the SDK has already decoded (Bedrock's binary
     event stream), folded exactly as :func:`read_message` folds SSE lines.
 
-    Raises :class:`IncompleteStream` for a stream that is cut short or garbled.
+    Raises :class:`IncompleteStream` for a stream that is cut short or garbled and
+    :class:`StreamTimedOut` past ``limits``.
     """
     builder = _MessageBuilder()
-    for event in events:
+    for event in _bounded(events, limits, lambda e: e.get("type") != "ping"):
         try:
             builder.add(dict(event))
         except (KeyError, TypeError, AttributeError, ValueError):

@@ -118,6 +118,7 @@ def _run(
             events=session.events,
             agent_id=agent_id,
             label=label,
+            cancel=session.cancel,
         )
         try:
             run = loop.run([{"role": "user", "content": task}], before_request=stop_if_cancelled)

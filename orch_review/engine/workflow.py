@@ -138,6 +138,8 @@ class Workflow:
         # Concern index -> the reviewable files it is about: what its outcome covers.
         self.files_of: dict[int, tuple[str, ...]] = {}
         self.refused: list[tuple[str, str]] = []  # (subtask, why), as told to the model
+        # (concern, files) -> its index and outcome, for a concern asked for again.
+        self._queued: dict[tuple[str, tuple[str, ...]], tuple[int, Future[ConcernOutcome]]] = {}
         self.guidance_truncated = False
 
     def refusal(self, subtask: str) -> str | None:
@@ -225,39 +227,68 @@ class Workflow:
 
     def _number(
         self, concerns: Sequence[str], files: Sequence[Sequence[str]] | None
-    ) -> list[tuple[int, str, tuple[str, ...]]]:
-        """Each concern's index in the review and the files it covers."""
+    ) -> list[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]]:
+        """Each concern's index in the review and the files it covers, with the outcome of
+        the same concern about the same files when this review already queued it (a main
+        agent restarted after a refusal asks for its subtasks again): that is reused,
+        whatever it was, and never paid for twice."""
         workspace = self._session.workspace
         named = [
             tuple(files[n] if files is not None else workspace.mentioned_files(concern))
             for n, concern in enumerate(concerns)
         ]
+        out: list[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]] = []
         with self._lock:
-            first = self._next_index
-            self._next_index += len(concerns)
-            for n, paths in enumerate(named):
-                self.files_of[first + n] = paths
-        pairs = enumerate(zip(concerns, named, strict=True))
-        return [(first + n, concern, paths) for n, (concern, paths) in pairs]
+            for concern, paths in zip(concerns, named, strict=True):
+                earlier = self._queued.get((concern, paths))
+                if earlier is not None:
+                    out.append((earlier[0], concern, paths, earlier[1]))
+                    continue
+                index = self._next_index
+                self._next_index += 1
+                self.files_of[index] = paths
+                self._queued[(concern, paths)] = (index, Future())
+                out.append((index, concern, paths, None))
+        return out
 
     def _queue(
-        self, numbered: Sequence[tuple[int, str, tuple[str, ...]]]
+        self,
+        numbered: Sequence[tuple[int, str, tuple[str, ...], Future[ConcernOutcome] | None]],
     ) -> list[Future[ConcernOutcome]]:
         futures: list[Future[ConcernOutcome]] = []
-        for index, concern, named in numbered:
-            if self._earlier is not None and self._earlier.answers(named):
-                futures.append(self._answered(index, concern, self._earlier, named))
+        for index, concern, named, earlier in numbered:
+            if earlier is not None:
+                futures.append(earlier)
                 continue
-            outcome: Future[ConcernOutcome] = Future()
+            with self._lock:
+                outcome = self._queued[(concern, named)][1]
             futures.append(outcome)
-            self._session.pool.submit(REVIEW, partial(self._review, index, concern, outcome))
+            if self._earlier is not None and self._earlier.answers(named):
+                self._answered(index, concern, self._earlier, named, outcome)
+                continue
+            queued = self._session.pool.submit(
+                REVIEW, partial(self._review, index, concern, outcome)
+            )
+            _skipped_if_cancelled(
+                queued, outcome, ConcernOutcome(index, concern, "skipped", error="interrupted")
+            )
         return futures
 
     def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
         """Wait for queued concerns; their outcomes join :attr:`outcomes` in concern order."""
-        outcomes = [f.result() for f in futures]
+        try:
+            outcomes = [f.result() for f in futures]
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # Ctrl-C or a signal: stop admitting at once
+                self._session.cancel.set()
+                self._session.pool.cancel_pending()
+            raise
         with self._lock:
-            self.outcomes.extend(outcomes)
+            known = {o.index for o in self.outcomes}
+            for outcome in outcomes:  # a reused outcome is in already
+                if outcome.index not in known:
+                    known.add(outcome.index)
+                    self.outcomes.append(outcome)
             self.outcomes.sort(key=lambda o: o.index)
         return outcomes
 
@@ -270,13 +301,17 @@ class Workflow:
             )
 
     def _answered(
-        self, index: int, concern: str, earlier: EarlierReviews, named: Sequence[str]
-    ) -> Future[ConcernOutcome]:
+        self,
+        index: int,
+        concern: str,
+        earlier: EarlierReviews,
+        named: Sequence[str],
+        outcome: Future[ConcernOutcome],
+    ) -> None:
         """The outcome of a concern whose files an earlier review covered, without an agent."""
         self.answered.add(index)
         self._session.emit(f"s{index}", "subagent", concern, "cached", "earlier review")
         findings = tuple(f for path in named for f in earlier.findings[path])
-        outcome: Future[ConcernOutcome] = Future()
         outcome.set_result(
             ConcernOutcome(
                 index,
@@ -287,7 +322,6 @@ class Workflow:
                 from_journal=True,
             )
         )
-        return outcome
 
     def _review(self, index: int, concern: str, done: Future[ConcernOutcome]) -> None:
         session = self._session
@@ -335,7 +369,10 @@ class Workflow:
         if not session.config.verify:  # honestly incomplete: the findings stay unverified
             done.set_result(_unverified(result, "verification off"))
             return
-        session.pool.submit(VERIFY, partial(self._verify, result, done))
+        queued = session.pool.submit(VERIFY, partial(self._verify, result, done))
+        _skipped_if_cancelled(
+            queued, done, _unverified(result, "verification skipped: interrupted")
+        )
 
     def _verify(self, result: ConcernOutcome, done: Future[ConcernOutcome]) -> None:
         session = self._session
@@ -409,6 +446,19 @@ class Workflow:
             self.guidance_for(concern),
             *extra,
         )
+
+
+def _skipped_if_cancelled(
+    queued: Future[None], outcome: Future[ConcernOutcome], skipped: ConcernOutcome
+) -> None:
+    """Give ``outcome`` the result ``skipped`` if the work ``queued`` for it never runs (the
+    review was interrupted first), so that nobody waits for it in vain."""
+
+    def settle(work: Future[None]) -> None:
+        if work.cancelled() and not outcome.done():
+            outcome.set_result(skipped)
+
+    queued.add_done_callback(settle)
 
 
 def _verdict(stored: object) -> Verdict | None:

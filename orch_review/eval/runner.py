@@ -19,7 +19,7 @@ from pathlib import Path
 from orch_review.core import ReviewOptions, prepare, run
 from orch_review.engine.budget import Usage
 from orch_review.engine.journal import Journal, JournalLike, NullJournal
-from orch_review.errors import OrchReviewError
+from orch_review.errors import GitError, OrchReviewError
 from orch_review.eval.cases import Case
 from orch_review.eval.matching import (
     DEFAULT_JUDGE_MODEL,
@@ -134,6 +134,15 @@ def _review_case(
     )
 
 
+def _repository(case: Case, settings: EvalSettings) -> Path | GitError:
+    """The case's local work tree, or why git could not provide it (a clone URL that cannot
+    be reached, a fetch that fails). A path that is no folder is refused for the whole run."""
+    try:
+        return local_repository(case, settings.base_dir, settings.cache)
+    except GitError as exc:
+        return exc
+
+
 def _judge_journal(settings: EvalSettings) -> JournalLike:
     if not settings.journal or settings.settings.get("journal") is False:
         return NullJournal()
@@ -154,7 +163,8 @@ def run_cases(
 
     started = clock()
     # Repositories first, one at a time: two cases of one URL must not clone it twice at once.
-    repos = [local_repository(case, settings.base_dir, settings.cache) for case in cases]
+    # A clone or fetch that fails leaves its case not scored, as a missing ref does.
+    repos = [_repository(case, settings) for case in cases]
     needs_judge = any(not issue.located for case in cases for issue in case.expected)
     with ExitStack() as stack:
         judge = None
@@ -165,7 +175,11 @@ def run_cases(
             judge = Judge(client, journal, model=settings.judge_model, prompt=settings.judge_prompt)
 
         def one(index: int) -> CaseResult:
-            result = _review_case(cases[index], repos[index], settings, env, judge)
+            repo = repos[index]
+            if isinstance(repo, GitError):
+                result = CaseResult(cases[index], error=f"{type(repo).__name__}: {repo}")
+            else:
+                result = _review_case(cases[index], repo, settings, env, judge)
             if progress is not None:
                 progress(result)
             return result

@@ -85,6 +85,25 @@ def test_hanging_request_times_out_and_is_retried(
     assert injection[0].fault == "hang"
 
 
+def test_a_stream_that_sends_only_pings_is_abandoned_at_the_request_timeout(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    # Alive to the HTTP layer (a ping every 0.1 s resets its read timeout), stalled for good.
+    stall = fake_api.add_fault("pings", delay=0.1, match=_injection_subagent)
+
+    result = run_cli(repo, api_env, "--all", "--request-timeout", "1", timeout=300)
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    assert stall.hits == 1
+    injection = [r for r in fake_api.message_requests if _injection_subagent(r.model_request())]
+    assert injection[0].fault == "pings"
+    assert injection[1].body == injection[0].body  # the same request, sent again
+    assert "no content for 1 s" in result.stderr  # the retry says why
+
+
 def test_failing_subagent_is_isolated_and_the_review_is_incomplete(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:

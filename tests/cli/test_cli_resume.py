@@ -6,6 +6,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -218,3 +219,116 @@ def test_the_next_run_sweeps_what_a_killed_run_left(
 
     assert result.returncode == 1, result.stderr
     assert not any(tempdirs.owner_pid(name) == proc.pid for name in _ours(scratch))
+
+
+def _report_turn(request: ModelRequest) -> bool:
+    """A subagent's second request: the one whose reply is its report_findings."""
+    return request.role == "subagent" and request.assistant_turns == 1
+
+
+def _signal_while_held(
+    fake_api: FakeMessagesAPI,
+    repo: Path,
+    env: dict[str, str],
+    match: Callable[[ModelRequest], bool],
+    count: int,
+    signum: int,
+) -> tuple[int, str, int]:
+    """Run a review whose requests that ``match`` are held; once ``count`` of them are in
+    flight, send ``signum``, and release them once orch-review says it sends nothing more.
+    Returns the exit status, what was said on stderr and how many requests were sent by the
+    time of the signal."""
+    fake_api.policy = planted_script()
+    held = fake_api.add_fault("held", match=match, times=None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    said: list[str] = []
+    stopping = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            said.append(line)
+            if "no new request is sent" in line:
+                stopping.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        _wait_for(lambda: held.held == count, f"{count} held requests to be in flight")
+        sent = len(fake_api.message_requests)
+        proc.send_signal(signum)
+        # Released only once orch-review says it sends nothing more: whatever is sent after
+        # the signal would be counted.
+        assert stopping.wait(60), "".join(said)
+        held.release()
+        proc.wait(timeout=60)
+    finally:
+        held.release()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(10)
+    return proc.returncode, "".join(said), sent
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_replies_in_flight_at_a_signal_land_in_the_journal_and_are_not_paid_again(
+    signum: int,
+    code: int,
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+) -> None:
+    repo = make_planted_repo(git_repo)
+
+    status, said, sent = _signal_while_held(fake_api, repo, api_env, _report_turn, 2, signum)
+
+    assert status == code, said
+    assert "Traceback" not in said
+    assert len(fake_api.message_requests) == sent  # not one request after the signal
+    assert _journal_kinds(repo).get("subagent") == 2  # both replies landed and were kept
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    concerns = [
+        r
+        for r in fake_api.requests_for("subagent")
+        if not is_sweep(r.model_request().first_user_text)
+    ]
+    assert concerns == []  # the two concerns whose reports landed cost nothing again
+
+
+def _workflow_turn(request: ModelRequest) -> bool:
+    """The main agent's second request: the one whose reply is its Workflow call."""
+    return request.role == "main" and request.assistant_turns == 1
+
+
+def test_the_main_agents_reply_in_flight_at_ctrl_c_is_kept_and_its_call_not_run(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+
+    status, said, sent = _signal_while_held(
+        fake_api, repo, api_env, _workflow_turn, 1, signal.SIGINT
+    )
+
+    assert status == 130, said
+    assert len(fake_api.message_requests) == sent  # its Workflow call started no subagent
+    assert _journal_kinds(repo).get("main") == 2  # the scout turn and the reply that landed
+    fake_api.reset()
+    fake_api.policy = planted_script()
+
+    result = run_cli(repo, api_env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert len(fake_api.requests_for("main")) == 1  # only the turn after the Workflow call

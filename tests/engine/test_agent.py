@@ -190,7 +190,9 @@ def test_a_second_cut_off_call_ends_the_agent_as_failed(fake_api: FakeMessagesAP
     assert len(set(_bodies(fake_api))) == 2
 
 
-def test_a_refused_turn_is_removed_and_the_task_restarted(fake_api: FakeMessagesAPI) -> None:
+def test_a_refused_turn_is_removed_and_the_restart_pays_only_from_it(
+    fake_api: FakeMessagesAPI,
+) -> None:
     def policy(request: ModelRequest) -> Reply:
         if len(fake_api.message_requests) == 2:
             return Reply.refusal()
@@ -200,10 +202,12 @@ def test_a_refused_turn_is_removed_and_the_task_restarted(fake_api: FakeMessages
     run = _loop(fake_api).run([{"role": "user", "content": "task"}])
 
     assert run.result == "done"
-    first, refused, restarted = fake_api.message_requests[:3]
+    # The restart starts from the task again, but the turn before the refused one is
+    # answered as it was the first time: only the refused request is asked again.
+    first, refused, asked_again = fake_api.message_requests
     assert refused.model_request().assistant_turns == 1
-    assert restarted.body["messages"] == first.body["messages"]  # the refused turn is gone
-    assert len(fake_api.message_requests) == 4
+    assert asked_again.body == refused.body  # the refusal is not in the conversation
+    assert first.body["messages"] != refused.body["messages"]
 
 
 @pytest.mark.parametrize("refusal", [Reply.refusal(), Reply.refusal("I can't help with")])

@@ -6,21 +6,37 @@ tests check the retry policy exactly without ever sleeping.
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from orch_review.engine.client import ModelClient, Reply
-from orch_review.errors import ApiUnavailable, RequestRejected
+from orch_review.errors import (
+    ApiUnavailable,
+    ApiUnusable,
+    AuthenticationFailed,
+    ConfigError,
+    OrchReviewError,
+    RequestRejected,
+)
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.messages_api import Reply as FakeReply
 
 FIRST_WAIT, LONGEST_WAIT = 1.0, 30.0
+KEY = "sk-ant-test-key-0123"
 
 
-def _client(api: FakeMessagesAPI, waits: list[float], max_retries: int = 3) -> ModelClient:
+def _client(
+    api: FakeMessagesAPI | str,
+    waits: list[float],
+    max_retries: int = 3,
+    request_timeout: float = 120,
+) -> ModelClient:
+    base_url = api if isinstance(api, str) else api.base_url
     return ModelClient(
-        {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"},
+        {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": KEY},
         max_retries=max_retries,
-        request_timeout=120,
+        request_timeout=request_timeout,
         max_output_tokens=1000,
         effort="high",
         backoff=(FIRST_WAIT, LONGEST_WAIT),
@@ -28,7 +44,7 @@ def _client(api: FakeMessagesAPI, waits: list[float], max_retries: int = 3) -> M
     )
 
 
-def _ask(client: ModelClient) -> Reply:
+def _ask(client: ModelClient, close: bool = True) -> Reply:
     try:
         return client.complete(
             model="claude-test",
@@ -37,7 +53,16 @@ def _ask(client: ModelClient) -> Reply:
             messages=[{"role": "user", "content": "Review this change."}],
         )
     finally:
-        client.close()
+        if close:
+            client.close()
+
+
+def closed_port_url() -> str:
+    """The URL of a port on 127.0.0.1 nothing listens on: a connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
@@ -133,3 +158,90 @@ def test_an_error_event_in_the_stream_is_named_so(answering: FakeMessagesAPI) ->
 
     with pytest.raises(ApiUnavailable, match="an error event in the stream overloaded_error"):
         _ask(_client(answering, [], max_retries=1))
+
+
+CREDIT_TOO_LOW = (
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+    "to upgrade or purchase credits."
+)
+
+
+def test_a_rejected_request_is_told_in_the_apis_words(answering: FakeMessagesAPI) -> None:
+    answering.add_fault("status", status=400, message="prompt is too long: 210000 tokens > 200000")
+
+    with pytest.raises(RequestRejected) as raised:
+        _ask(_client(answering, []))
+
+    assert str(raised.value) == (
+        "The API rejected a request: HTTP 400 invalid_request_error: "
+        "prompt is too long: 210000 tokens > 200000"
+    )
+
+
+def test_a_refused_connection_is_not_retried_and_names_the_endpoint() -> None:
+    url = closed_port_url()
+    waits: list[float] = []
+
+    with pytest.raises(ApiUnusable) as raised:
+        _ask(_client(url, waits, max_retries=4))
+
+    assert waits == []  # no backoff: not a second attempt
+    assert str(raised.value).startswith(f"Cannot reach the API at {url} (connection refused)")
+    assert "ANTHROPIC_BASE_URL" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "message", "error", "said"),
+    [
+        (401, None, None, AuthenticationFailed, "rejected the credentials (401)"),
+        (403, None, None, AuthenticationFailed, "HTTP 403 permission_error"),
+        (404, None, "model: claude-test", ConfigError, "does not know model `claude-test`"),
+        (400, None, CREDIT_TOO_LOW, ApiUnusable, f"invalid_request_error: {CREDIT_TOO_LOW}"),
+    ],
+)
+def test_after_an_answer_no_request_can_survive_none_is_sent(
+    answering: FakeMessagesAPI,
+    status: int,
+    error_type: str | None,
+    message: str | None,
+    error: type[OrchReviewError],
+    said: str,
+) -> None:
+    answering.add_fault("status", status=status, error_type=error_type, message=message)
+    client = _client(answering, [])
+    try:
+        with pytest.raises(error) as first:
+            _ask(client, close=False)
+        with pytest.raises(error) as second:  # the fault is used up: the API would answer
+            _ask(client, close=False)
+    finally:
+        client.close()
+
+    assert said in str(first.value) and f"The API at {answering.base_url} " in str(first.value)
+    assert str(second.value) == str(first.value)
+    assert KEY not in str(first.value)
+    assert len(answering.message_requests) == 1
+
+
+def test_a_stream_of_nothing_but_pings_times_out_and_is_retried(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("pings", delay=0.1)
+    waits: list[float] = []
+
+    reply = _ask(_client(answering, waits, request_timeout=1))
+
+    assert reply.text == "looks fine"
+    assert [r.fault for r in answering.message_requests] == ["pings", None]
+    assert len(waits) == 1  # one backoff: the stalled attempt was abandoned, then retried
+
+
+def test_a_stream_that_only_pings_fails_as_a_timeout_after_the_retries(
+    answering: FakeMessagesAPI,
+) -> None:
+    answering.add_fault("pings", delay=0.1, times=None)
+
+    with pytest.raises(ApiUnavailable, match="no content for 1 s"):
+        _ask(_client(answering, [], max_retries=1, request_timeout=1))
+
+    assert [r.fault for r in answering.message_requests] == ["pings", "pings"]

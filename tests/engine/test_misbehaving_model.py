@@ -1,7 +1,7 @@
 """Full reviews against a model that misbehaves on a share of its replies.
 
 Whatever the model does, every review ends, every request is one the API accepts, nothing is
-resent byte for byte after a reply (only a refused turn's restart repeats the task), and the
+resent byte for byte after a reply (only a refused turn is asked again), and the
 result is either the well-behaved run's findings or an honest "incomplete" (exit 3).
 """
 
@@ -41,46 +41,23 @@ def _lost(report: dict[str, Any]) -> bool:
 
 
 def _check_requests(api: FakeMessagesAPI, model: MisbehavingModel) -> None:
-    """Every request is valid, and none repeats the one before it in its conversation
-    unless that one was refused (the restart resends the task)."""
+    """Every request is valid, none repeats the one before it in its conversation unless
+    that one was refused (the refused turn is asked again), and none whose reply was cut
+    off at max_tokens is ever sent again."""
     seen: dict[str, int] = {}
     previous: dict[tuple[str, str], str] = {}
-    workflow_calls = _workflow_calls(api)
     for recorded in api.message_requests:
         assert validate_messages_body(recorded.body) is None
         request = recorded.model_request()
         body, key = canonical_json(recorded.body), draw_key(request)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
+        cut = [n for n in range(occurrence) if model.behaviour_at(key, n) == "cut_off"]
+        assert not cut, f"resent after its reply was cut off: {request.last_user_text[:200]}"
         conversation = (request.role, request.first_user_text)
-        # A subtask the main agent sent in two Workflow calls (no journal here) runs as two
-        # agents whose first requests are alike: that is a second agent, not a resend.
-        task = request.first_user_text.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
-        second_agent = (
-            request.assistant_turns == 0
-            and sum(json.dumps(task.strip())[1:-1] in call for call in workflow_calls) > 1
-        )
-        if previous.get(conversation) == body and not second_agent:
+        if previous.get(conversation) == body:
             assert model.behaviour_at(key, occurrence - 1) == "refusal", request.last_user_text
         previous[conversation] = body
-
-
-def _workflow_calls(api: FakeMessagesAPI) -> list[str]:
-    """Each Workflow call the main agent made, as the JSON of its input (subtasks may come as
-    a list or as one string: the model's odd shapes). Read from every main request, since a
-    refused turn is removed from the conversation after its calls ran."""
-    calls: dict[str, str] = {}
-    for recorded in api.message_requests:
-        request = recorded.model_request()
-        if request.role != "main":
-            continue
-        for message in request.messages:
-            if message.get("role") != "assistant" or isinstance(message.get("content"), str):
-                continue
-            for block in message["content"]:
-                if block.get("type") == "tool_use" and block.get("name") == "Workflow":
-                    calls[block["id"]] = json.dumps(block.get("input") or {})
-    return list(calls.values())
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ import pytest
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
+    StreamLimits,
+    StreamTimedOut,
     read_events,
     read_message,
     sse_events,
@@ -228,3 +230,67 @@ def test_a_garbled_decoded_event_is_an_incomplete_stream() -> None:
     start = {"type": "message_start", "message": {"id": "m", "content": [], "usage": {}}}
     with pytest.raises(IncompleteStream, match="malformed content_block_delta"):
         read_events([start, {"type": "content_block_delta", "index": 0}])
+
+
+class _Ticks:
+    """A clock that advances ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _answer() -> list[bytes]:
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    return list(
+        stream_events(message_json("m", "x", [{"type": "text", "text": "hi"}], "end_turn", usage))
+    )
+
+
+PING = sse_event("ping", {"type": "ping"})
+
+
+def test_pings_do_not_keep_a_stalled_stream_alive() -> None:
+    start, *rest = _answer()
+    stalled = _lines(start, *[PING] * 50, *rest)  # 50 s of pings, one a second
+
+    with pytest.raises(StreamTimedOut, match="no content for 10 s"):
+        read_message(stalled, StreamLimits(idle=10, total=1000, clock=_Ticks(1.0)))
+
+
+def test_a_stream_that_keeps_sending_content_is_bounded_as_a_whole() -> None:
+    start, *rest = _answer()
+    deltas = [
+        sse_event(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "."},
+            },
+        )
+    ] * 100
+    trickle = _lines(start, *rest[:3], *deltas, *rest[3:])  # one delta a second
+
+    with pytest.raises(StreamTimedOut, match="over 30 s"):
+        read_message(trickle, StreamLimits(idle=10, total=30, clock=_Ticks(1.0)))
+
+
+def test_pings_within_the_limits_are_harmless() -> None:
+    start, *rest = _answer()
+    lines = _lines(start, *[PING] * 5, *rest)
+
+    message = read_message(lines, StreamLimits(idle=10, total=1000, clock=_Ticks(1.0)))
+
+    assert message["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_decoded_events_are_bounded_the_same_way() -> None:
+    events = [{"type": "message_start", "message": {"content": [], "usage": {}}}]
+    events += [{"type": "ping"}] * 20
+
+    with pytest.raises(StreamTimedOut):
+        read_events(events, StreamLimits(idle=5, total=1000, clock=_Ticks(1.0)))

@@ -117,6 +117,30 @@ def test_a_case_from_a_clone_url_and_a_case_that_cannot_run(
     assert len(clones) == 1 and (clones[0] / ".git").is_dir()
 
 
+def test_a_clone_url_that_cannot_be_reached_leaves_only_its_case_not_scored(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = two_case_repo(git_repo)
+    bugs = two_cases(str(repo))[0]
+    nowhere = (tmp_path / "no-such-repository").as_uri()
+    unreachable = {"id": "unreachable", "repo": nowhere, "base": "main", "head": "bugs"}
+    cases = write_cases(tmp_path / "cases.jsonl", [unreachable | {"expected": []}, bugs])
+    fake_api.policy = review_policy()
+    out = tmp_path / "eval.json"
+
+    result = run_cli(tmp_path, _env(api_env, tmp_path), "eval", str(cases), "--json", str(out))
+
+    assert result.returncode == ExitCode.INCOMPLETE, result.stderr
+    assert "Traceback" not in result.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["overall"]["scored"] == 1 and written["overall"]["failed"] == 1
+    assert written["overall"]["recall"] == 0.5  # the good case was reviewed and scored
+    (failed,) = [c for c in written["cases"] if c["id"] == "unreachable"]
+    assert f"cannot clone {nowhere}" in failed["error"]
+    assert "Not scored (1):" in result.stdout and "`unreachable`" in result.stdout
+    assert fake_api.requests_for("subagent")  # the good case's review ran
+
+
 def test_a_repo_that_is_neither_a_folder_nor_a_url_is_refused_before_any_request(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -53,8 +53,11 @@ Matcher = Callable[[ModelRequest], bool]
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
-FAULT_KINDS = frozenset({"status", "drop_stream", "error_event", "hang", "latency"})
+FAULT_KINDS = frozenset(
+    {"status", "drop_stream", "error_event", "hang", "latency", "pings", "held"}
+)
 DEFAULT_HANG_SECONDS = 30.0
+DEFAULT_PING_SECONDS = 0.2
 SSE = "text/event-stream; charset=utf-8"
 
 
@@ -90,7 +93,15 @@ class Fault:
     retry_after: float | None = None
     delay: float | None = None
     error_type: str | None = None
+    message: str | None = None
     hits: int = 0
+    #: "held" requests waiting for `release()` right now.
+    held: int = 0
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        """Let the requests a "held" fault holds (and later ones) be answered."""
+        self.released.set()
 
     @property
     def exhausted(self) -> bool:
@@ -164,22 +175,27 @@ class FakeMessagesAPI:
         retry_after: float | None = None,
         delay: float | None = None,
         error_type: str | None = None,
+        message: str | None = None,
     ) -> Fault:
         """Schedule a fault for the next `times` matching /v1/messages requests (None: forever).
 
         Faults are tried in the order added; the first whose `match` accepts the request answers
-        it. Kinds: "status" (HTTP `status`, default 500, with error JSON and optional
-        retry-after), "drop_stream" (200, part of the stream, then the connection is closed
-        without the final chunk), "error_event" (200, message_start, then an SSE `error` event,
+        it. Kinds: "status" (HTTP `status`, default 500, with error JSON, `error_type` and
+        `message` as given or the status's usual ones, and optional retry-after),
+        "drop_stream" (200, part of the stream, then the connection is closed without the
+        final chunk), "error_event" (200, message_start, then an SSE `error` event,
         default overloaded_error), "hang" (no answer for `delay` s, default 30, or until stop(),
-        then the connection is closed), "latency" (wait `delay` s, then answer normally).
+        then the connection is closed), "latency" (wait `delay` s, then answer normally),
+        "pings" (200, message_start, then nothing but a `ping` event every `delay` s, default
+        0.2, until the client goes away or stop(): a stalled stream that looks alive), "held"
+        (no answer until `fault.release()`, then the policy's answer: replies in flight).
         Faulted requests other than "latency" never reach the policy.
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
         if times is not None and times < 1:
             raise ValueError("times must be at least 1, or None for every matching request")
-        fault = Fault(kind, times, match, status, retry_after, delay, error_type)
+        fault = Fault(kind, times, match, status, retry_after, delay, error_type, message)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -272,6 +288,8 @@ class FakeMessagesAPI:
             delay += fault.delay or 0.0
         if delay > 0 and self._http.stopping.wait(delay):
             return handler.abort()
+        if fault and fault.kind == "held":
+            return self._hold(handler, fault, request, call)
         if fault and fault.kind != "latency":
             return self._inject(handler, fault, request, call)
         self._answer(handler, request, call)
@@ -301,6 +319,20 @@ class FakeMessagesAPI:
             handler.write_chunk(encode(event))
         handler.end_stream()
 
+    def _hold(
+        self, handler: Exchange, fault: Fault, request: ModelRequest, call: ProviderCall | None
+    ) -> None:
+        with self._lock:
+            fault.held += 1
+        try:
+            while not fault.released.wait(0.02):
+                if self._http.stopping.is_set():
+                    return handler.abort()
+        finally:
+            with self._lock:
+                fault.held -= 1
+        self._answer(handler, request, call)
+
     def _inject(
         self, handler: Exchange, fault: Fault, request: ModelRequest, call: ProviderCall | None
     ) -> None:
@@ -308,8 +340,15 @@ class FakeMessagesAPI:
         encode = call.encode if call else _same
         if fault.kind == "status":
             status = fault.status or 500
-            return _send_error(handler, status, fault.error_type, fault.retry_after, call=call)
-        if fault.kind == "hang":
+            return _send_error(
+                handler,
+                status,
+                fault.error_type,
+                fault.retry_after,
+                message=fault.message,
+                call=call,
+            )
+        if fault.kind == "hang" or (fault.kind == "pings" and not stream):
             self._http.stopping.wait(DEFAULT_HANG_SECONDS if fault.delay is None else fault.delay)
             return handler.abort()
         error_type = fault.error_type or "overloaded_error"
@@ -320,6 +359,13 @@ class FakeMessagesAPI:
         usage = self.cache.usage(request.body)
         text = {"type": "text", "text": "This answer is cut short by an injected fault."}
         message = message_json(self._next_id("msg"), request.model, [text], "end_turn", usage)
+        if fault.kind == "pings" and stream:
+            handler.start_stream(call.content_type if call else SSE)
+            handler.write_chunk(encode(next(stream_events(message))))
+            interval = DEFAULT_PING_SECONDS if fault.delay is None else fault.delay
+            while not self._http.stopping.wait(interval):
+                handler.write_chunk(encode(sse_event("ping", {"type": "ping"})))
+            return handler.abort()
         if fault.kind == "drop_stream":
             sse = call.content_type if call else SSE
             handler.start_stream(sse if stream else "application/json")
