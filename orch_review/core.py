@@ -252,11 +252,11 @@ def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
     about this content (journal off, or the main agent did not finish)."""
     from orch_review.engine.conversation import NoConversation, load_conversation
     from orch_review.engine.opening import open_journal
-    from orch_review.scope.git import git_dir
+    from orch_review.scope.git import git_dir, work_tree
 
-    with open_journal(prepared.config, git_dir(prepared.repo)) as journal:
+    with open_journal(prepared.config, git_dir(prepared.repo), prepared.env) as journal:
         try:
-            conversation = load_conversation(journal)
+            conversation = load_conversation(journal, work_tree(prepared.repo))
         except NoConversation:
             return None
     head = prepared.scope.head_commit

@@ -15,15 +15,23 @@ def journal() -> None:
 
 
 def _journal_path() -> Path:
+    """The configured journal, else the one in ``.git``, else (a read-only checkout) the one
+    in the user's cache directory when only that exists."""
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
-    from orch_review.engine.journal import default_journal_path
+    from orch_review.engine.journal import cache_journal_path, default_journal_path
     from orch_review.scope.git import git_dir, open_repo, work_tree
 
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
-    return config.journal_path or default_journal_path(git_dir(repo))
+    if config.journal_path is not None:
+        return config.journal_path
+    path = default_journal_path(git_dir(repo))
+    fallback = cache_journal_path(git_dir(repo), env)
+    if not path.exists() and fallback is not None and fallback.exists():
+        return fallback
+    return path
 
 
 @journal.command()
@@ -38,7 +46,7 @@ def stats() -> None:
     if not path.exists():
         click.echo(f"journal: {path} (empty: no review has run here yet)")
         return
-    with Journal(path) as store:
+    with Journal(path, signer=None) as store:
         info = store.stats()
     click.echo(f"journal: {info.path}")
     click.echo(f"entries: {info.entries} ({info.total_bytes:,} bytes)")
@@ -57,7 +65,7 @@ def clear() -> None:
 
     path = _journal_path()
     try:
-        with Journal(path) as store:
+        with Journal(path, signer=None) as store:
             removed = store.clear()
     except JournalError:
         # An unreadable journal is exactly what `clear` is for: remove the files.

@@ -16,18 +16,45 @@ from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.confinement import agent_environment
-from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
+from orch_review.engine.journal import (
+    Journal,
+    JournalLike,
+    JournalUnwritable,
+    NullJournal,
+    cache_journal_path,
+    default_journal_path,
+)
 from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.scope.workspace import Workspace
+from orch_review.trust import JOURNAL, signer_for
 
 
-def open_journal(config: Config, git_dir: Path) -> JournalLike:
-    """The journal the config asks for (under the git directory by default)."""
+def open_journal(
+    config: Config,
+    git_dir: Path,
+    env: Mapping[str, str],
+    notices: Callable[[str], None] | None = None,
+) -> JournalLike:
+    """The journal the config asks for, its entries signed with the key of ``env``'s
+    credential. By default it is under the git directory; when that cannot be written (a
+    read-only checkout) it is in the user's cache directory instead, and ``notices`` says so."""
     if not config.journal:
         return NullJournal()
-    return Journal(config.journal_path or default_journal_path(git_dir))
+    signer = signer_for(env, config.provider, JOURNAL)
+    if config.journal_path is not None:
+        return Journal(config.journal_path, signer=signer)
+    try:
+        return Journal(default_journal_path(git_dir), signer=signer)
+    except JournalUnwritable:
+        fallback = cache_journal_path(git_dir, env)
+        if fallback is None:
+            raise
+    journal = Journal(fallback, signer=signer)
+    if notices is not None:
+        notices(f"{git_dir} cannot be written: the journal is kept in {fallback} instead.")
+    return journal
 
 
 def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
@@ -74,7 +101,7 @@ def open_session(
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
     tempdirs.sweep_stale()  # what killed runs left behind
-    journal = open_journal(config, git_dir)
+    journal = open_journal(config, git_dir, env, notices)
     try:
         with tempdirs.directory("home") as home:
             sandbox = resolve_sandbox(
@@ -115,6 +142,8 @@ def open_session(
     finally:
         pool.shutdown(wait=not cancel.is_set())
         starter.shutdown(wait=not cancel.is_set())
+        if warnings is not None:
+            warnings.extend(journal.trust_notes())
         # An agent still running when the review was interrupted may yet receive a result
         # that is paid for: the journal stays open for it until the process ends (each
         # result is one committed transaction, so an unfinished one leaves nothing behind).
