@@ -177,8 +177,10 @@ def run(
     report (partial failure is in the report, not raised)."""
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as review_scope
+    from orch_review.findings.provenance import sign_patches
     from orch_review.findings.triage import load_baseline
     from orch_review.reporters.files import check_writable, write_reports
+    from orch_review.trust import report_signer
 
     options = prepared.options
     check_writable(options.report_files)  # again: the folder may have gone since prepare()
@@ -195,6 +197,7 @@ def run(
         options=report_options,
         notices=notices,
     )
+    report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
     write_reports(report, options.report_files)
     return report
 
@@ -228,20 +231,27 @@ def merge(
     json_file: Path | None = None,
     sarif_file: Path | None = None,
     asked_by: str = "orch-review merge",
+    env: Mapping[str, str] | None = None,
 ) -> Report:
     """One report from the JSON reports of sharded reviews, its report files written (checked
     first). A missing or unreadable shard makes it incomplete; ConfigError, naming
-    ``asked_by``, when none can be read."""
+    ``asked_by``, when none can be read. A verified patch is trusted only when signed with the
+    key of ``env``'s credential (the process environment by default), as the shard jobs
+    sign them; others are shown unverified."""
     from orch_review.errors import ConfigError
     from orch_review.findings.merge import merge_files
+    from orch_review.findings.provenance import sign_patches
     from orch_review.reporters.files import check_writable, report_files, write_reports
+    from orch_review.trust import report_signer
 
     files = report_files(json_file, sarif_file)
     check_writable(files)
+    signer = report_signer(take_environment() if env is None else env)
     try:
-        report = merge_files(list(reports))
+        report = merge_files(list(reports), signer)
     except ValueError as exc:
         raise ConfigError(f"{asked_by}: {exc}") from None
+    report = sign_patches(report, signer)  # a merged report can be merged again
     write_reports(report, files)
     return report
 

@@ -42,7 +42,7 @@ USER_SECRET_NAME = "signing-secret"
 _CREDENTIALS = {
     "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
     "foundry": ("ANTHROPIC_FOUNDRY_API_KEY",),
-    "bedrock": ("AWS_BEARER_TOKEN_BEDROCK",),
+    "bedrock": ("AWS_BEARER_TOKEN_BEDROCK",),  # and a long-term AWS_SECRET_ACCESS_KEY
     "vertex": (),
 }
 
@@ -122,6 +122,18 @@ def user_secret(env: Mapping[str, str]) -> bytes | None:
     if not mine or info.st_mode & 0o077 or len(text) < 32:
         return None
     return text.encode("ascii")
+
+
+def report_signer(env: Mapping[str, str]) -> Signer | None:
+    """The signer of verified patches in JSON reports. A merge job has no configuration to
+    name the provider, so the first static credential of any provider in ``env`` is used
+    (the same in every job that holds the same secrets), else the per-user secret."""
+    for provider in _CREDENTIALS:
+        secret = credential_secret(env, provider)
+        if secret is not None:
+            return Signer(derive_key(secret, REPORTS), "credential")
+    secret = user_secret(env)
+    return None if secret is None else Signer(derive_key(secret, REPORTS), "user secret")
 
 
 def signer_for(env: Mapping[str, str], provider: str, label: bytes) -> Signer | None:

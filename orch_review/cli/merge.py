@@ -39,6 +39,7 @@ def merge(
     from orch_review import core
     from orch_review.cli.output import print_report_as
 
-    report = core.merge(reports, json_file=json_file, sarif_file=sarif_file)
+    env = core.take_environment()
+    report = core.merge(reports, json_file=json_file, sarif_file=sarif_file, env=env)
     print_report_as(report, output_format)
     return report.exit_code(fail_on)

@@ -107,7 +107,7 @@ def run_github(
         return _answer_comment(repo, run, context, env, echo, events)
     pull = find_pull_request(run, context, env, warn)
     if run.from_reports:
-        return _report_on(merged_report(run), run, pull, context, env, echo, warn)
+        return _report_on(merged_report(run, env), run, pull, context, env, echo, warn)
     if not core.has_credentials(env):
         if not pull.from_fork:
             raise CredentialsMissing(
@@ -187,9 +187,9 @@ def _answer_comment(
     )
 
 
-def merged_report(run: GitHubRun) -> Report:
+def merged_report(run: GitHubRun, env: Mapping[str, str]) -> Report:
     """The merged report of shard JSON reports, its files written; ConfigError when none is
-    usable."""
+    usable. Verified patches count only when signed with ``env``'s credential."""
     from orch_review import core
 
     return core.merge(
@@ -197,6 +197,7 @@ def merged_report(run: GitHubRun) -> Report:
         json_file=run.json_file,
         sarif_file=run.sarif_file,
         asked_by="--from-reports",
+        env=env,
     )
 
 
