@@ -56,16 +56,20 @@ def check_report_paths(data: Mapping[str, Any]) -> None:
         *(coverage.get("files") or ()),
         *(coverage.get("skipped_files") or ()),
     ]
-    for entry in entries:
+    for number, entry in enumerate(entries, 1):
         path = entry.get("path") if isinstance(entry, Mapping) else None
         if not isinstance(path, str):
-            raise ValueError("an entry has no path")
+            raise ValueError(f"entry {number} has no path")
         try:
             canonical = confined_path(path)
-        except ValueError as exc:
-            raise ValueError(f"path {exc}") from None
+        except ValueError:
+            canonical = None
         if canonical != path:
-            raise ValueError(f"path `{path}` is not in the one spelling orch-review writes")
+            # The path itself is not repeated: it is what the report may not show.
+            raise ValueError(
+                f"entry {number} has a path orch-review does not write (outside the "
+                "repository, into .git, or not in its one spelling)"
+            )
 
 
 def _signed(finding: Finding, scope: str) -> tuple[object, ...]:
