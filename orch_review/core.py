@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orch_review.errors import UsageError
+from orch_review.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     import git
@@ -198,8 +198,29 @@ def run(
         notices=notices,
     )
     report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
-    write_reports(report, options.report_files)
+    kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
+    try:
+        write_reports(report, options.report_files)
+    except OutputError as exc:
+        from orch_review.engine.kept import ReportNotWritten, not_written, rescue_report
+
+        rescued = rescue_report(report, prepared.env)
+        raise ReportNotWritten(not_written(exc, report, rescued, kept), report) from None
     return report
+
+
+def _keep_report(prepared: PreparedReview, report: Report) -> bool:
+    """Keep ``report`` in the journal as its working tree's last one."""
+    from orch_review.engine.journal import JournalError
+    from orch_review.engine.kept import keep_report
+    from orch_review.engine.opening import open_journal
+    from orch_review.scope.git import git_dir, work_tree
+
+    try:
+        with open_journal(prepared.config, git_dir(prepared.repo), prepared.env) as journal:
+            return keep_report(journal, report, work_tree(prepared.repo))
+    except JournalError:
+        return False  # the review already said why the journal is unusable
 
 
 def review(

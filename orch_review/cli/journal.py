@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
+from orch_review.cli.options import format_option
 
 
 @click.group(short_help="Inspect or clear the resume journal.")
@@ -57,7 +58,7 @@ def stats() -> None:
         click.echo(f"newest: {newest}")
 
 
-@journal.command()
+@journal.command(short_help="Forget every stored result: the next review pays in full.")
 @handle_errors
 def clear() -> None:
     """Forget every stored agent result (the next review pays in full)."""
@@ -73,3 +74,24 @@ def clear() -> None:
         click.echo(f"removed the unreadable journal {path}")
         return
     click.echo(f"removed {removed} entries")
+
+
+@journal.command("show-report", short_help="Show the last review's report again.")
+@format_option
+@handle_errors
+def show_report(output_format: str) -> None:
+    """Show the report of the last review in this working tree again (also when its report
+    files could not be written)."""
+    from orch_review.cli.output import print_report_as
+    from orch_review.config.settings import load_config
+    from orch_review.core import take_environment
+    from orch_review.engine.kept import load_report
+    from orch_review.engine.opening import open_journal
+    from orch_review.scope.git import git_dir, open_repo, work_tree
+
+    env = take_environment()
+    repo = open_repo(Path.cwd(), env)
+    config = load_config(work_tree(repo), env, {})
+    with open_journal(config, git_dir(repo), env) as store:
+        report = load_report(store, work_tree(repo))
+    print_report_as(report, output_format)

@@ -172,13 +172,19 @@ def review(
         shard=shard,
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
+    from orch_review.engine.kept import ReportNotWritten
+
     stderr = Console(stderr=True)
-    with Progress(stderr, enabled=not no_progress and not quiet) as progress:
-        report = core.run(
-            prepared,
-            events=progress,
-            notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
-        )
+    try:
+        with Progress(stderr, enabled=not no_progress and not quiet) as progress:
+            report = core.run(
+                prepared,
+                events=progress,
+                notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
+            )
+    except ReportNotWritten as exc:  # paid for: shown all the same, then the error
+        print_report_as(exc.report, output_format, quiet=quiet, verbose=verbose)
+        raise
     print_report_as(report, output_format, quiet=quiet, verbose=verbose)
     if fix:
         _apply_fixes(prepared, report, stderr)

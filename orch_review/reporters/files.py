@@ -50,6 +50,11 @@ def write_reports(report: Report, files: Iterable[ReportFile]) -> None:
     for name, path in files:
         text = renderers[name](report)
         try:
+            if path.exists() and not path.is_file():
+                # A device or a pipe (/dev/stdout): written in place, never replaced.
+                with path.open("w", encoding="utf-8") as out:
+                    out.write(text)
+                continue
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
             try:

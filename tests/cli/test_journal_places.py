@@ -95,3 +95,34 @@ def test_ask_in_a_linked_worktree_continues_that_worktrees_review(
     assert asked_other.returncode == 0, asked_other.stderr
     sent_other = json.dumps(fake_api.message_requests[0].body["messages"])
     assert "OTHER review" in sent_other and "FEATURE review" not in sent_other
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
+def test_a_paid_review_survives_a_full_disk_at_the_end(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo, base = _feature(git_repo)
+    env = {**api_env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    fake_api.policy = OneSubtaskPerFile(base=base)
+
+    # /dev/full opens for writing (an early check passes) and fails every write: ENOSPC.
+    result = run_cli(repo, env, "--base", "main", "--json", "/dev/full")
+
+    paid = len(fake_api.message_requests)
+    assert paid > 0 and Path("/dev/full").is_char_device()  # written in place, not replaced
+    assert result.returncode == 2, result.stderr
+    assert "src/calc.py:2" in result.stdout  # the report is printed all the same
+    said = " ".join(result.stderr.split())
+    assert "/dev/full" in said and "No space left on device" in said
+    assert "`orch-review journal show-report` shows it again" in said
+    (rescued,) = (tmp_path / "cache" / "orch-review" / "reports").glob("report-*.json")
+    assert f"saved to {rescued}" in said
+    data = json.loads(rescued.read_text())
+    assert [(f["path"], f["start_line"]) for f in data["findings"]] == [("src/calc.py", 2)]
+
+    shown = run_cli(repo, env, "journal", "show-report")
+    as_json = run_cli(repo, env, "journal", "show-report", "--format", "json")
+
+    assert shown.returncode == 0 and "src/calc.py:2" in shown.stdout, shown.stderr
+    assert json.loads(as_json.stdout)["findings"] == data["findings"]
+    assert len(fake_api.message_requests) == paid  # shown again without a request
