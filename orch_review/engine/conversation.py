@@ -106,8 +106,10 @@ def check_messages(messages: object) -> None:
         if not isinstance(message, Mapping) or set(message) != {"role", "content"}:
             raise ValueError(f"message {number} is malformed")
         role, content = message["role"], message["content"]
+        if not isinstance(role, str):
+            raise ValueError(f"message {number} is malformed")
         if role == "system":
-            if content not in _SYSTEM_TEXTS:
+            if not isinstance(content, str) or content not in _SYSTEM_TEXTS:
                 raise ValueError(f"message {number} is a system turn orch-review did not write")
             continue
         if role not in _ROLE_BLOCKS:
@@ -123,9 +125,10 @@ def check_messages(messages: object) -> None:
 
 
 def _check_block(block: object, allowed: frozenset[str], number: int) -> None:
-    if not isinstance(block, Mapping) or block.get("type") not in allowed:
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if not isinstance(kind, str) or kind not in allowed:
         raise ValueError(f"message {number} has a block orch-review does not send")
-    kind = block["type"]
+    assert isinstance(block, Mapping)
     fields = _BLOCKS[kind]
     if not set(block) - {"type"} <= set(fields) or not _REQUIRED.get(kind, set()) <= set(block):
         raise ValueError(f"message {number} has a malformed {kind} block")

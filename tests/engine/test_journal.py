@@ -344,3 +344,47 @@ def test_default_path_is_inside_git_dir(tmp_path: Path) -> None:
     assert default_journal_path(tmp_path / ".git") == (
         tmp_path / ".git" / "orch-review" / "journal.sqlite3"
     )
+
+
+def test_an_entry_signed_with_another_key_is_ignored_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with Journal(path, signer=Signer(b"f" * 32, "credential")) as forged:
+        forged.put("a", "file", {"findings": []})
+        forged.put("b", "file", {"findings": []})
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.get("a") is None
+        assert journal.ignored == 1 and "1 journal entry was ignored" in journal.trust_notes()[0]
+        journal.put("b", "file", {"findings": ["mine"]})
+        assert journal.get("b") == {"findings": ["mine"]}
+        assert journal.ignored == 1
+    with Journal(path, signer=None) as unsigned:  # no key: nothing stored, nothing trusted
+        assert not unsigned.put("c", "file", {})
+        assert unsigned.get("b") is None
+
+
+def test_a_forged_value_under_a_valid_signature_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with Journal(path, signer=SIGNER) as journal:
+        journal.put("a", "file", {"findings": ["real"]})
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE journal SET value = ? WHERE key = 'a'", ('{"findings":[]}',))
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.ignored == 1
+
+
+def test_a_journal_of_schema_1_is_emptied_and_said_so(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE journal (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT "
+            "NULL, created_at REAL NOT NULL, bytes INTEGER NOT NULL)"
+        )
+        conn.execute("INSERT INTO journal VALUES ('a', 'file', '{}', 0, 2)")
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.stats().entries == 0
+        assert journal.discarded == 1
+        assert "earlier version of orch-review" in journal.trust_notes()[0]
+        assert journal.put("a", "file", {"x": 1}) and journal.get("a") == {"x": 1}
+    assert SCHEMA_VERSION == 2
