@@ -202,10 +202,11 @@ def run(
     try:
         write_reports(report, options.report_files)
     except OutputError as exc:
-        from orch_review.engine.kept import ReportNotWritten, not_written, rescue_report
+        from orch_review.engine.kept import not_written, rescue_report
+        from orch_review.reporters.files import ReportNotWritten
 
         rescued = rescue_report(report, prepared.env)
-        raise ReportNotWritten(not_written(exc, report, rescued, kept), report) from None
+        raise ReportNotWritten(not_written(exc, rescued, kept), report) from None
     return report
 
 

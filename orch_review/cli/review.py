@@ -172,7 +172,7 @@ def review(
         shard=shard,
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
-    from orch_review.engine.kept import ReportNotWritten
+    from orch_review.reporters.files import ReportNotWritten
 
     stderr = Console(stderr=True)
     try:

@@ -26,15 +26,6 @@ class NoKeptReport(OrchReviewError):
     """The journal holds no report of this working tree."""
 
 
-class ReportNotWritten(OutputError):
-    """A finished review's report files could not be written; the report is carried along so
-    it can still be shown, and the message says where else it is."""
-
-    def __init__(self, message: str, report: Report) -> None:
-        super().__init__(message)
-        self.report = report
-
-
 def report_key(work_tree: Path) -> str:
     """The journal key of the last report of ``work_tree``."""
     return "report:" + journal_key("work tree", str(work_tree.resolve()))
@@ -85,12 +76,14 @@ def rescue_report(report: Report, env: Mapping[str, str]) -> Path | None:
     return path
 
 
-def not_written(error: OutputError, report: Report, rescued: Path | None, kept: bool) -> str:
-    """The message of :class:`ReportNotWritten`: what failed, and where the report is."""
+def not_written(error: OutputError, rescued: Path | None, kept: bool) -> str:
+    """The message of a :class:`~orch_review.reporters.files.ReportNotWritten`: what
+    failed, and where the report is."""
     where = [f"saved to {rescued}"] if rescued is not None else []
     if kept:
         where.append("`orch-review journal show-report` shows it again")
     return (
-        f"{str(error).rstrip('.')}. The review itself is complete: its report is printed "
-        "above" + "".join(f", {w}" for w in where) + "; free the space or choose another path."
+        f"{str(error).rstrip('.')}. The review itself is complete and its report is not lost: "
+        + ", ".join(where or ["it is shown above"])
+        + "; free the space or choose another path."
     )

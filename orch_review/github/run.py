@@ -32,7 +32,7 @@ from orch_review.github.event import (
 from orch_review.github.fetch import auth_env, ensure_history
 from orch_review.github.publish import CommentMode, Outcome, publish
 from orch_review.reporters import workflow_commands
-from orch_review.reporters.files import report_files, write_reports
+from orch_review.reporters.files import ReportNotWritten, report_files, write_reports
 
 if TYPE_CHECKING:
     import git
@@ -140,7 +140,11 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    report = core.run(prepared, events=events)  # it writes the report files
+    unwritten: ReportNotWritten | None = None
+    try:
+        report = core.run(prepared, events=events)  # it writes the report files
+    except ReportNotWritten as exc:  # paid for: posted all the same, then the error
+        report, unwritten = exc.report, exc
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
     conversation = Conversation(
@@ -148,7 +152,10 @@ def run_github(
         ignore_reaction=prepared.config.ignore_reaction,
         learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
     )
-    return _report_on(report, run, pull, context, env, echo, warn, conversation)
+    code = _report_on(report, run, pull, context, env, echo, warn, conversation)
+    if unwritten is not None:
+        raise unwritten
+    return code
 
 
 def keep_conversation(

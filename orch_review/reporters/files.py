@@ -14,6 +14,15 @@ from orch_review.findings.report import Report
 ReportFile = tuple[str, Path]  # (format name, where to write it)
 
 
+class ReportNotWritten(OutputError):
+    """A finished review's report files could not be written; the report is carried along so
+    that it can still be shown or posted, and the message says where else it is."""
+
+    def __init__(self, message: str, report: Report) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 def report_files(json_file: Path | None, sarif_file: Path | None) -> list[ReportFile]:
     """The report files asked for, as (format, path)."""
     wanted = (("json", json_file), ("sarif", sarif_file))

@@ -114,6 +114,7 @@ def test_a_paid_review_survives_a_full_disk_at_the_end(
     assert "src/calc.py:2" in result.stdout  # the report is printed all the same
     said = " ".join(result.stderr.split())
     assert "/dev/full" in said and "No space left on device" in said
+    assert "complete and its report is not lost" in said
     assert "`orch-review journal show-report` shows it again" in said
     (rescued,) = (tmp_path / "cache" / "orch-review" / "reports").glob("report-*.json")
     assert f"saved to {rescued}" in said
