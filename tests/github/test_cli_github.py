@@ -214,6 +214,7 @@ def test_shard_reports_are_merged_and_posted_once(
     assert "shard 2/2 produced no report" in summary["body"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
 def test_a_paid_review_is_posted_even_when_its_report_file_hits_a_full_disk(
     opened_env: dict[str, str], github_api: FakeGitHubAPI, pull_repo: PullRepo, tmp_path: Path
