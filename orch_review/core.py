@@ -218,8 +218,10 @@ def _keep_report(prepared: PreparedReview, report: Report) -> bool:
     from orch_review.scope.git import git_dir, work_tree
 
     try:
-        with open_journal(prepared.config, git_dir(prepared.repo), prepared.env) as journal:
-            return keep_report(journal, report, work_tree(prepared.repo))
+        # Quiet: the review has already said what is wrong with its journal, if anything.
+        repo = prepared.repo
+        with open_journal(prepared.config, git_dir(repo), prepared.env, quiet=True) as journal:
+            return keep_report(journal, report, work_tree(repo))
     except JournalError:
         return False  # the review already said why the journal is unusable
 

@@ -109,9 +109,18 @@ def delete_journal_files(path: Path) -> bool:
 class Journal:
     """Agent results in SQLite (WAL mode), safe for many threads and several processes at once."""
 
-    def __init__(self, path: Path, *, signer: Signer | None, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        signer: Signer | None,
+        busy_timeout: float = 10.0,
+        quiet: bool = False,
+    ) -> None:
         """``signer`` signs what is stored and checks what is read; without one nothing is
-        stored and nothing read is trusted (``journal stats`` and ``clear`` need none)."""
+        stored and nothing read is trusted (``journal stats`` and ``clear`` need none).
+        ``quiet``: failed lookups and stores are logged at debug level only (a second
+        opening in the same run, whose user was told already)."""
         self.path = Path(path)
         self._signer = signer
         self._ignored: set[str] = set()
@@ -123,6 +132,8 @@ class Journal:
         # kept in order by WAL and the busy timeout.
         self._lock = threading.Lock()
         self._warned = threading.Event()
+        if quiet:
+            self._warned.set()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(

@@ -36,22 +36,25 @@ def open_journal(
     git_dir: Path,
     env: Mapping[str, str],
     notices: Callable[[str], None] | None = None,
+    *,
+    quiet: bool = False,
 ) -> JournalLike:
     """The journal the config asks for, its entries signed with the key of ``env``'s
     credential. By default it is under the git directory; when that cannot be written (a
-    read-only checkout) it is in the user's cache directory instead, and ``notices`` says so."""
+    read-only checkout) it is in the user's cache directory instead, and ``notices`` says so.
+    ``quiet``: see :class:`Journal`."""
     if not config.journal:
         return NullJournal()
     signer = signer_for(env, config.provider, JOURNAL)
     if config.journal_path is not None:
-        return Journal(config.journal_path, signer=signer)
+        return Journal(config.journal_path, signer=signer, quiet=quiet)
     try:
-        return Journal(default_journal_path(git_dir), signer=signer)
+        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet)
     except JournalUnwritable:
         fallback = cache_journal_path(git_dir, env)
         if fallback is None:
             raise
-    journal = Journal(fallback, signer=signer)
+    journal = Journal(fallback, signer=signer, quiet=quiet)
     if notices is not None:
         notices(f"{git_dir} cannot be written: the journal is kept in {fallback} instead.")
     return journal
