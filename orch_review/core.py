@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orch_review.errors import UsageError
+from orch_review.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     import git
@@ -189,8 +189,10 @@ def run(
     report (partial failure is in the report, not raised)."""
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as review_scope
+    from orch_review.findings.provenance import sign_patches
     from orch_review.findings.triage import load_baseline
     from orch_review.reporters.files import check_writable, write_reports
+    from orch_review.trust import report_signer
 
     options = prepared.options
     check_writable(options.report_files)  # again: the folder may have gone since prepare()
@@ -207,8 +209,34 @@ def run(
         options=report_options,
         notices=notices,
     )
-    remember_reports(prepared.repo, write_reports(report, options.report_files))
+    report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
+    kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
+    try:
+        written = write_reports(report, options.report_files)
+    except OutputError as exc:
+        from orch_review.engine.kept import not_written, rescue_report
+        from orch_review.reporters.files import ReportNotWritten
+
+        rescued = rescue_report(report, prepared.env)
+        raise ReportNotWritten(not_written(exc, rescued, kept), report) from None
+    remember_reports(prepared.repo, written)
     return report
+
+
+def _keep_report(prepared: PreparedReview, report: Report) -> bool:
+    """Keep ``report`` in the journal as its working tree's last one."""
+    from orch_review.engine.journal import JournalError
+    from orch_review.engine.kept import keep_report
+    from orch_review.engine.opening import open_journal
+    from orch_review.scope.git import git_dir, work_tree
+
+    try:
+        # Quiet: the review has already said what is wrong with its journal, if anything.
+        repo = prepared.repo
+        with open_journal(prepared.config, git_dir(repo), prepared.env, quiet=True) as journal:
+            return keep_report(journal, report, work_tree(repo))
+    except JournalError:
+        return False  # the review already said why the journal is unusable
 
 
 def remember_reports(repo: git.Repo | None, written: Sequence[tuple[Path, bytes]]) -> None:
@@ -257,20 +285,28 @@ def merge(
     json_file: Path | None = None,
     sarif_file: Path | None = None,
     asked_by: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Report:
     """One report from the JSON reports of sharded reviews, its report files written (checked
     first). A missing or unreadable shard makes it incomplete; ConfigError, naming
-    ``asked_by`` (an option, such as ``--from-reports``) if given, when none can be read."""
+    ``asked_by`` (an option, such as ``--from-reports``) if given, when none can be read. A
+    verified patch is trusted only when signed with the key of ``env``'s credential (the
+    process environment by default), as the shard jobs sign them; others are shown
+    unverified."""
     from orch_review.errors import ConfigError
     from orch_review.findings.merge import merge_files
+    from orch_review.findings.provenance import sign_patches
     from orch_review.reporters.files import check_writable, report_files, write_reports
+    from orch_review.trust import report_signer
 
     files = report_files(json_file, sarif_file)
     check_writable(files)
+    signer = report_signer(take_environment() if env is None else env)
     try:
-        report = merge_files(list(reports))
+        report = merge_files(list(reports), signer)
     except ValueError as exc:
         raise ConfigError(f"{asked_by}: {exc}" if asked_by else str(exc)) from None
+    report = sign_patches(report, signer)  # a merged report can be merged again
     remember_reports(None, write_reports(report, files))
     return report
 
@@ -292,11 +328,11 @@ def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
     about this content (journal off, or the main agent did not finish)."""
     from orch_review.engine.conversation import NoConversation, load_conversation
     from orch_review.engine.opening import open_journal
-    from orch_review.scope.git import git_dir
+    from orch_review.scope.git import git_dir, work_tree
 
-    with open_journal(prepared.config, git_dir(prepared.repo)) as journal:
+    with open_journal(prepared.config, git_dir(prepared.repo), prepared.env) as journal:
         try:
-            conversation = load_conversation(journal)
+            conversation = load_conversation(journal, work_tree(prepared.repo))
         except NoConversation:
             return None
     head = prepared.scope.head_commit

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
+from orch_review.cli.options import format_option
 from orch_review.wording import counted
 
 
@@ -16,15 +17,23 @@ def journal() -> None:
 
 
 def _journal_path() -> Path:
+    """The configured journal, else the one in ``.git``, else (a read-only checkout) the one
+    in the user's cache directory when only that exists."""
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
-    from orch_review.engine.journal import default_journal_path
+    from orch_review.engine.journal import cache_journal_path, default_journal_path
     from orch_review.scope.git import git_dir, open_repo, work_tree
 
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
-    return config.journal_path or default_journal_path(git_dir(repo))
+    if config.journal_path is not None:
+        return config.journal_path
+    path = default_journal_path(git_dir(repo))
+    fallback = cache_journal_path(git_dir(repo), env)
+    if not path.exists() and fallback is not None and fallback.exists():
+        return fallback
+    return path
 
 
 @journal.command()
@@ -39,7 +48,7 @@ def stats() -> None:
     if not path.exists():
         click.echo(f"journal: {path} (empty: no review has run here yet)")
         return
-    with Journal(path) as store:
+    with Journal(path, signer=None) as store:
         info = store.stats()
     click.echo(f"journal: {info.path}")
     click.echo(f"entries: {info.entries:,} ({counted(info.total_bytes, 'byte')})")
@@ -50,7 +59,7 @@ def stats() -> None:
         click.echo(f"newest: {newest}")
 
 
-@journal.command()
+@journal.command(short_help="Forget every stored result: the next review pays in full.")
 @handle_errors
 def clear() -> None:
     """Forget every stored agent result (the next review pays in full)."""
@@ -58,7 +67,7 @@ def clear() -> None:
 
     path = _journal_path()
     try:
-        with Journal(path) as store:
+        with Journal(path, signer=None) as store:
             removed = store.clear()
     except JournalError:
         # An unreadable journal is exactly what `clear` is for: remove the files.
@@ -66,3 +75,24 @@ def clear() -> None:
         click.echo(f"removed the unreadable journal {path}")
         return
     click.echo(f"removed {counted(removed, 'entry')}")
+
+
+@journal.command("show-report", short_help="Show the last review's report again.")
+@format_option
+@handle_errors
+def show_report(output_format: str) -> None:
+    """Show the report of the last review in this working tree again (also when its report
+    files could not be written)."""
+    from orch_review.cli.output import print_report_as
+    from orch_review.config.settings import load_config
+    from orch_review.core import take_environment
+    from orch_review.engine.kept import load_report
+    from orch_review.engine.opening import open_journal
+    from orch_review.scope.git import git_dir, open_repo, work_tree
+
+    env = take_environment()
+    repo = open_repo(Path.cwd(), env)
+    config = load_config(work_tree(repo), env, {})
+    with open_journal(config, git_dir(repo), env) as store:
+        report = load_report(store, work_tree(repo))
+    print_report_as(report, output_format)

@@ -41,6 +41,7 @@ def merge(
     from orch_review.reporters.files import report_files
 
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
-    report = core.merge(reports, json_file=json_file, sarif_file=sarif_file)
+    env = core.take_environment()
+    report = core.merge(reports, json_file=json_file, sarif_file=sarif_file, env=env)
     print_report_as(report, output_format, stdout_taken=stdout_taken)
     return report.exit_code(fail_on)

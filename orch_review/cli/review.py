@@ -181,21 +181,36 @@ def review(
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     env = core.take_environment()
     prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    from orch_review.reporters.files import ReportNotWritten
+
     stderr = console(stderr=True)
-    with Progress(stderr, enabled=not no_progress and not quiet) as progress:
-        report = core.run(
-            prepared,
-            events=progress,
-            notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
-        )
     # People read paths from where they ran orch-review; machine formats keep them
     # repository-relative, as documented.
     prefix = core.cwd_prefix(prepared, Path.cwd())
-    shown = seen_from(report, prefix) if output_format == "text" else report
     files = (work_tree(prepared.repo), prepared.env)
-    print_report_as(
-        shown, output_format, quiet=quiet, verbose=verbose, files=files, stdout_taken=stdout_taken
-    )
+
+    def show(done: Report) -> None:
+        shown = seen_from(done, prefix) if output_format == "text" else done
+        print_report_as(
+            shown,
+            output_format,
+            quiet=quiet,
+            verbose=verbose,
+            files=files,
+            stdout_taken=stdout_taken,
+        )
+
+    try:
+        with Progress(stderr, enabled=not no_progress and not quiet) as progress:
+            report = core.run(
+                prepared,
+                events=progress,
+                notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
+            )
+    except ReportNotWritten as exc:  # paid for: shown all the same, then the error
+        show(exc.report)
+        raise
+    show(report)
     if fix:
         _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)

@@ -75,8 +75,8 @@ class FollowUp:
     def __enter__(self) -> FollowUp:
         git_dir = gitops.git_dir(self._repo)
         if self._conversation is None:
-            with open_journal(self._config, git_dir) as journal:
-                self._conversation = load_conversation(journal)
+            with open_journal(self._config, git_dir, self._env) as journal:
+                self._conversation = load_conversation(journal, gitops.work_tree(self._repo))
         commit = self._conversation.snapshot_commit
         objects = self._conversation.snapshot_objects
         with self._stack:
@@ -128,7 +128,9 @@ class FollowUp:
             question,
             shell=self._shell,
         )
-        update_conversation(self._session.journal, before, result)
+        update_conversation(
+            self._session.journal, before, result, work_tree=gitops.work_tree(self._repo)
+        )
         self._conversation = Conversation(
             result.messages,
             result.mode,

@@ -3,6 +3,10 @@
 Each result is stored under the SHA-256 of everything that changed it, as soon as it exists,
 in its own committed transaction. A journal that cannot be written never loses a result: the
 write is logged and skipped, and the review goes on.
+
+A journal file can come from anyone (a repository's ``.git``, a CI cache), so every entry is
+signed with a key only this user's credential gives (see :mod:`orch_review.trust`); an entry
+whose signature does not hold is ignored, and counted, as if it were not there.
 """
 
 from __future__ import annotations
@@ -10,16 +14,20 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 from orch_review.errors import OrchReviewError
+from orch_review.trust import Signer
 
-SCHEMA_VERSION = 1
+# 2: entries are signed; entries of version 1 are dropped unread (they cannot be trusted).
+SCHEMA_VERSION = 2
 logger = logging.getLogger("orch_review.journal")
 
 _CREATE = """CREATE TABLE journal (
@@ -27,12 +35,17 @@ _CREATE = """CREATE TABLE journal (
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
     created_at REAL NOT NULL,
-    bytes INTEGER NOT NULL
+    bytes INTEGER NOT NULL,
+    mac TEXT NOT NULL
 )"""
 
 
 class JournalError(OrchReviewError):
     """The journal file is corrupt, from an incompatible version, or cannot be opened."""
+
+
+class JournalUnwritable(JournalError):
+    """The journal's folder or file cannot be written (a read-only checkout)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,7 @@ class JournalLike(Protocol):
     def get(self, key: str) -> dict[str, Any] | None: ...
     def put(self, key: str, kind: str, value: dict[str, Any]) -> bool: ...
     def stats(self) -> JournalStats: ...
+    def trust_notes(self) -> list[str]: ...
     def clear(self) -> int: ...
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
@@ -71,6 +85,19 @@ def default_journal_path(git_dir: Path) -> Path:
     return git_dir / "orch-review" / "journal.sqlite3"
 
 
+def cache_journal_path(git_dir: Path, env: Mapping[str, str]) -> Path | None:
+    """The journal of a repository whose git directory cannot be written: in the user's cache
+    directory (``$XDG_CACHE_HOME`` or ``~/.cache``), one per repository; None without either."""
+    cache = env.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(cache):
+        home = env.get("HOME") or ""
+        if not os.path.isabs(home):
+            return None
+        cache = os.path.join(home, ".cache")
+    name = hashlib.sha256(os.fsencode(git_dir.resolve())).hexdigest()[:24]
+    return Path(cache) / "orch-review" / "journals" / name / "journal.sqlite3"
+
+
 def delete_journal_files(path: Path) -> bool:
     """Delete a journal and its WAL side files, even a corrupt one; True if the journal existed."""
     existed = path.exists()
@@ -82,8 +109,22 @@ def delete_journal_files(path: Path) -> bool:
 class Journal:
     """Agent results in SQLite (WAL mode), safe for many threads and several processes at once."""
 
-    def __init__(self, path: Path, *, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        signer: Signer | None,
+        busy_timeout: float = 10.0,
+        quiet: bool = False,
+    ) -> None:
+        """``signer`` signs what is stored and checks what is read; without one nothing is
+        stored and nothing read is trusted (``journal stats`` and ``clear`` need none).
+        ``quiet``: failed lookups and stores are logged at debug level only (a second
+        opening in the same run, whose user was told already)."""
         self.path = Path(path)
+        self._signer = signer
+        self._ignored: set[str] = set()
+        self.discarded = 0  # entries of an earlier schema version, dropped on opening
         # One connection shared under a lock rather than one per thread: SQLite admits a single
         # writer anyway, key lookups take microseconds next to the agent calls they save, and
         # close() can close a shared connection, whereas per-thread connections can only be
@@ -91,13 +132,15 @@ class Journal:
         # kept in order by WAL and the busy timeout.
         self._lock = threading.Lock()
         self._warned = threading.Event()
+        if quiet:
+            self._warned.set()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
         except (OSError, sqlite3.Error) as exc:
-            raise JournalError(
+            raise JournalUnwritable(
                 f"Cannot open the journal {self.path} ({exc}); fix the path or use --no-journal."
             ) from exc
         try:
@@ -125,7 +168,12 @@ class Journal:
                 if busy and time.monotonic() < deadline:
                     time.sleep(0.01)
                     continue
-                raise JournalError(
+                readonly = exc.sqlite_errorcode & 0xFF in (
+                    sqlite3.SQLITE_READONLY,
+                    sqlite3.SQLITE_CANTOPEN,
+                )
+                error = JournalUnwritable if readonly else JournalError
+                raise error(
                     f"Cannot open the journal {self.path} ({exc}); retry, or use --no-journal."
                 ) from exc
             except sqlite3.DatabaseError as exc:
@@ -138,7 +186,10 @@ class Journal:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise self._unusable("is not an orch-review journal")
-            if version == 0:
+            if version == 1:  # unsigned entries: nothing in them can be trusted
+                self.discarded = conn.execute("SELECT count(*) FROM journal").fetchone()[0]
+                conn.execute("DROP TABLE journal")
+            if version in (0, 1):
                 conn.execute(_CREATE)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
@@ -155,16 +206,51 @@ class Journal:
         )
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored result for ``key``, or None; a failed lookup is logged and is a miss."""
-        sql = "SELECT value FROM journal WHERE key = ?"
+        """The stored result for ``key``, or None; a failed lookup is logged and is a miss, and
+        an entry orch-review did not sign with this key is ignored (and counted)."""
+        sql = "SELECT kind, value, mac FROM journal WHERE key = ?"
         try:
             with self._lock:
                 row = self._conn.execute(sql, (key,)).fetchone()
-            value = None if row is None else json.loads(row[0])
-        except (sqlite3.Error, ValueError) as exc:
+        except sqlite3.Error as exc:
+            self._warn(f"lookup failed ({exc})")
+            return None
+        if row is None:
+            return None
+        kind, text, mac = row
+        if self._signer is None or not self._signer.valid(mac, key, kind, text):
+            with self._lock:
+                self._ignored.add(key)
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
             self._warn(f"lookup failed ({exc})")
             return None
         return value if isinstance(value, dict) else None
+
+    @property
+    def ignored(self) -> int:
+        """How many entries were looked up and ignored: not signed by orch-review with the
+        key of this review's credential (forged, or written with another credential)."""
+        with self._lock:
+            return len(self._ignored)
+
+    def trust_notes(self) -> list[str]:
+        """What the report says about entries that were not used (empty when all were)."""
+        notes = []
+        if self.discarded:
+            notes.append(
+                f"The journal {self.path} was written by an earlier version of orch-review: "
+                f"its {self.discarded} entries were not reused."
+            )
+        if self.ignored:
+            notes.append(
+                f"{self.ignored} journal entr{'y was' if self.ignored == 1 else 'ies were'} "
+                "ignored: not signed by orch-review with this review's credential (written "
+                "with another credential, or forged); their work was done again."
+            )
+        return notes
 
     def put(self, key: str, kind: str, value: dict[str, Any]) -> bool:
         """Store ``value`` atomically; on a database failure log a warning and return False."""
@@ -173,11 +259,14 @@ class Journal:
         # ASCII JSON: lone surrogates survive the round trip, and len() is the size in bytes.
         # A value json cannot encode raises TypeError here: a caller's bug, not a journal failure.
         text = json.dumps(value, separators=(",", ":"))
+        if self._signer is None:
+            return False  # nothing could trust it
+        mac = self._signer.sign(key, kind, text)
         try:
             with self._lock:
                 self._conn.execute(
-                    "INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)",
-                    (key, kind, text, time.time(), len(text)),
+                    "INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, kind, text, time.time(), len(text), mac),
                 )
         except sqlite3.Error as exc:
             self._warn(f"could not store a {kind} result ({exc})")
@@ -253,6 +342,9 @@ class NullJournal:
 
     def stats(self) -> JournalStats:
         return JournalStats(None, 0, 0, {}, None, None)
+
+    def trust_notes(self) -> list[str]:
+        return []
 
     def clear(self) -> int:
         return 0

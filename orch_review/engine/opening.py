@@ -16,18 +16,54 @@ from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.confinement import agent_environment, is_throwaway_uid
-from orch_review.engine.journal import Journal, JournalLike, NullJournal, default_journal_path
+from orch_review.engine.journal import (
+    Journal,
+    JournalLike,
+    JournalUnwritable,
+    NullJournal,
+    cache_journal_path,
+    default_journal_path,
+)
 from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.scope.workspace import Workspace
+from orch_review.trust import JOURNAL, signer_for
 
 
-def open_journal(config: Config, git_dir: Path) -> JournalLike:
-    """The journal the config asks for (under the git directory by default)."""
+def open_journal(
+    config: Config,
+    git_dir: Path,
+    env: Mapping[str, str],
+    notices: Callable[[str], None] | None = None,
+    *,
+    quiet: bool = False,
+) -> JournalLike:
+    """The journal the config asks for, its entries signed with the key of ``env``'s
+    credential. By default it is under the git directory; when that cannot be written (a
+    read-only checkout) it is in the user's cache directory instead, and ``notices`` says so.
+    ``quiet``: see :class:`Journal`."""
     if not config.journal:
         return NullJournal()
-    return Journal(config.journal_path or default_journal_path(git_dir))
+    signer = signer_for(env, config.provider, JOURNAL)
+    if signer is None and notices is not None:
+        notices(
+            "The journal is not used: no API key to sign its entries with, and no private "
+            "per-user secret could be made in the configuration directory (see the README's "
+            "journal section)."
+        )
+    if config.journal_path is not None:
+        return Journal(config.journal_path, signer=signer, quiet=quiet)
+    try:
+        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet)
+    except JournalUnwritable:
+        fallback = cache_journal_path(git_dir, env)
+        if fallback is None:
+            raise
+    journal = Journal(fallback, signer=signer, quiet=quiet)
+    if notices is not None:
+        notices(f"{git_dir} cannot be written: the journal is kept in {fallback} instead.")
+    return journal
 
 
 def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
@@ -107,7 +143,7 @@ def open_session(
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
     # What killed runs left behind, the homes root handed to throwaway uids included.
     tempdirs.sweep_stale(also_ours=is_throwaway_uid)
-    journal = open_journal(config, git_dir)
+    journal = open_journal(config, git_dir, env, notices)
     try:
         with tempdirs.directory("home") as home:
             sandbox = resolve_sandbox(
@@ -151,6 +187,8 @@ def open_session(
     finally:
         pool.shutdown(wait=not cancel.is_set())
         starter.shutdown(wait=not cancel.is_set())
+        if warnings is not None:
+            warnings.extend(journal.trust_notes())
         # An agent still running when the review was interrupted may yet receive a result
         # that is paid for: the journal stays open for it until the process ends (each
         # result is one committed transaction, so an unfinished one leaves nothing behind).

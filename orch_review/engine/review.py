@@ -216,7 +216,12 @@ def review(
                 if main.note:
                     warnings.append(f"main agent: {main.note}")
                 save_conversation(
-                    session.journal, main, content.commit, scope.describe(), content.own_objects()
+                    session.journal,
+                    main,
+                    content.commit,
+                    scope.describe(),
+                    content.own_objects(),
+                    work_tree=scope.root,
                 )
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:

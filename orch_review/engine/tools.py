@@ -6,11 +6,11 @@ byte-identical across turns and across agents of one role.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from orch_review.findings.provenance import confined_path
 from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
@@ -282,16 +282,10 @@ def _line(item: Mapping[str, Any], key: str, what: str = "line number") -> int:
 def canonical_path(raw: str) -> str:
     """A repository-relative path in one spelling (``a/./b``, ``a//b`` and ``a/x/../b`` are
     ``a/b``); raises :class:`ToolInputError` for a path outside the tree or into ``.git``."""
-    if "\0" in raw:
-        raise ToolInputError(f"`{raw}` is not a repository-relative path")
-    if raw.startswith("/"):
-        raise ToolInputError(f"`{raw}` is absolute; use a repository-relative path")
-    path = posixpath.normpath(raw)
-    if path == "." or path == ".." or path.startswith("../"):
-        raise ToolInputError(f"`{raw}` is not a file inside the repository")
-    if ".git" in path.split("/"):
-        raise ToolInputError(f"`{raw}` is inside .git, which is not under review")
-    return path
+    try:
+        return confined_path(raw)
+    except ValueError as exc:
+        raise ToolInputError(str(exc)) from None
 
 
 def _severity(item: Mapping[str, Any]) -> Severity:

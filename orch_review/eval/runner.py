@@ -32,6 +32,7 @@ from orch_review.eval.matching import (
 from orch_review.eval.sources import local_repository
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.trust import JOURNAL, signer_for
 
 VERIFICATION_OFF = "verification off"
 
@@ -143,10 +144,11 @@ def _repository(case: Case, settings: EvalSettings) -> Path | GitError:
         return exc
 
 
-def _judge_journal(settings: EvalSettings) -> JournalLike:
+def _judge_journal(settings: EvalSettings, env: Mapping[str, str]) -> JournalLike:
     if not settings.journal or settings.settings.get("journal") is False:
         return NullJournal()
-    return Journal(settings.cache / "eval-judge.sqlite3")
+    signer = signer_for(env, "anthropic", JOURNAL)  # the judge's client is the default one
+    return Journal(settings.cache / "eval-judge.sqlite3", signer=signer)
 
 
 def run_cases(
@@ -171,7 +173,7 @@ def run_cases(
         if needs_judge:
             client = new_client(Config(max_output_tokens=8000, effort="medium"), env)
             stack.callback(client.close)
-            journal = stack.enter_context(_judge_journal(settings))
+            journal = stack.enter_context(_judge_journal(settings, env))
             judge = Judge(client, journal, model=settings.judge_model, prompt=settings.judge_prompt)
 
         def one(index: int) -> CaseResult:

@@ -74,7 +74,12 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
 
 def patch_to_json(check: PatchCheck) -> dict[str, Any]:
     """A patch check as a JSON-ready dict."""
-    return {"verified": check.verified, "reason": check.reason, "reviewed": check.reviewed}
+    return {
+        "verified": check.verified,
+        "reason": check.reason,
+        "reviewed": check.reviewed,
+        "signature": check.signature,
+    }
 
 
 def patch_from_json(data: Mapping[str, Any]) -> PatchCheck:
@@ -85,6 +90,8 @@ def patch_from_json(data: Mapping[str, Any]) -> PatchCheck:
         verified=data["verified"],
         reason=_str(data, "reason"),
         reviewed=_optional_str(data, "reviewed"),
+        # Absent from reports and journals written before patches were signed: unsigned.
+        signature=_optional_str(data, "signature") if "signature" in data else None,
     )
 
 

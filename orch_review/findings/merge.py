@@ -15,9 +15,11 @@ from typing import Any
 
 from orch_review.findings.codec import finding_from_json
 from orch_review.findings.coverage import Coverage, FileCoverage, merge_coverage
+from orch_review.findings.provenance import check_report_paths, known_category, trusted_patches
 from orch_review.findings.records import ConcernOutcome, Finding, rank_key
 from orch_review.findings.report import Report, build_report
 from orch_review.findings.usage import Usage, UsageReport
+from orch_review.trust import Signer
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,11 @@ def report_from_json(data: Mapping[str, Any]) -> Report:
     """A :class:`Report` rebuilt from ``orch-review --json`` output (schema version 1)."""
     if data.get("schema_version") != 1 or data.get("tool", {}).get("name") != "orch-review":
         raise ValueError("not an orch-review JSON report (schema version 1)")
-    findings = [finding_from_json(f) for f in data["findings"]]
+    check_report_paths(data)
+    findings = [
+        replace(found, category=known_category(found.category))
+        for found in (finding_from_json(f) for f in data["findings"])
+    ]
     concerns = [
         ConcernOutcome(
             index=int(c["index"]) - 1,
@@ -97,13 +103,23 @@ def report_from_json(data: Mapping[str, Any]) -> Report:
     )
 
 
-def read_shard(path: Path) -> ShardReport:
-    """One shard's JSON report; raises ValueError (with the reason) when unusable."""
+def read_shard(path: Path, signer: Signer | None = None) -> ShardReport:
+    """One shard's JSON report, validated as orch-review writes it; raises ValueError (with
+    the reason) when unusable. A verified patch not signed with ``signer``'s key is
+    downgraded to unverified, with a warning."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         report = report_from_json(data)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: {exc}") from None
+    report, downgraded = trusted_patches(report, signer)
+    if downgraded:
+        note = (
+            f"{downgraded} verified patch(es) were not signed by a review with this "
+            "credential (give the merge the shard jobs' API key, or the report was forged): "
+            "shown as unverified."
+        )
+        report = replace(report, warnings=(*report.warnings, note))
     return ShardReport(str(path), report.shard, report)
 
 
@@ -212,13 +228,14 @@ def _sum(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in sorted(set(a) | set(b))}
 
 
-def merge_files(paths: Sequence[Path]) -> Report:
+def merge_files(paths: Sequence[Path], signer: Signer | None = None) -> Report:
     """The merged report of the shard reports at ``paths``; a missing or unreadable one makes
-    it incomplete (it is named). Raises ValueError when none can be read."""
+    it incomplete (it is named). Verified patches are trusted only when signed with
+    ``signer``'s key. Raises ValueError when none can be read."""
     shards, problems = [], []
     for path in paths:
         try:
-            shards.append(read_shard(path))
+            shards.append(read_shard(path, signer))
         except ValueError as exc:
             problems.append(f"no usable shard report: {exc}")
     if not shards:

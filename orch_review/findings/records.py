@@ -81,6 +81,9 @@ class PatchCheck:
     # Lines start_line..end_line as reviewed (joined by newlines, no final one): what the
     # patch replaces, so that applying it later can tell whether the file changed since.
     reviewed: str | None = None
+    # A verified patch in a JSON report is signed by the review that verified it, so that
+    # merging shard reports can tell it from a forged one (see findings/provenance.py).
+    signature: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from orch_review.github.event import (
 from orch_review.github.fetch import auth_env, ensure_history
 from orch_review.github.publish import CommentMode, Outcome, publish
 from orch_review.reporters import workflow_commands
-from orch_review.reporters.files import report_files, write_reports
+from orch_review.reporters.files import ReportNotWritten, report_files, write_reports
 from orch_review.sanitize import line as safe_line
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def run_github(
         return _answer_comment(repo, run, context, env, echo, events)
     pull = find_pull_request(run, context, env, warn)
     if run.from_reports:
-        return _report_on(merged_report(run), run, pull, context, env, echo, warn)
+        return _report_on(merged_report(run, env), run, pull, context, env, echo, warn)
     if not core.has_credentials(env):
         if not pull.from_fork:
             raise CredentialsMissing(
@@ -141,7 +141,11 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    report = core.run(prepared, events=events)  # it writes the report files
+    unwritten: ReportNotWritten | None = None
+    try:
+        report = core.run(prepared, events=events)  # it writes the report files
+    except ReportNotWritten as exc:  # paid for: posted all the same, then the error
+        report, unwritten = exc.report, exc
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
     conversation = Conversation(
@@ -149,7 +153,10 @@ def run_github(
         ignore_reaction=prepared.config.ignore_reaction,
         learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
     )
-    return _report_on(report, run, pull, context, env, echo, warn, conversation)
+    code = _report_on(report, run, pull, context, env, echo, warn, conversation)
+    if unwritten is not None:
+        raise unwritten
+    return code
 
 
 def keep_conversation(
@@ -188,9 +195,9 @@ def _answer_comment(
     )
 
 
-def merged_report(run: GitHubRun) -> Report:
+def merged_report(run: GitHubRun, env: Mapping[str, str]) -> Report:
     """The merged report of shard JSON reports, its files written; ConfigError when none is
-    usable."""
+    usable. Verified patches count only when signed with ``env``'s credential."""
     from orch_review import core
 
     return core.merge(
@@ -198,6 +205,7 @@ def merged_report(run: GitHubRun) -> Report:
         json_file=run.json_file,
         sarif_file=run.sarif_file,
         asked_by="--from-reports",
+        env=env,
     )
 
 

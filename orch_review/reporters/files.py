@@ -21,6 +21,15 @@ ReportFile = tuple[str, Path]  # (format name, where to write it)
 STDOUT = Path("-")
 
 
+class ReportNotWritten(OutputError):
+    """A finished review's report files could not be written; the report is carried along so
+    that it can still be shown or posted, and the message says where else it is."""
+
+    def __init__(self, message: str, report: Report) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 def report_files(json_file: Path | None, sarif_file: Path | None) -> list[ReportFile]:
     """The report files asked for, as (format, path)."""
     wanted = (("json", json_file), ("sarif", sarif_file))
@@ -120,6 +129,11 @@ def write_text(path: Path, text: str, what: str) -> bytes:
     """Write ``text`` to ``path`` atomically; the bytes written. OutputError on failure."""
     data = text.encode("utf-8")
     try:
+        if path.exists() and not path.is_file():
+            # A device or a pipe (/dev/stdout, /dev/full): written in place, never replaced.
+            with path.open("wb") as device:
+                device.write(data)
+            return data
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:

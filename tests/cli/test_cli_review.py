@@ -370,7 +370,7 @@ def test_damaged_journal_gives_one_warning_with_the_way_out(
     db = sqlite3.connect(path)  # enough pages to damage some past the header
     with db:
         db.executemany(
-            "INSERT INTO journal VALUES (?, 'pad', ?, 0, 0)",
+            "INSERT INTO journal VALUES (?, 'pad', ?, 0, 0, '')",
             [(f"pad{i}", "x" * 500) for i in range(200)],
         )
     db.close()  # the last connection folds the WAL into the file

