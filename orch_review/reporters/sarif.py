@@ -21,6 +21,7 @@ from orch_review import __version__
 from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
+from orch_review.scope.diff import json_safe
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
@@ -200,7 +201,14 @@ MAX_FILE_NOTIFICATIONS = 1000
 def _file_notification(level: str, descriptor: str, path: str, text: str) -> dict[str, Any]:
     note = _notification(level, descriptor, text)
     note["locations"] = [
-        {"physicalLocation": {"artifactLocation": {"uri": quote(path), "uriBaseId": "SRCROOT"}}}
+        {
+            "physicalLocation": {
+                "artifactLocation": {
+                    "uri": quote(path, errors="surrogateescape"),
+                    "uriBaseId": "SRCROOT",
+                }
+            }
+        }
     ]
     return note
 
@@ -311,7 +319,7 @@ def _log(
 
 
 def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(json_safe(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render(report: Report) -> str:

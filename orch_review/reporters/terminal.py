@@ -27,6 +27,7 @@ from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
+from orch_review.scope.diff import quote_path
 
 SEVERITY_STYLE = {
     Severity.HIGH: "bold red",
@@ -254,12 +255,12 @@ def _file_coverage(report: Report, verbose: bool) -> Iterator[Text]:
     if coverage is None:
         return
     yield Text(coverage.headline() + ".", "bold" if coverage.complete else "bold red")
-    uncovered = [(f.path, f.reason) for f in coverage.uncovered]
+    uncovered = [(quote_path(f.path), f.reason) for f in coverage.uncovered]
     yield from _grouped("NOT COVERED ", "bold red", "files", uncovered, verbose)
     skipped = coverage.skipped
     if skipped:
         yield Text(f"Skipped before the review: {len(skipped)} file(s).", "dim")
-    entries = [(s.path, s.reason) for s in skipped]
+    entries = [(quote_path(s.path), s.reason) for s in skipped]
     yield from _grouped("SKIPPED ", "dim", "files", entries, verbose)
 
 
@@ -337,7 +338,7 @@ def _incomplete(report: Report) -> Text:
     why = f"{missing} concern{'s' if missing != 1 else ''} not covered" if missing else ""
     coverage = report.coverage
     if coverage is not None:
-        files = [f.path for f in coverage.uncovered]
+        files = [quote_path(f.path) for f in coverage.uncovered]
         why = f"{len(files)} of {len(coverage.files)} {coverage.unit} not covered" if files else ""
         if files:
             shown = ", ".join(_one_line(p) for p in files[:5])

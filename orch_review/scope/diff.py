@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -74,6 +76,27 @@ def path_for_json(path: str) -> str:
     """``path`` as machine output carries it: itself when it is UTF-8 (JSON escapes any
     control character), else git's C-quoted form, since JSON text must be valid UTF-8."""
     return path if is_utf8(path) else quote_path(path)
+
+
+def path_fields(path: str, key: str = "path") -> dict[str, str]:
+    """``{key: path_for_json(path)}``, plus ``{key}_bytes_b64``, the name's exact bytes in
+    base64, when the name is not UTF-8: the one field that maps back to the file."""
+    fields = {key: path_for_json(path)}
+    if not is_utf8(path):
+        raw = path.encode("utf-8", "surrogateescape")
+        fields[f"{key}_bytes_b64"] = base64.b64encode(raw).decode("ascii")
+    return fields
+
+
+def json_safe(value: Any) -> Any:
+    """JSON-ready ``value`` with every string valid UTF-8 (:func:`text_for_json`)."""
+    if isinstance(value, str):
+        return text_for_json(value)
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
 
 
 def text_for_json(text: str) -> str:

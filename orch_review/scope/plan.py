@@ -11,7 +11,7 @@ from rich.text import Text
 
 from orch_review.engine.prompts import MAIN_SYSTEM
 from orch_review.sanitize import terminal
-from orch_review.scope.diff import path_for_json, quote_path, text_for_json
+from orch_review.scope.diff import path_fields, quote_path, text_for_json
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 
@@ -25,7 +25,7 @@ def estimate_tokens(scope: Scope) -> int:
 
 def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]:
     """The plan as JSON-ready data (sorted, deterministic; names that are not UTF-8 in
-    git's C-quoted form, so the JSON is valid UTF-8)."""
+    git's C-quoted form, so the JSON is valid UTF-8, with their bytes in base64 beside)."""
     return {
         "scope": {
             "kind": scope.kind,
@@ -38,12 +38,15 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
         },
         "files": [
             {
-                "path": path_for_json(f.path),
+                **path_fields(f.path),
                 "size": f.size,
                 "status": f.change.status if f.change else None,
-                "old_path": path_for_json(f.change.old_path)
-                if f.change and f.change.old_path
-                else None,
+                "old_path": None,
+                **(
+                    path_fields(f.change.old_path, "old_path")
+                    if f.change and f.change.old_path
+                    else {}
+                ),
                 "additions": f.change.additions if f.change else None,
                 "deletions": f.change.deletions if f.change else None,
                 "hunks": [list(h) for h in f.change.hunks] if f.change else None,
@@ -51,7 +54,7 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
             for f in sorted(scope.files, key=lambda f: f.path)
         ],
         "skipped": [
-            {"path": path_for_json(s.path), "reason": text_for_json(s.reason)}
+            {**path_fields(s.path), "reason": text_for_json(s.reason)}
             for s in sorted(scope.skipped, key=lambda s: s.path)
         ],
         "tokens": {
