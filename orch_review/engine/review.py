@@ -35,6 +35,7 @@ from orch_review.findings.records import Finding
 from orch_review.findings.report import Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
+from orch_review.programs import require
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
@@ -154,6 +155,8 @@ def review(
     started = time.monotonic()
     if not scope.files:  # a shard with no file: complete, nothing to ask a model
         return _empty_report(config, scope, mode)
+    # Before the snapshot and the first request: agents cannot work without a shell.
+    require("bash", agent_environment(env, "")["PATH"])
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
     with (

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import GitError
+from orch_review.programs import require_git
 from orch_review.scope.reviewable import can_read
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ SNAPSHOT_IDENTITY = {
 
 def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
     """The repository containing ``cwd`` (honouring ``GIT_DIR`` when a hook sets it)."""
+    require_git()  # GitPython cannot even be imported without it
     import git
 
     git_dir = (env or {}).get("GIT_DIR")
@@ -790,6 +792,7 @@ def clone(url: str, destination: Path) -> None:
 
     if url.startswith("-"):
         raise GitError(f"not a repository URL: {url[:60]!r}")
+    require_git()
     command = ["git", *_CLONE_CONFIG, "clone", "--quiet", "--", url, str(destination)]
     try:
         git.Git().execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
