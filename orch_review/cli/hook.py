@@ -56,6 +56,8 @@ def hook(
         prepared = core.prepare(Path.cwd(), HookRequest.from_env(files, env).options(settings), env)
     except NothingToReview:
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
+    if not prepared.scope.files:  # every staged file skipped (binary, excluded, ...): the same
+        return ExitCode.CLEAN
     if not has_credentials(env, prepared.config.provider):
         line, code = missing_key(require_key or prepared.config.require_key)
         say(line)

@@ -371,6 +371,7 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         filter_mode=mode,
         coverage=build_coverage([], covered_by={}, skipped=skipped, unit=unit),
         shard=scope.shard,
+        notes=tuple(filter(None, [scope.nothing_reviewable()])),
     )
 
 

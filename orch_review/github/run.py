@@ -140,6 +140,10 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
+    nothing = prepared.scope.nothing_reviewable()
+    if nothing is not None:  # every changed file skipped: said as when none changed
+        _finish(env, None, run, f"## orch-review\n\nNothing to review: {nothing}\n")
+        return ExitCode.CLEAN
     report = core.run(prepared, events=events)  # it writes the report files
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)

@@ -57,12 +57,18 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
             {**path_fields(s.path), "reason": text_for_json(s.reason)}
             for s in sorted(scope.skipped, key=lambda s: s.path)
         ],
+        # Set when every file in scope is skipped: why, and what would have them reviewed.
+        "nothing_to_review": _maybe(scope.nothing_reviewable()),
         "tokens": {
             "estimate": estimate_tokens(scope),
             "counted": counted_tokens,
             "method": "count_tokens API" if counted_tokens is not None else "local estimate",
         },
     }
+
+
+def _maybe(text: str | None) -> str | None:
+    return None if text is None else text_for_json(text)
 
 
 def print_plan(data: dict[str, Any], console: Console, limit: int | None = None) -> None:
@@ -109,6 +115,8 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
             skipped.add_row(Text(_shown(s["path"])), Text(_shown(s["reason"])))
         console.print(skipped)
         _more(console, skipped_count, limit)
+    if data["nothing_to_review"]:
+        console.print(Text(terminal(data["nothing_to_review"]), style="bold"))
     console.print(Text(_token_line(data["tokens"])))
 
 
@@ -134,7 +142,7 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     files = data["files"]
     count = len(files)
     lines.append(f"{count:,} file{'' if count == 1 else 's'} to review\n")
-    rows = [("status", "+", "-", "bytes", "file", "hunks")]
+    rows = [("status", "+", "-", "bytes", "file", "hunks")] if files else []
     for f in files[:limit]:
         status = f["status"] or ""
         if f["old_path"]:
@@ -149,7 +157,7 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
                 ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or [])),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
     for status, plus, minus, size, path, hunks in rows:
         lines.append(
             f"{status:<{widths[0]}}  {plus:>{widths[1]}}  {minus:>{widths[2]}}  "
@@ -163,6 +171,8 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
             f"skipped: {_shown(s['path'])} ({_shown(s['reason'])})\n" for s in skipped[:limit]
         ]
         lines += _plain_more(len(skipped), limit)
+    if data["nothing_to_review"]:
+        lines.append(terminal(data["nothing_to_review"]) + "\n")
     lines.append(_token_line(data["tokens"]) + "\n")
     return lines
 

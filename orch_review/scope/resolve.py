@@ -41,6 +41,7 @@ from orch_review.scope.reviewable import (
     has_text_suffix,
     looks_binary,
 )
+from orch_review.scope.skipped import all_skipped
 
 if TYPE_CHECKING:
     import git
@@ -118,6 +119,13 @@ class Scope:
             return f"{(self.head_commit or '')[:12]} against merge-base with {against}{narrowed}"
         return f"working tree changes{narrowed} against {against} ({self.head})"
 
+    def nothing_reviewable(self) -> str | None:
+        """When files are in scope but every one is skipped: what to say, with hints that fit
+        the reasons; None otherwise."""
+        if self.files or not self.skipped:
+            return None
+        return all_skipped(self.skipped, "files" if self.kind == "all" else "changed files")
+
     @property
     def paths(self) -> tuple[str, ...]:
         """Repository-relative paths of the reviewable files."""
@@ -175,7 +183,9 @@ def resolve_scope(
     generated: tuple[str, ...] = DEFAULT_GENERATED,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Scope:
-    """Resolve ``request`` against the repository; raises NothingToReview when empty.
+    """Resolve ``request`` against the repository; raises NothingToReview when no file is
+    in scope. When every file in scope is skipped the scope has no :attr:`Scope.files`, and
+    :attr:`Scope.skipped` says why (:meth:`Scope.nothing_reviewable`).
 
     ``exclude`` and ``generated`` are gitignore-style globs of files not to review; files
     larger than ``max_file_size`` bytes are skipped too.
@@ -380,7 +390,9 @@ def _build(
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
-        raise NothingToReview(_nothing_message(request, source, base, skipped))
+        if not skipped:
+            raise NothingToReview(_nothing_message(request, source, base))
+        # Every file skipped: a scope of no file, so that each is listed with its reason.
     return Scope(
         kind=request.kind,
         root=root,
@@ -422,16 +434,8 @@ def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
         )
 
 
-def _nothing_message(
-    request: ScopeRequest, source: Source, base: str | None, skipped: list[SkippedFile]
-) -> str:
+def _nothing_message(request: ScopeRequest, source: Source, base: str | None) -> str:
     where = f" under {' '.join(request.pathspecs)}" if request.pathspecs else ""
-    if skipped:
-        plan = "`orch-review plan" + (" --staged`" if source == "index" else "`")
-        return (
-            f"nothing to review: all {len(skipped)} changed files{where} are skipped (see "
-            f"{plan} for why); use --all to review every file."
-        )
     if source == "index":
         return (
             f"nothing to review: no staged changes{where} (stage files with `git add`); use "
@@ -488,9 +492,10 @@ def _resolve_all(
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
+    if not files and not skipped:  # with skipped files: a scope of none, listing them
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
-        hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
-        if not skipped and gitops.untracked_files(repo, env, request.pathspecs):
+        hint = ""
+        if gitops.untracked_files(repo, env, request.pathspecs):
             hint = "; --all reviews tracked files: `git add` the files to review first"
         raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")
     return Scope(
