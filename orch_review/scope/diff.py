@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +25,10 @@ class FileChange:
     binary: bool = False
     added_lines: frozenset[int] = field(default=frozenset())
     hunks: tuple[tuple[int, int], ...] = ()  # new-side (start, end) incl. context, 1-based
+    # "symlink", "file" or "submodule" when the path changed kind in this change (git's
+    # type change, which a patch shows as a deletion and an addition of the same path):
+    # what it was before; its status is then "modified" and every line of it is new.
+    replaced: str | None = None
 
     def in_hunks(self, line: int) -> bool:
         """True if ``line`` (new side) lies in one of the hunks."""
@@ -130,6 +135,7 @@ class _Builder:
     deleted_file: bool = False
     added: set[int] = field(default_factory=set)
     hunks: list[tuple[int, int]] = field(default_factory=list)
+    old_mode: str | None = None
 
     def build(self, header_path: str) -> FileChange:
         path = self.new or self.rename_to or self.old or self.rename_from or header_path
@@ -169,6 +175,7 @@ def _header_path(line: str) -> str:
 def parse_patch(lines: Iterable[str]) -> list[FileChange]:
     """Changes from ``git diff -M --no-color --no-ext-diff`` output (a/ and b/ prefixes)."""
     changes: list[FileChange] = []
+    old_modes: list[str | None] = []
     current: _Builder | None = None
     header = ""
     new_line = 0
@@ -193,6 +200,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
         if line.startswith("diff --git "):
             if current is not None:
                 changes.append(current.build(header))
+                old_modes.append(current.old_mode)
             current, header = _Builder(), _header_path(line)
             continue
         if current is None:
@@ -218,8 +226,41 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
             current.new_file = True
         elif line.startswith("deleted file mode"):
             current.deleted_file = True
+            current.old_mode = line[len("deleted file mode ") :].strip()
         elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
             current.binary = True
     if current is not None:
         changes.append(current.build(header))
-    return changes
+        old_modes.append(current.old_mode)
+    return _type_changes_merged(changes, old_modes)
+
+
+def _kind(mode: str | None) -> str:
+    return {"120000": "symlink", "160000": "submodule"}.get(mode or "", "file")
+
+
+def _type_changes_merged(
+    changes: list[FileChange], old_modes: list[str | None]
+) -> list[FileChange]:
+    """A path deleted and added in one patch (git's type change: a file that became a
+    symlink, or the reverse) as one change of the path: its new side, status "modified"."""
+    deleted = {c.path: i for i, c in enumerate(changes) if c.status == "deleted"}
+    pairs = {
+        deleted[c.path]: i
+        for i, c in enumerate(changes)
+        if c.status == "added" and c.path in deleted
+    }
+    merged = []
+    for i, change in enumerate(changes):
+        if i in pairs:
+            continue  # the deleted side, folded into its addition
+        old = next((j for j, k in pairs.items() if k == i), None)
+        if old is not None:
+            change = dataclasses.replace(
+                change,
+                status="modified",
+                deletions=changes[old].deletions,
+                replaced=_kind(old_modes[old]),
+            )
+        merged.append(change)
+    return merged

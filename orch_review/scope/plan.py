@@ -41,6 +41,8 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
                 **path_fields(f.path),
                 "size": f.size,
                 "status": f.change.status if f.change else None,
+                # What the path was before when it changed kind (a symlink, now a file).
+                "replaced": f.change.replaced if f.change else None,
                 "old_path": None,
                 **(
                     path_fields(f.change.old_path, "old_path")
@@ -92,6 +94,8 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
     for f in data["files"][:limit]:
         hunks = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or []))
         status = f["status"] or ""
+        if f["replaced"]:
+            status = f"{status} (was a {f['replaced']})"
         if f["old_path"]:
             status = f"renamed from {_shown(f['old_path'])}"
         # Text, not str: a file named "[red]x" is a name, not markup.
@@ -145,6 +149,8 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     rows = [("status", "+", "-", "bytes", "file", "hunks")] if files else []
     for f in files[:limit]:
         status = f["status"] or ""
+        if f["replaced"]:
+            status = f"{status} (was a {f['replaced']})"
         if f["old_path"]:
             status = f"renamed from {_shown(f['old_path'])}"
         rows.append(

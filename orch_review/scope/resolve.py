@@ -369,6 +369,8 @@ def _build(
             elif full.is_dir():
                 mode = SUBMODULE_MODE
                 nested.add(change.path)
+            elif mode == SYMLINK_MODE:
+                mode = "100644"  # a link in the index, a file in the working tree
         elif mode == SYMLINK_MODE:
             # The link as it is in the content under review: the index (":0") or the commit.
             rev = head_commit if source == "commit" and head_commit else ":0"
@@ -382,6 +384,9 @@ def _build(
             link_target=link_target,
             root=root,
         ) or by_attribute.get(change.path)
+        if reason is None and change.replaced is not None and mode == SYMLINK_MODE:
+            # A file that became a link: the link's target is reviewed as itself, if changed.
+            reason = f"{change.replaced} replaced by a symlink to {link_target or '?'}"
         if reason is not None:
             skipped.append(SkippedFile(change.path, reason))
         else:
