@@ -204,6 +204,9 @@ def review(
             )
             if critic_wanted(config, scope):
                 critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
+            # A full copy of the content is written before anything is paid for: a failure
+            # to write it (a full TMPDIR) ends the review here.
+            content.wait()
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
                 main = run_main_agent(session, workflow, task)
