@@ -428,7 +428,7 @@ def check_attributes(
     if not found:
         return found
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in found)
-    with tempfile.TemporaryDirectory(prefix="orch-review-attr-") as tmp:
+    with tempdirs.directory("attr") as tmp:
         env = {}
         command = ["git", "check-attr", "-z", "--stdin"]
         if rev is not None:
@@ -831,7 +831,7 @@ def commit_with_file(repo: git.Repo, parent: str, path: str, content: bytes, mes
     """An unreferenced commit: ``parent``'s tree with ``path`` replaced by ``content``.
 
     Built in a private index, so neither the working tree nor the index is touched."""
-    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+    with tempdirs.directory("index") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp, "index"))}
         repo.git.execute(["git", "read-tree", parent], env=env)
         with tempfile.TemporaryFile() as stdin:
