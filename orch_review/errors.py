@@ -45,6 +45,14 @@ class GitError(OrchReviewError):
     """Not a git repository, a bad ref, or git refusing what we asked."""
 
 
+class MissingProgram(OrchReviewError):
+    """A program orch-review runs (git, bash) is not installed (names the package)."""
+
+
+class ScratchSpaceError(OrchReviewError):
+    """What a review writes to the temporary directory (the snapshot) does not fit there."""
+
+
 class CredentialsMissing(OrchReviewError):
     """No API key and no base URL that could do without one."""
 

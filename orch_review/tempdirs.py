@@ -14,9 +14,11 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,28 +29,44 @@ _NAME = re.compile(rf"^{PREFIX}[a-z-]+\.pid(\d+)\.")
 
 
 class _Registry:
-    """The directories this process made and has not removed yet."""
+    """The directories this process made and has not removed yet, and the directories it
+    made them in (recorded first: a signal between ``mkdtemp`` and the record of its name
+    leaves a directory that only its name, with this PID in it, can find)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._paths: set[str] = set()
+        self._bases: set[str] = set()
         self._hooked = False
+
+    def add_base(self, base: str) -> None:
+        with self._lock:
+            self._bases.add(base)
+            if not self._hooked:  # a last chance for exits that bypass the CLI's handler
+                atexit.register(remove_all)
+                self._hooked = True
 
     def add(self, path: str) -> None:
         with self._lock:
             self._paths.add(path)
-            if not self._hooked:  # a last chance for exits that bypass the CLI's handler
-                atexit.register(remove_all)
-                self._hooked = True
 
     def discard(self, path: str) -> None:
         with self._lock:
             self._paths.discard(path)
 
-    def take_all(self) -> list[str]:
+    def held(self) -> list[str]:
+        """What is registered, and every directory named for this process in the bases."""
         with self._lock:
-            paths, self._paths = sorted(self._paths), set()
-        return paths
+            paths, bases = set(self._paths), sorted(self._bases)
+        prefix = f".pid{os.getpid()}."
+        for base in bases:
+            with contextlib.suppress(OSError), os.scandir(base) as entries:
+                paths.update(
+                    e.path
+                    for e in entries
+                    if e.name.startswith(PREFIX) and prefix in e.name and owner_pid(e.name)
+                )
+        return sorted(paths)
 
 
 _registry = _Registry()
@@ -57,15 +75,21 @@ _registry = _Registry()
 def make(kind: str, base: str | None = None) -> Path:
     """A new private directory ``orch-review-<kind>.pid<PID>.<random>`` in ``base`` (default
     ``$TMPDIR``), registered for removal."""
-    path = tempfile.mkdtemp(prefix=f"{PREFIX}{kind}.pid{os.getpid()}.", dir=base)
+    where = os.path.abspath(base or tempfile.gettempdir())
+    _registry.add_base(where)
+    path = tempfile.mkdtemp(prefix=f"{PREFIX}{kind}.pid{os.getpid()}.", dir=where)
+    pause_point(f"made:{kind}")
     _registry.add(path)
     return Path(path)
 
 
 def remove(path: Path | str) -> None:
-    """Remove a directory made by :func:`make`, read-only parts included."""
-    _registry.discard(str(path))
+    """Remove a directory made by :func:`make`, read-only parts included. It stays
+    registered until it is gone: a signal in the middle leaves it to :func:`remove_all`."""
+    pause_point(f"removing:{_kind(Path(path).name)}")
     remove_tree(Path(path))
+    if not os.path.lexists(path):
+        _registry.discard(str(path))
 
 
 @contextmanager
@@ -78,10 +102,74 @@ def directory(kind: str, base: str | None = None) -> Iterator[Path]:
         remove(path)
 
 
+# How often remove_all looks again for what a child process still writing recreated.
+_PASSES = 20
+_PAUSE = 0.05
+
+
 def remove_all() -> None:
-    """Remove every directory this process made and still holds (on exit, on a signal)."""
-    for path in _registry.take_all():
-        remove_tree(Path(path))
+    """Remove every directory this process made and still holds (on exit, on a signal),
+    also one whose name was not recorded yet when a signal came. SIGTERM, SIGHUP and SIGINT
+    are ignored meanwhile (on the main thread): the process is ending anyway, and a second
+    signal must not leave half a tree behind. A git that was still writing into a directory
+    when the signal came may make it again: it is removed again."""
+    with _signals_held():
+        for attempt in range(_PASSES):
+            held = _registry.held()
+            for path in held:
+                remove_tree(Path(path))
+                if not os.path.lexists(path):
+                    _registry.discard(path)
+            if not any(os.path.lexists(p) for p in held) or attempt == _PASSES - 1:
+                break
+            time.sleep(_PAUSE)
+
+
+_HELD_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
+)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT ignored for the block, on the main thread (where Python
+    runs signal handlers); elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for signum in _HELD_SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            previous[signum] = signal.signal(signum, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(signum, handler)
+
+
+#: Where :func:`pause_point` waits, and the file it creates once it waits there.
+PAUSE_VARIABLE = "ORCH_REVIEW_PAUSE_AT"
+PAUSE_MARK_VARIABLE = "ORCH_REVIEW_PAUSE_MARK"
+_PAUSE_LIMIT = 120.0
+
+
+def pause_point(point: str) -> None:
+    """A seam for testing what a signal does at one exact point (``made:snapshot``: a
+    directory made but not recorded yet; ``removing:home``: about to be removed): when
+    ``$ORCH_REVIEW_PAUSE_AT`` names ``point``, create the file ``$ORCH_REVIEW_PAUSE_MARK``
+    and wait there (at most two minutes) for the signal. Nothing otherwise."""
+    if os.environ.get(PAUSE_VARIABLE) != point:
+        return
+    Path(os.environ[PAUSE_MARK_VARIABLE]).touch()
+    deadline = time.monotonic() + _PAUSE_LIMIT
+    while time.monotonic() < deadline:
+        time.sleep(_PAUSE)
+
+
+def _kind(name: str) -> str:
+    return name.removeprefix(PREFIX).split(".pid", 1)[0]
 
 
 def remove_tree(path: Path) -> None:

@@ -46,6 +46,7 @@ def write_crash_log(exc: BaseException) -> Path:
             versions.append(f"{dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{dist} not installed")
+    # The command line and the error may hold a file name that is not UTF-8.
     path.write_text(
         "### orch-review crash\n\n"
         f"command: {' '.join(sys.argv)}\n"
@@ -54,8 +55,15 @@ def write_crash_log(exc: BaseException) -> Path:
         + "".join(traceback.format_exception(exc))
         + "```\n",
         encoding="utf-8",
+        errors="backslashreplace",
     )
     return path
+
+
+def _printable(text: str) -> str:
+    """``text`` with any character the terminal cannot take (a byte of a file name that is
+    not UTF-8) as a backslash escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def message_width() -> int | None:
@@ -70,6 +78,7 @@ def message_width() -> int | None:
 def say(message: str) -> None:
     """Print ``message`` on stderr, wrapped between words to :func:`message_width` (a word
     longer than the width, such as a long path, keeps its own line whole)."""
+    message = _printable(message)
     width = message_width()
     if width is not None:
         message = "\n".join(
@@ -130,8 +139,8 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
         except Exception as exc:
             try:
                 where = f"details are in {write_crash_log(exc)}"
-            except OSError as log_error:
-                where = f"no crash log could be written ({log_error})"
+            except Exception as log_error:  # the crash report must never crash
+                where = f"no crash log could be written ({type(log_error).__name__}: {log_error})"
             say(
                 f"orch-review: unexpected error: {type(exc).__name__}: {exc}\n"
                 f"orch-review: this is a bug; {where}. Please attach it to an issue."

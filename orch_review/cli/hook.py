@@ -63,6 +63,8 @@ def hook(
         prepared = core.prepare(Path.cwd(), request, env, warn=warn)
     except NothingToReview:
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
+    if not prepared.scope.files:  # every staged file skipped (binary, excluded, ...): the same
+        return ExitCode.CLEAN
     if not has_credentials(env, prepared.config.provider):
         line, code = missing_key(prepared.config.require_key, prepared.config.provider)
         say(line)

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from orch_review.scope.diff import text_for_json
+
 BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
 
 _SENTINEL_PREFIX = "__ORCH_REVIEW_DONE_"
@@ -63,6 +65,12 @@ class ToolOutcome:
     is_error: bool
 
 
+def _decode(data: bytes | bytearray) -> str:
+    """Output as the model reads it: a byte that is not UTF-8 (a file name's, a cut
+    character's) in octal (``\\377``), as git writes such a name, never dropped."""
+    return text_for_json(data.decode("utf-8", "surrogateescape"))
+
+
 def _omission_note(omitted: int) -> str:
     return (
         f"\n[... {omitted} characters omitted; narrow the command to see them, "
@@ -96,11 +104,10 @@ class _BoundedOutput:
     def render(self, cap: int) -> tuple[str, bool]:
         """Decode to at most ``cap`` characters, cut in the middle with a note if needed."""
         if self._dropped:
-            head = self._head.decode("utf-8", "replace")
-            tail = self._tail.decode("utf-8", "replace")
+            head, tail = _decode(self._head), _decode(self._tail)
             total = len(head) + self._dropped_chars + len(tail)
         else:
-            head = tail = (self._head + self._tail).decode("utf-8", "replace")
+            head = tail = _decode(self._head + self._tail)
             total = len(head)
             if total <= cap:
                 return head, False

@@ -58,6 +58,7 @@ from orch_review.errors import (
     RequestRejected,
     UsageError,
 )
+from orch_review.scope.diff import text_for_json
 
 if TYPE_CHECKING:
     import anthropic
@@ -178,6 +179,19 @@ def _out_of_credit(exc: anthropic.APIStatusError) -> bool:
         and _error_type(exc) == "invalid_request_error"
         and "credit balance" in _api_message(exc).lower()
     )
+
+
+def _utf8(value: Any) -> Any:
+    """``value`` with every string valid UTF-8, as JSON to the API must be: a byte of a file
+    name or an output that was not UTF-8 (a lone surrogate) is written in octal (``\\377``),
+    the form the prompts show such names in (git's quoting)."""
+    if isinstance(value, str):
+        return text_for_json(value)
+    if isinstance(value, Mapping):
+        return {key: _utf8(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utf8(item) for item in value]
+    return value
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -338,6 +352,7 @@ class ModelClient:
         }
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
+        kwargs = _utf8(kwargs)
         return _reply(self._with_retries(model, partial(self._stream, kwargs)))
 
     @property
@@ -492,8 +507,8 @@ class ModelClient:
         def count() -> int:
             result = self._sdk.messages.count_tokens(
                 model=model,
-                system=system,
-                messages=list(messages),
+                system=text_for_json(system),
+                messages=_utf8(list(messages)),
             )
             return int(result.input_tokens)
 

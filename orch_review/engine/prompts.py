@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 
 from orch_review.findings.records import Finding
+from orch_review.scope.diff import json_safe, quote_path
 
 MAIN_SYSTEM = """\
 You are orch-review, a senior code reviewer. You review the content described in the user's \
@@ -136,7 +137,8 @@ def critic_task(concerns: Sequence[str], scope_summary: str, guidance: str = "")
 
 def _as_data(value: object) -> str:
     """JSON that cannot close the tag around it: ``<`` is escaped."""
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("<", "\\u003c")
+    # A byte that is not UTF-8 is written as git writes it (\\377) before JSON quotes it.
+    return json.dumps(json_safe(value), indent=2, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def verifier_task(concern: str, findings: Sequence[Finding], guidance: str = "") -> str:
@@ -170,7 +172,7 @@ def _listed(number: int, finding: Finding) -> dict[str, object]:
     """One finding as the verifier sees it."""
     item: dict[str, object] = {
         "finding": number,
-        "path": finding.path,
+        "path": quote_path(finding.path),
         "lines": [finding.start_line, finding.end_line],
         "severity": finding.severity.value,
         "category": finding.category,

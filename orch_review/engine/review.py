@@ -38,6 +38,7 @@ from orch_review.findings.records import Finding
 from orch_review.findings.report import Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
+from orch_review.programs import require
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
@@ -158,6 +159,8 @@ def review(
     started = time.monotonic()
     if not scope.files:  # a shard with no file: complete, nothing to ask a model
         return _empty_report(config, scope, mode)
+    # Before the snapshot and the first request: agents cannot work without a shell.
+    require("bash", agent_environment(env, "")["PATH"])
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
     with (
@@ -205,6 +208,9 @@ def review(
             )
             if critic_wanted(config, scope):
                 critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
+            # A full copy of the content is written before anything is paid for: a failure
+            # to write it (a full TMPDIR) ends the review here.
+            content.wait()
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
                 # On a pool thread, not this one: a signal unwinds this thread, and the main
@@ -393,6 +399,7 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         filter_mode=mode,
         coverage=build_coverage([], covered_by={}, skipped=skipped, unit=unit),
         shard=scope.shard,
+        notes=tuple(filter(None, [scope.nothing_reviewable()])),
     )
 
 

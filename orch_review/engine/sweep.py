@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome
+from orch_review.scope.diff import quote_path
 from orch_review.wording import counted
 
 # A hunk costs more than its changed lines: the agent reads the context around it.
@@ -103,7 +104,7 @@ def _ranges(hunks: Sequence[tuple[int, int]]) -> str:
 def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
     """The self-contained subtask for one group: what to read and what to look for."""
     where = _common_directory([f.path for f in group])
-    place = f"under `{where}/`" if where else "at the top of the repository"
+    place = f"under `{quote_path(where)}/`" if where else "at the top of the repository"
     if base:
         head = (
             f"Sweep review of {counted(len(group), 'changed file')} {place} that no other concern "
@@ -111,14 +112,14 @@ def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
             "read the surrounding code too) for defects of any kind: correctness, security, "
             "error handling, resource use, concurrency. Files and changed line ranges:"
         )
-        lines = [f"- {f.path} (lines {_ranges(f.hunks) or 'n/a'})" for f in group]
+        lines = [f"- {quote_path(f.path)} (lines {_ranges(f.hunks) or 'n/a'})" for f in group]
     else:
         head = (
             f"Sweep review of {counted(len(group), 'file')} {place} that no other concern covered. "
             "Review each for defects of any kind: correctness, security, error handling, "
             "resource use, concurrency. Files:"
         )
-        lines = [f"- {f.path} ({f.lines} lines)" for f in group]
+        lines = [f"- {quote_path(f.path)} ({f.lines} lines)" for f in group]
     return "\n".join([head, *lines])
 
 

@@ -141,6 +141,10 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
+    nothing = prepared.scope.nothing_reviewable()
+    if nothing is not None:  # every changed file skipped: said as when none changed
+        _finish(env, None, run, f"## orch-review\n\nNothing to review: {nothing}\n")
+        return ExitCode.CLEAN
     unwritten: ReportNotWritten | None = None
     try:
         report = core.run(prepared, events=events)  # it writes the report files

@@ -16,7 +16,7 @@ from orch_review.findings.codec import finding_to_json
 from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import json_safe, path_fields
 
 SCHEMA_VERSION = 1
 SCHEMA_RESOURCE = "report.schema.json"
@@ -40,8 +40,8 @@ def _coverage(report: Report) -> dict[str, Any]:
         "skipped": sum(1 for c in concerns if c.status == "skipped"),
         "covered": sum(1 for c in concerns if c.covered),
         "uncovered": len(report.uncovered),
-        "files": ledger["files"],
-        "skipped_files": ledger["skipped"],
+        "files": [{**entry, **path_fields(entry["path"])} for entry in ledger["files"]],
+        "skipped_files": [{**entry, **path_fields(entry["path"])} for entry in ledger["skipped"]],
         "changed_files": {
             key: ledger[key]
             for key in ("unit", "total", "covered", "reused", "uncovered", "complete")
@@ -66,9 +66,7 @@ def to_data(report: Report) -> dict[str, Any]:
         "notes": list(report.notes),
         "incomplete": report.incomplete,
         "shard": report.shard,
-        "findings": [
-            {**finding_to_json(f), "path": path_for_json(f.path)} for f in report.findings
-        ],
+        "findings": [{**finding_to_json(f), **path_fields(f.path)} for f in report.findings],
         "counts": report.counts(),
         "confirmed_by_severity": {
             s.value: sum(1 for f in confirmed if f.severity is s) for s in Severity
@@ -102,4 +100,6 @@ def to_data(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """Pretty JSON with sorted keys."""
-    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(json_safe(to_data(report)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    )

@@ -22,6 +22,7 @@ from orch_review.findings.records import CATEGORIES, Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
 from orch_review.sanitize import markdown as safe_markdown
+from orch_review.scope.diff import json_safe
 from orch_review.wording import counted
 
 SARIF_VERSION = "2.1.0"
@@ -204,7 +205,14 @@ MAX_FILE_NOTIFICATIONS = 1000
 def _file_notification(level: str, descriptor: str, path: str, text: str) -> dict[str, Any]:
     note = _notification(level, descriptor, text)
     note["locations"] = [
-        {"physicalLocation": {"artifactLocation": {"uri": quote(path), "uriBaseId": "SRCROOT"}}}
+        {
+            "physicalLocation": {
+                "artifactLocation": {
+                    "uri": quote(path, errors="surrogateescape"),
+                    "uriBaseId": "SRCROOT",
+                }
+            }
+        }
     ]
     return note
 
@@ -316,7 +324,7 @@ def _log(
 
 
 def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(json_safe(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def render(report: Report) -> str:

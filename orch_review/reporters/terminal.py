@@ -34,6 +34,7 @@ from orch_review.findings.usage import Usage
 from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
+from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, unit_noun, usd
 
 SEVERITY_STYLE = {
@@ -324,12 +325,12 @@ def _file_coverage(report: Report, verbose: bool) -> Iterator[Text]:
     if coverage is None:
         return
     yield Text(coverage.headline() + ".", "bold" if coverage.complete else "bold red")
-    uncovered = [(f.path, f.reason) for f in coverage.uncovered]
+    uncovered = [(quote_path(f.path), f.reason) for f in coverage.uncovered]
     yield from _grouped("NOT COVERED ", "bold red", "files", uncovered, verbose)
     skipped = coverage.skipped
     if skipped:
         yield Text(f"Skipped before the review: {counted(len(skipped), 'file')}.", "dim")
-    entries = [(s.path, s.reason) for s in skipped]
+    entries = [(quote_path(s.path), s.reason) for s in skipped]
     yield from _grouped("SKIPPED ", "dim", "files", entries, verbose)
 
 
@@ -415,7 +416,7 @@ def _incomplete(report: Report) -> Text:
     why = f"{counted(missing, 'concern')} not covered" if missing else ""
     coverage = report.coverage
     if coverage is not None:
-        files = [f.path for f in coverage.uncovered]
+        files = [quote_path(f.path) for f in coverage.uncovered]
         total = len(coverage.files)
         why = (
             f"{len(files)} of {total} {unit_noun(total, coverage.unit)} not covered"

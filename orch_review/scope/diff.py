@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import codecs
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -22,6 +25,10 @@ class FileChange:
     binary: bool = False
     added_lines: frozenset[int] = field(default=frozenset())
     hunks: tuple[tuple[int, int], ...] = ()  # new-side (start, end) incl. context, 1-based
+    # "symlink", "file" or "submodule" when the path changed kind in this change (git's
+    # type change, which a patch shows as a deletion and an addition of the same path):
+    # what it was before; its status is then "modified" and every line of it is new.
+    replaced: str | None = None
 
     def in_hunks(self, line: int) -> bool:
         """True if ``line`` (new side) lies in one of the hunks."""
@@ -76,6 +83,27 @@ def path_for_json(path: str) -> str:
     return path if is_utf8(path) else quote_path(path)
 
 
+def path_fields(path: str, key: str = "path") -> dict[str, str]:
+    """``{key: path_for_json(path)}``, plus ``{key}_bytes_b64``, the name's exact bytes in
+    base64, when the name is not UTF-8: the one field that maps back to the file."""
+    fields = {key: path_for_json(path)}
+    if not is_utf8(path):
+        raw = path.encode("utf-8", "surrogateescape")
+        fields[f"{key}_bytes_b64"] = base64.b64encode(raw).decode("ascii")
+    return fields
+
+
+def json_safe(value: Any) -> Any:
+    """JSON-ready ``value`` with every string valid UTF-8 (:func:`text_for_json`)."""
+    if isinstance(value, str):
+        return text_for_json(value)
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
+
+
 def text_for_json(text: str) -> str:
     """Free text (a description naming paths) with any non-UTF-8 byte written in octal."""
     if is_utf8(text):
@@ -107,6 +135,7 @@ class _Builder:
     deleted_file: bool = False
     added: set[int] = field(default_factory=set)
     hunks: list[tuple[int, int]] = field(default_factory=list)
+    old_mode: str | None = None
 
     def build(self, header_path: str) -> FileChange:
         path = self.new or self.rename_to or self.old or self.rename_from or header_path
@@ -146,6 +175,7 @@ def _header_path(line: str) -> str:
 def parse_patch(lines: Iterable[str]) -> list[FileChange]:
     """Changes from ``git diff -M --no-color --no-ext-diff`` output (a/ and b/ prefixes)."""
     changes: list[FileChange] = []
+    old_modes: list[str | None] = []
     current: _Builder | None = None
     header = ""
     new_line = 0
@@ -170,6 +200,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
         if line.startswith("diff --git "):
             if current is not None:
                 changes.append(current.build(header))
+                old_modes.append(current.old_mode)
             current, header = _Builder(), _header_path(line)
             continue
         if current is None:
@@ -195,8 +226,41 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
             current.new_file = True
         elif line.startswith("deleted file mode"):
             current.deleted_file = True
+            current.old_mode = line[len("deleted file mode ") :].strip()
         elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
             current.binary = True
     if current is not None:
         changes.append(current.build(header))
-    return changes
+        old_modes.append(current.old_mode)
+    return _type_changes_merged(changes, old_modes)
+
+
+def _kind(mode: str | None) -> str:
+    return {"120000": "symlink", "160000": "submodule"}.get(mode or "", "file")
+
+
+def _type_changes_merged(
+    changes: list[FileChange], old_modes: list[str | None]
+) -> list[FileChange]:
+    """A path deleted and added in one patch (git's type change: a file that became a
+    symlink, or the reverse) as one change of the path: its new side, status "modified"."""
+    deleted = {c.path: i for i, c in enumerate(changes) if c.status == "deleted"}
+    pairs = {
+        deleted[c.path]: i
+        for i, c in enumerate(changes)
+        if c.status == "added" and c.path in deleted
+    }
+    merged = []
+    for i, change in enumerate(changes):
+        if i in pairs:
+            continue  # the deleted side, folded into its addition
+        old = next((j for j, k in pairs.items() if k == i), None)
+        if old is not None:
+            change = dataclasses.replace(
+                change,
+                status="modified",
+                deletions=changes[old].deletions,
+                replaced=_kind(old_modes[old]),
+            )
+        merged.append(change)
+    return merged

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import GitError
+from orch_review.programs import require_git
 from orch_review.scope.reviewable import can_read
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ SNAPSHOT_IDENTITY = {
 
 def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
     """The repository containing ``cwd`` (honouring ``GIT_DIR`` when a hook sets it)."""
+    require_git()  # GitPython cannot even be imported without it
     import git
 
     git_dir = (env or {}).get("GIT_DIR")
@@ -556,7 +558,7 @@ def check_attributes(
     if not found:
         return found
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in found)
-    with tempfile.TemporaryDirectory(prefix="orch-review-attr-") as tmp:
+    with tempdirs.directory("attr") as tmp:
         env = {}
         command = ["git", "check-attr", "-z", "--stdin"]
         if rev is not None:
@@ -924,6 +926,7 @@ def clone(url: str, destination: Path) -> None:
 
     if url.startswith("-"):
         raise GitError(f"not a repository URL: {url[:60]!r}")
+    require_git()
     command = ["git", *_CLONE_CONFIG, "clone", "--quiet", "--", url, str(destination)]
     try:
         git.Git().execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
@@ -962,7 +965,7 @@ def commit_with_file(repo: git.Repo, parent: str, path: str, content: bytes, mes
     """An unreferenced commit: ``parent``'s tree with ``path`` replaced by ``content``.
 
     Built in a private index, so neither the working tree nor the index is touched."""
-    with tempfile.TemporaryDirectory(prefix="orch-review-index-") as tmp:
+    with tempdirs.directory("index") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp, "index"))}
         repo.git.execute(["git", "read-tree", parent], env=env)
         with tempfile.TemporaryFile() as stdin:

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from orch_review.engine.prompts import MAIN_SYSTEM
 from orch_review.sanitize import terminal
-from orch_review.scope.diff import path_for_json, quote_path, text_for_json
+from orch_review.scope.diff import path_fields, quote_path, text_for_json
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 
@@ -25,7 +25,7 @@ def estimate_tokens(scope: Scope) -> int:
 
 def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]:
     """The plan as JSON-ready data (sorted, deterministic; names that are not UTF-8 in
-    git's C-quoted form, so the JSON is valid UTF-8)."""
+    git's C-quoted form, so the JSON is valid UTF-8, with their bytes in base64 beside)."""
     return {
         "scope": {
             "kind": scope.kind,
@@ -38,12 +38,17 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
         },
         "files": [
             {
-                "path": path_for_json(f.path),
+                **path_fields(f.path),
                 "size": f.size,
                 "status": f.change.status if f.change else None,
-                "old_path": path_for_json(f.change.old_path)
-                if f.change and f.change.old_path
-                else None,
+                # What the path was before when it changed kind (a symlink, now a file).
+                "replaced": f.change.replaced if f.change else None,
+                "old_path": None,
+                **(
+                    path_fields(f.change.old_path, "old_path")
+                    if f.change and f.change.old_path
+                    else {}
+                ),
                 "additions": f.change.additions if f.change else None,
                 "deletions": f.change.deletions if f.change else None,
                 "hunks": [list(h) for h in f.change.hunks] if f.change else None,
@@ -51,15 +56,21 @@ def plan_data(scope: Scope, counted_tokens: int | None = None) -> dict[str, Any]
             for f in sorted(scope.files, key=lambda f: f.path)
         ],
         "skipped": [
-            {"path": path_for_json(s.path), "reason": text_for_json(s.reason)}
+            {**path_fields(s.path), "reason": text_for_json(s.reason)}
             for s in sorted(scope.skipped, key=lambda s: s.path)
         ],
+        # Set when every file in scope is skipped: why, and what would have them reviewed.
+        "nothing_to_review": _maybe(scope.nothing_reviewable()),
         "tokens": {
             "estimate": estimate_tokens(scope),
             "counted": counted_tokens,
             "method": "count_tokens API" if counted_tokens is not None else "local estimate",
         },
     }
+
+
+def _maybe(text: str | None) -> str | None:
+    return None if text is None else text_for_json(text)
 
 
 def print_plan(data: dict[str, Any], console: Console, limit: int | None = None) -> None:
@@ -83,6 +94,8 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
     for f in data["files"][:limit]:
         hunks = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or []))
         status = f["status"] or ""
+        if f["replaced"]:
+            status = f"{status} (was a {f['replaced']})"
         if f["old_path"]:
             status = f"renamed from {_shown(f['old_path'])}"
         # Text, not str: a file named "[red]x" is a name, not markup.
@@ -106,6 +119,8 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
             skipped.add_row(Text(_shown(s["path"])), Text(_shown(s["reason"])))
         console.print(skipped)
         _more(console, skipped_count, limit)
+    if data["nothing_to_review"]:
+        console.print(Text(terminal(data["nothing_to_review"]), style="bold"))
     console.print(Text(_token_line(data["tokens"])))
 
 
@@ -131,9 +146,11 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     files = data["files"]
     count = len(files)
     lines.append(f"{count:,} file{'' if count == 1 else 's'} to review\n")
-    rows = [("status", "+", "-", "bytes", "file", "hunks")]
+    rows = [("status", "+", "-", "bytes", "file", "hunks")] if files else []
     for f in files[:limit]:
         status = f["status"] or ""
+        if f["replaced"]:
+            status = f"{status} (was a {f['replaced']})"
         if f["old_path"]:
             status = f"renamed from {_shown(f['old_path'])}"
         rows.append(
@@ -146,7 +163,7 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
                 ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in (f["hunks"] or [])),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
     for status, plus, minus, size, path, hunks in rows:
         lines.append(
             f"{status:<{widths[0]}}  {plus:>{widths[1]}}  {minus:>{widths[2]}}  "
@@ -160,6 +177,8 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
             f"skipped: {_shown(s['path'])} ({_shown(s['reason'])})\n" for s in skipped[:limit]
         ]
         lines += _plain_more(len(skipped), limit)
+    if data["nothing_to_review"]:
+        lines.append(terminal(data["nothing_to_review"]) + "\n")
     lines.append(_token_line(data["tokens"]) + "\n")
     return lines
 

@@ -43,6 +43,7 @@ from orch_review.scope.reviewable import (
     has_text_suffix,
     looks_binary,
 )
+from orch_review.scope.skipped import all_skipped
 from orch_review.wording import counted
 
 if TYPE_CHECKING:
@@ -123,6 +124,13 @@ class Scope:
         why = f" [{self.base_reason}]" if self.base_reason else ""
         return f"working tree changes{narrowed} against {against}{why} ({self.head})"
 
+    def nothing_reviewable(self) -> str | None:
+        """When files are in scope but every one is skipped: what to say, with hints that fit
+        the reasons; None otherwise."""
+        if self.files or not self.skipped:
+            return None
+        return all_skipped(self.skipped, "files" if self.kind == "all" else "changed files")
+
     @property
     def paths(self) -> tuple[str, ...]:
         """Repository-relative paths of the reviewable files."""
@@ -180,7 +188,9 @@ def resolve_scope(
     generated: tuple[str, ...] = DEFAULT_GENERATED,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
 ) -> Scope:
-    """Resolve ``request`` against the repository; raises NothingToReview when empty.
+    """Resolve ``request`` against the repository; raises NothingToReview when no file is
+    in scope. When every file in scope is skipped the scope has no :attr:`Scope.files`, and
+    :attr:`Scope.skipped` says why (:meth:`Scope.nothing_reviewable`).
 
     ``exclude`` and ``generated`` are gitignore-style globs of files not to review; files
     larger than ``max_file_size`` bytes are skipped too.
@@ -371,6 +381,8 @@ def _build(
             elif full.is_dir():
                 mode = SUBMODULE_MODE
                 nested.add(change.path)
+            elif mode == SYMLINK_MODE:
+                mode = "100644"  # a link in the index, a file in the working tree
         elif mode == SYMLINK_MODE:
             # The link as it is in the content under review: the index (":0") or the commit.
             rev = head_commit if source == "commit" and head_commit else ":0"
@@ -384,6 +396,9 @@ def _build(
             link_target=link_target,
             root=root,
         ) or by_attribute.get(change.path)
+        if reason is None and change.replaced is not None and mode == SYMLINK_MODE:
+            # A file that became a link: the link's target is reviewed as itself, if changed.
+            reason = f"{change.replaced} replaced by a symlink to {link_target or '?'}"
         if reason is not None:
             skipped.append(SkippedFile(change.path, reason))
         else:
@@ -392,7 +407,9 @@ def _build(
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
-        raise NothingToReview(_nothing_message(request, source, base, skipped))
+        if not skipped:
+            raise NothingToReview(_nothing_message(request, source, base))
+        # Every file skipped: a scope of no file, so that each is listed with its reason.
     return Scope(
         kind=request.kind,
         root=root,
@@ -444,21 +461,8 @@ def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
         )
 
 
-def _nothing_message(
-    request: ScopeRequest, source: Source, base: str | None, skipped: list[SkippedFile]
-) -> str:
+def _nothing_message(request: ScopeRequest, source: Source, base: str | None) -> str:
     where = f" under {' '.join(request.pathspecs)}" if request.pathspecs else ""
-    if skipped:
-        plan = "`orch-review plan" + (" --staged`" if source == "index" else "`")
-        which = (
-            f"the only changed file{where} is"
-            if len(skipped) == 1
-            else f"all {counted(len(skipped), 'changed file')}{where} are"
-        )
-        return (
-            f"nothing to review: {which} skipped (see {plan} for why); use --all to review "
-            "every file."
-        )
     if source == "index":
         return (
             f"nothing to review: no staged changes{where} (stage files with `git add`); use "
@@ -519,9 +523,10 @@ def _resolve_all(
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
+    if not files and not skipped:  # with skipped files: a scope of none, listing them
         where = f" matching {' '.join(request.pathspecs)}" if request.pathspecs else ""
-        hint = " (all of them are skipped: see `orch-review plan --all`)" if skipped else ""
-        if not skipped and gitops.untracked_files(repo, env, request.pathspecs):
+        hint = ""
+        if gitops.untracked_files(repo, env, request.pathspecs):
             hint = "; --all reviews tracked files: `git add` the files to review first"
         raise NothingToReview(f"nothing to review: no tracked reviewable files{where}{hint}.")
     return Scope(

@@ -15,8 +15,10 @@ namespace, in a full checkout written to :attr:`Snapshot.root` in the background
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import shutil
 import stat
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
+from orch_review.errors import ScratchSpaceError
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope
 from orch_review.scope.view import View, build_view, plan_view
@@ -122,8 +125,11 @@ class Snapshot:
                     self._notify(callback)
 
     def _check_out(self) -> None:
-        gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
-        _chmod_tree(self.root, writable=False)
+        try:
+            gitops.check_out_private(self._repo, self._git_directory, self.root, self.commit)
+            _chmod_tree(self.root, writable=False)
+        except Exception as exc:  # git failing to write, or an OSError of our own
+            raise _unwritable(self.root.parent, exc) from None
 
     def wait(self) -> None:
         """Return once the content is in place (the full checkout written, when one was
@@ -156,6 +162,32 @@ class Snapshot:
         """A pack of the objects this review made (none for a commit under review), so
         the content can be found again after the snapshot is gone."""
         return gitops.own_objects_pack(self._repo, self._git_directory / "objects")
+
+
+# Free bytes below which a failed write is taken for a full filesystem.
+_NEARLY_FULL = 1 << 20
+
+
+def _unwritable(top: Path, exc: BaseException) -> ScratchSpaceError:
+    """The error to show when the snapshot's checkout in ``top`` could not be written."""
+    try:
+        usage = shutil.disk_usage(top)
+        full = usage.free < _NEARLY_FULL
+    except OSError:
+        full = False
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        full = True
+    where = f"{top.parent} (TMPDIR)" if os.environ.get("TMPDIR") else str(top.parent)
+    if full:
+        why = "No space left on device"
+    else:
+        said = str(getattr(exc, "stderr", "") or exc).strip().splitlines()
+        why = said[0].strip(" '") if said else type(exc).__name__
+    return ScratchSpaceError(
+        f"could not write the snapshot of the content under review to {where}: {why}; free "
+        "space there, or set TMPDIR to a directory on a filesystem with room for a copy of "
+        "the repository (with bubblewrap, only the changed files are copied)."
+    )
 
 
 @contextmanager

@@ -14,6 +14,8 @@ from orch_review.scope.view import View
 
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
 _PATH_TOKEN = re.compile(r"[^\s:]+")
+# A name in git's quoted form, which may hold a space ("my file\377.py").
+_QUOTED_NAME = re.compile(r'"(?:[^"\\\n]|\\.)+"')
 
 
 class Content(Protocol):
@@ -131,23 +133,25 @@ class Workspace:
 
     def mentioned_files(self, text: str) -> list[str]:
         """Paths under review that ``text`` names, sorted."""
-        return sorted({p for p in self._tokens(text) if p in self._files})
+        return sorted({p for p in self._names(text) if p in self._files})
 
     def refusal(self, text: str) -> str | None:
         """Why a concern may not be reviewed (it names a skipped file), or None."""
-        named = sorted({p for p in self._tokens(text) if p in self._skipped})
+        named = sorted({p for p in self._names(text) if p in self._skipped})
         if not named:
             return None
         return "; ".join(
             f"`{quote_path(p)}` is out of scope ({quote_path(self._skipped[p])})" for p in named
         )
 
-    @staticmethod
-    def _tokens(text: str) -> set[str]:
-        return {
+    def _names(self, text: str) -> set[str]:
+        """The words of ``text`` that may be paths, as paths (a quoted name unquoted)."""
+        tokens = {
             token.lstrip("'\"`([{<").rstrip(".,;'\"`)]}>").removeprefix("./")
             for token in _PATH_TOKEN.findall(text)
         }
+        tokens.update(_QUOTED_NAME.findall(text))
+        return {self.canonical_path(token) for token in tokens}
 
     def content_key(self, text: str) -> str:
         """A hash of the files ``text`` names, or of the whole content when it names none.

@@ -456,3 +456,27 @@ def test_the_hook_runs_under_pre_commit_3_0(
     assert result.returncode != 0, output
     assert "app.py:6" in output  # reviewed, and blocked on the finding
     assert git(repo, "rev-list", "--count", "HEAD").strip() == "2"
+
+
+@pytest.mark.slow
+def test_a_file_name_with_control_characters_is_reviewed_and_shown_escaped(
+    install: Callable[..., Hooked], fake_api: FakeMessagesAPI
+) -> None:
+    # pre-commit itself cannot list a staged name that is not UTF-8 (it decodes git's
+    # output strictly); orch-review's hook given one is tested in tests/cli/test_odd_names.py.
+    from tests.cli.test_odd_names import ANSI, BUGGY, SCRIPT
+
+    hooked = install()
+    fake_api.policy = SCRIPT
+    (hooked.repo / ANSI).write_text(BUGGY)
+    git(hooked.repo, "add", "-A")
+
+    result = hooked.commit()
+
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "exit code: 1" in output
+    assert "Traceback" not in output and "this is a bug" not in output
+    assert "\x1b" not in output
+    assert '"ansi\\033[31m\\tx\\n.py":2' in output
+    assert git(hooked.repo, "rev-list", "--count", "HEAD").strip() == "2"  # nothing committed

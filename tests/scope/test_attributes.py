@@ -10,7 +10,7 @@ import pytest
 
 from orch_review.scope import git as gitops
 from orch_review.scope.attributes import is_lfs_pointer
-from orch_review.scope.resolve import NothingToReview, Scope, ScopeRequest, resolve_scope
+from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import branch_repo, commit, write
 
@@ -121,8 +121,8 @@ def test_without_base_the_users_own_attributes_apply(git_repo: GitRepoFactory) -
     repo = branch_repo(git_repo)
     write(repo, {".gitattributes": "gen.py linguist-generated\n", "gen.py": "g = 1\n"})
 
-    with pytest.raises(NothingToReview):
-        resolve(repo, ScopeRequest("change", pathspecs=("gen.py",)))
+    only = resolve(repo, ScopeRequest("change", pathspecs=("gen.py",)))
+    assert only.files == () and [s.path for s in only.skipped] == ["gen.py"]
     everything = resolve(repo, ScopeRequest("all"))
     assert "gen.py" not in everything.paths
 

@@ -463,8 +463,13 @@ def test_everything_skipped_says_so(git_repo: GitRepoFactory) -> None:
     repo = branch_repo(git_repo)
     write(repo, {"yarn.lock": "x\n"})
 
-    with pytest.raises(NothingToReview, match=r"the only changed file is skipped.*plan"):
-        resolve(repo)
+    scope = resolve(repo)
+
+    assert scope.files == ()
+    assert skipped(scope) == {"yarn.lock": "lock file or generated/vendored code"}
+    said = scope.nothing_reviewable()
+    assert said is not None and "the 1 changed file in scope is skipped" in said
+    assert "`generated`" in said and "--all" not in said and "plan" not in said
 
 
 def test_renamed_file_is_reviewed_under_its_new_name(git_repo: GitRepoFactory) -> None:
