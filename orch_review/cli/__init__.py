@@ -15,6 +15,7 @@ from orch_review.cli.github import github
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
 from orch_review.cli.learn import learn
+from orch_review.cli.mcp import mcp
 from orch_review.cli.merge import merge
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
@@ -85,5 +86,5 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github, merge, learn, eval_group):
+for command in (review, plan, hook, ask, chat, journal, github, merge, learn, mcp, eval_group):
     main.add_command(command)

@@ -60,16 +60,18 @@ def open_session(
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
     running ones stop before their next request and are not waited for, and the journal
-    is closed only once no agent can still store a result."""
+    is closed only once no agent can still store a result. ``cancel``, when given, is the
+    session's cancel event: a caller in another thread sets it to interrupt the review."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
     )
-    cancel = threading.Event()
+    cancel = cancel or threading.Event()
     pool = PriorityPool(config.max_concurrent)
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
