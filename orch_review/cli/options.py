@@ -95,10 +95,11 @@ report_file_options = option_group(
 format_option = click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
     default="text",
     show_default=True,
-    help="What to print on stdout (github: workflow-command annotations).",
+    help="What to print on stdout (github: workflow-command annotations; markdown: "
+    "compact findings to paste into a coding agent or a chat).",
 )
 
 

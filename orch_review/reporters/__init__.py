@@ -15,11 +15,12 @@ Renderer = Callable[[Report], str]
 
 def registry() -> dict[str, Renderer]:
     """Format name -> renderer (imported lazily: each pulls in what it needs)."""
-    from orch_review.reporters import json_report, sarif, terminal, workflow_commands
+    from orch_review.reporters import json_report, markdown, sarif, terminal, workflow_commands
 
     return {
         "github": workflow_commands.render,
         "json": json_report.render,
+        "markdown": markdown.render,
         "sarif": sarif.render,
         "text": terminal.render,
     }
