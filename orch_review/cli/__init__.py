@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from orch_review import __version__
+from orch_review.cli import eval_mine  # noqa: F401  (registers `eval mine`)
 from orch_review.cli.eval import eval_group
 from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
