@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review import tempdirs
 from orch_review.errors import GitError
 
 if TYPE_CHECKING:
@@ -149,3 +151,44 @@ def changed_line_count(repo: git.Repo, commit: str) -> int:
         if added.isdigit() and deleted.isdigit():
             total += int(added) + int(deleted)
     return total
+
+
+_EPOCH = "946684800 +0000"  # fixed dates: the same patch on the same base is the same commit
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "orch-review",
+    "GIT_AUTHOR_EMAIL": "orch-review@localhost",
+    "GIT_COMMITTER_NAME": "orch-review",
+    "GIT_COMMITTER_EMAIL": "orch-review@localhost",
+    "GIT_AUTHOR_DATE": _EPOCH,
+    "GIT_COMMITTER_DATE": _EPOCH,
+}
+
+
+def commit_patch(repo: git.Repo, base: str, patch: str, message: str) -> str:
+    """An unreferenced commit of ``patch`` applied to ``base``, made in a private index
+    (the work tree and the repository's index are not touched); GitError when the patch does
+    not apply."""
+    import tempfile
+
+    import git as gitpython
+
+    with (
+        tempdirs.directory("patch") as scratch,
+        tempfile.TemporaryFile() as stdin,
+    ):
+        stdin.write(patch.encode("utf-8", "surrogateescape"))
+        stdin.seek(0)
+        env = {"GIT_INDEX_FILE": str(Path(scratch, "index"))}
+        try:
+            repo.git.execute(["git", "read-tree", base], env=env)
+            repo.git.execute(
+                ["git", "apply", "--cached", "--whitespace=nowarn", "-"], istream=stdin, env=env
+            )
+            tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
+            command = ["git", "commit-tree", "--no-gpg-sign", tree, "-p", base, "-m", message]
+            return str(repo.git.execute(command, env={**env, **_IDENTITY})).strip()
+        except gitpython.GitCommandError as exc:
+            detail = (exc.stderr or "").strip().splitlines()
+            raise GitError(
+                f"the case's patch does not apply to {base[:12]}: {detail[-1] if detail else exc}"
+            ) from None
