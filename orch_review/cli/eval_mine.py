@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from orch_review.cli.eval import eval_group
 from orch_review.cli.exits import handle_errors
 from orch_review.errors import ExitCode
+
+if TYPE_CHECKING:
+    import git
+
+    from orch_review.eval.linked import BugIssues
 
 
 @eval_group.command("mine", short_help="Turn this repository's bug fixes into eval cases.")
@@ -51,6 +59,19 @@ from orch_review.errors import ExitCode
     help="Drop origins that change more lines than this (imports, reformats).",
 )
 @click.option(
+    "--github-repo",
+    metavar="OWNER/NAME",
+    help="Also count as fixes the commits naming (#N) an issue labelled as a bug there; "
+    "needs GITHUB_TOKEN (default: the repository of the origin remote).",
+)
+@click.option(
+    "--bug-label",
+    "bug_labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Labels that mark a bug (repeatable; default: bug, type: bug, kind/bug, regression).",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -65,6 +86,8 @@ def mine_command(
     clean: int | None,
     horizon: int,
     max_origin_lines: int,
+    github_repo: str | None,
+    bug_labels: tuple[str, ...],
     output: Path | None,
 ) -> ExitCode:
     """Turn this repository's history into eval cases (the SZZ approach).
@@ -76,11 +99,16 @@ def mine_command(
     Whitespace and comment lines, refactoring moves, large origins, merges and root
     commits are dropped, and counted. Then: orch-review eval cases.jsonl
     """
+    from orch_review.core import take_environment
     from orch_review.eval.cases import dump_cases
     from orch_review.eval.mine import FIX_PATTERN, MineOptions, mine, summary_lines
     from orch_review.scope.git import open_repo, work_tree
 
-    top = Path(work_tree(open_repo(Path.cwd())))
+    env = take_environment()
+    opened = open_repo(Path.cwd(), env)
+    top = Path(work_tree(opened))
+    stack = ExitStack()
+    linked = _bug_issues(opened, env, github_repo, bug_labels, stack)
     options = MineOptions(
         since=since,
         limit=limit,
@@ -89,8 +117,10 @@ def mine_command(
         max_origin_lines=max_origin_lines,
         horizon=horizon,
         clean=clean,
+        linked_bug=linked,
     )
-    result = mine(top, options)
+    with stack:
+        result = mine(top, options)
     lines = "".join(line + "\n" for line in dump_cases(result.cases))
     if output is None:
         click.echo(lines, nl=False)
@@ -99,4 +129,43 @@ def mine_command(
         output.write_text(lines, encoding="utf-8")
     for line in summary_lines(result):
         click.echo(f"orch-review eval mine: {line}" if not line.startswith(" ") else line, err=True)
+    if linked is not None and linked.unreadable:
+        click.echo(
+            f"  {linked.unreadable} linked issue(s) could not be read with this token "
+            "(not counted as bugs)",
+            err=True,
+        )
     return ExitCode.CLEAN
+
+
+def _bug_issues(
+    repo: git.Repo,
+    env: Mapping[str, str],
+    github_repo: str | None,
+    labels: tuple[str, ...],
+    stack: ExitStack,
+) -> BugIssues | None:
+    """The bug-label lookup, when a GitHub token is given; None otherwise."""
+    from orch_review.errors import UsageError
+    from orch_review.eval.linked import BUG_LABELS, BugIssues, github_repository
+    from orch_review.github.api import GitHubClient
+    from orch_review.github.event import DEFAULT_API_URL
+    from orch_review.scope import history
+
+    token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+    if not token:
+        if github_repo or labels:
+            raise UsageError(
+                "--github-repo and --bug-label need GITHUB_TOKEN (a token that can read the "
+                "repository's issues)."
+            )
+        return None
+    name = github_repo or github_repository(history.remote_url(repo, "origin") or "")
+    if name is None:
+        raise UsageError(
+            "GITHUB_TOKEN is set but the origin remote is not on github.com: pass "
+            "--github-repo OWNER/NAME, or unset GITHUB_TOKEN to mine by messages alone."
+        )
+    api = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+    client = stack.enter_context(GitHubClient(api, name, token))
+    return BugIssues(client, labels or BUG_LABELS)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,6 +84,8 @@ class MineOptions:
     max_origin_lines: int = MAX_ORIGIN_LINES
     horizon: int = HORIZON
     clean: int | None = None  # clean cases wanted (default: as many as bug cases)
+    # Whether a message names an issue labelled as a bug (None: messages alone decide).
+    linked_bug: Callable[[str], bool] | None = None
 
 
 @dataclass(slots=True)
@@ -92,6 +94,7 @@ class MineResult:
 
     cases: list[Case]
     fixes: int = 0
+    by_linked_issue: int = 0  # fixes found through a bug-labelled issue, not their message
     dropped: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -161,10 +164,24 @@ def mine(top: Path, options: MineOptions) -> MineResult:
     fix_message = _pattern(options.pattern)
     walked = history.commits(repo, since=options.since, paths=options.paths)
     by_sha = {c.sha: c for c in walked}
-    fixes = [c for c in walked if fix_message.search(c.message)]
-    if options.limit is not None:
-        fixes = fixes[: options.limit]
-    result = MineResult([], fixes=len(fixes))
+    linked = 0
+
+    def is_fix(commit: history.Commit) -> bool:
+        nonlocal linked
+        if fix_message.search(commit.message):
+            return True
+        if options.linked_bug is not None and options.linked_bug(commit.message):
+            linked += 1
+            return True
+        return False
+
+    fixes: list[history.Commit] = []
+    for commit in walked:
+        if options.limit is not None and len(fixes) >= options.limit:
+            break
+        if is_fix(commit):
+            fixes.append(commit)
+    result = MineResult([], fixes=len(fixes), by_linked_issue=linked)
     blamed: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     fixed_by: dict[str, list[history.Commit]] = defaultdict(list)
     for fix in fixes:
@@ -183,7 +200,10 @@ def mine(top: Path, options: MineOptions) -> MineResult:
         if case is not None:
             result.cases.append(case)
     wanted = result.bug_cases if options.clean is None else options.clean
-    result.cases += _clean_cases(repo, top, walked, set(blamed), fix_message, options, wanted)
+    fixed = {c.sha for c in fixes}
+    result.cases += _clean_cases(
+        repo, top, walked, set(blamed) | fixed, fix_message, options, wanted
+    )
     return result
 
 
@@ -249,8 +269,13 @@ def _clean_cases(
 def summary_lines(result: MineResult) -> list[str]:
     """What was mined and what was dropped, for people."""
     clean = len(result.cases) - result.bug_cases
+    linked = (
+        f" ({result.by_linked_issue} through a bug-labelled issue)"
+        if result.by_linked_issue
+        else ""
+    )
     lines = [
-        f"{result.fixes} fix commit(s) examined: {result.bug_cases} bug case(s) and "
+        f"{result.fixes} fix commit(s) examined{linked}: {result.bug_cases} bug case(s) and "
         f"{clean} clean case(s) written."
     ]
     for reason, count in sorted(result.dropped.items(), key=lambda item: (-item[1], item[0])):

@@ -137,6 +137,14 @@ def blame(
     return origins
 
 
+def remote_url(repo: git.Repo, name: str) -> str | None:
+    """The URL of remote ``name``, or None when there is no such remote."""
+    try:
+        return _run(repo, "remote", "get-url", "--", name).strip() or None
+    except GitError:
+        return None
+
+
 def parents(repo: git.Repo, commit: str) -> list[str]:
     """The parents of ``commit`` (none for a root commit)."""
     return _run(repo, "rev-list", "--parents", "-n", "1", commit, "--").split()[1:]

@@ -175,3 +175,44 @@ def test_a_pattern_that_is_not_a_regular_expression_is_a_usage_error(
 
     with pytest.raises(UsageError, match="--pattern"):
         mining.mine(repo, mining.MineOptions(pattern="fix("))
+
+
+@pytest.mark.slow
+def test_fixes_are_also_found_through_bug_labelled_issues(
+    api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    from tests.fakes.github_api import READ_TOKEN, FakeGitHubAPI
+    from tests.fakes.github_issues import IssueTracker
+
+    repo = git_repo(BASE_FILES)
+    origin = _commit(repo, "Look users up by name", {"app.py": BUGGY_FILES["app.py"]})
+    _commit(repo, "Count again", {"util.py": BUGGY_FILES["util.py"]})
+    _commit(repo, "Use a parameter (#12)", {"app.py": BASE_FILES["app.py"]})
+    _commit(repo, "Tidy the loop (#13, #404)", {"util.py": BASE_FILES["util.py"]})
+    git(repo, "remote", "add", "origin", "https://github.com/octo/demo.git")
+    cases = tmp_path / "cases.jsonl"
+    with FakeGitHubAPI() as github:
+        tracker = IssueTracker(github)
+        tracker.add(12, "bug", "security")
+        tracker.add(13, "documentation")
+        env = {**api_env, "GITHUB_TOKEN": READ_TOKEN, "GITHUB_API_URL": github.base_url}
+
+        result = run_cli(repo, env, "eval", "mine", "--clean", "0", "-o", str(cases))
+
+    assert result.returncode == ExitCode.CLEAN, result.stderr
+    (case,) = load_cases(cases)
+    assert case.head == origin  # #12 is a bug; #13 is not, and #404 cannot be read
+    assert "2 fix commit(s)" not in result.stderr
+    assert "1 fix commit(s) examined (1 through a bug-labelled issue)" in result.stderr
+    assert "1 linked issue(s) could not be read" in result.stderr
+    assert sorted(tracker.asked) == [12, 13, 404]
+    assert READ_TOKEN not in result.stderr + cases.read_text()
+
+
+def test_references_name_issues_of_this_repository_only() -> None:
+    from orch_review.eval.linked import github_repository, references
+
+    assert references("Fix crash (#12), closes #7; see other/repo#9 and &#38; #12") == [12, 7]
+    assert github_repository("git@github.com:octo/demo.git") == "octo/demo"
+    assert github_repository("https://github.com/octo/demo") == "octo/demo"
+    assert github_repository("https://gitlab.com/octo/demo.git") is None
