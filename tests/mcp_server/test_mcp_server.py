@@ -341,3 +341,27 @@ def test_without_the_sdk_the_command_says_what_to_install(
     assert result.returncode == 2, result.stderr
     assert "pip install 'orch-review[mcp]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_apply_fix_never_writes_outside_the_repository(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = git_repo({"app.py": PLANTED_FILES["app.py"]})
+    fake_api.policy = _fix_script()
+    env = {**api_env, "ORCH_REVIEW_SUGGESTION_CHECK": "python3 -m py_compile {path}"}
+    outside = tmp_path / "outside.py"
+    outside.write_text(PLANTED_FILES["app.py"])
+
+    async def session(client: Client) -> Any:
+        review = _structured(await client.call_tool("review", {"all_files": True}))
+        (finding,) = review["findings"]
+        # After the review, the file becomes a link out of the repository.
+        (repo / "app.py").unlink()
+        (repo / "app.py").symlink_to(outside)
+        return await client.call_tool("apply_fix", {"finding": finding["id"]})
+
+    refused = _drive(repo, env, session)
+
+    assert refused.is_error
+    assert "not applied" in refused.content[0].text
+    assert outside.read_text() == PLANTED_FILES["app.py"]
