@@ -13,6 +13,7 @@ from orch_review.cli import eval_mine  # noqa: F401  (registers `eval mine`)
 from orch_review.cli.eval import eval_group
 from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
+from orch_review.cli.gitlab import gitlab
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
 from orch_review.cli.learn import learn
@@ -87,5 +88,7 @@ def main() -> None:
     """
 
 
-for command in (review, plan, hook, ask, chat, journal, github, merge, learn, mcp, eval_group):
+for command in (
+    review, plan, hook, ask, chat, journal, github, gitlab, merge, learn, mcp, eval_group
+):  # fmt: skip
     main.add_command(command)
