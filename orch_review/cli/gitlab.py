@@ -41,6 +41,13 @@ from orch_review.errors import ExitCode
     help="Also write the JSON report to this file.",
 )
 @click.option("--no-post", is_flag=True, help="Review and write reports; post nothing.")
+@click.option(
+    "--from-reports",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Post these shard JSON reports (`--shard K/N --json`), merged, instead of reviewing "
+    "(repeatable).",
+)
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
 @handle_errors
 def gitlab(
@@ -53,6 +60,7 @@ def gitlab(
     codequality_file: Path,
     json_file: Path | None,
     no_post: bool,
+    from_reports: tuple[Path, ...],
     no_progress: bool,
 ) -> ExitCode:
     """Review a merge request in a GitLab CI merge request pipeline and discuss it.
@@ -87,6 +95,7 @@ def gitlab(
         codequality_file=codequality_file,
         json_file=json_file,
         post=not no_post,
+        from_reports=from_reports,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
         code, report = run_gitlab(

@@ -49,6 +49,8 @@ class GitLabRun:
     codequality_file: Path | None = Path("gl-code-quality-report.json")
     json_file: Path | None = None
     post: bool = True
+    # Post these merged shard reports (`orch-review --shard K/N --json`) instead of reviewing.
+    from_reports: tuple[Path, ...] = ()
 
 
 def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str, object]]:
@@ -100,7 +102,7 @@ def run_gitlab(
             "neither GITLAB_TOKEN nor CI_JOB_TOKEN is set: run orch-review gitlab in a GitLab CI "
             "job, with GITLAB_TOKEN (a project access token with `api` scope) to post."
         )
-    if not core.has_credentials(env):
+    if not run.from_reports and not core.has_credentials(env):
         raise CredentialsMissing(
             "no Anthropic API key: add ANTHROPIC_API_KEY as a masked, protected CI/CD variable."
         )
@@ -114,18 +116,26 @@ def run_gitlab(
             refs, version = _latest(client, job)
         else:
             refs, version = Refs(job.diff_base_sha, job.diff_base_sha, job.head_sha), {}
-        try:
-            for line in ensure_history(repo, refs.base_sha, refs.head_sha):
-                warn(f"orch-review: {line}")
-        except GitError as exc:
-            raise GitError(f"{str(exc).split(': set ', 1)[0]}: {DEPTH_HINT}.") from None
         if run.codequality_file is not None:
             _check_writable(run.codequality_file)
-        options = core.ReviewOptions(
-            base=refs.base_sha, head=refs.head_sha, settings=run.overrides, json_file=run.json_file
-        )
-        prepared = core.prepare(work_tree(repo), options, env)
-        report = core.run(prepared, events=events)
+        if run.from_reports:
+            report = core.merge(
+                run.from_reports, json_file=run.json_file, asked_by="orch-review gitlab"
+            )
+        else:
+            try:
+                for line in ensure_history(repo, refs.base_sha, refs.head_sha):
+                    warn(f"orch-review: {line}")
+            except GitError as exc:
+                raise GitError(f"{str(exc).split(': set ', 1)[0]}: {DEPTH_HINT}.") from None
+            options = core.ReviewOptions(
+                base=refs.base_sha,
+                head=refs.head_sha,
+                settings=run.overrides,
+                json_file=run.json_file,
+            )
+            prepared = core.prepare(work_tree(repo), options, env)
+            report = core.run(prepared, events=events)
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
 
