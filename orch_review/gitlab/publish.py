@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from orch_review.config.learnings import Learning
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
 from orch_review.github.comments import comment_body, marked_fingerprint
+from orch_review.github.dismissals import Dismissal
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
 from orch_review.gitlab.api import BadRequest, GitLabClient
 from orch_review.gitlab.positions import FileDiff, Refs, place
@@ -26,6 +28,10 @@ from orch_review.sanitize import controls, fence
 NOTE_LIMIT = 1_000_000  # GitLab's note body limit, in characters
 RESOLVED_REPLY = "orch-review: this finding is gone in {sha}; resolving the thread."
 LEFT_REPLY = "orch-review: this file is no longer part of the merge request; resolving."
+DISMISSED_REPLY = (
+    "orch-review: dismissed; it will not be reported again in this merge request (the "
+    "summary has the learning to commit to .orch-review/learnings.toml)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,19 +111,30 @@ def _covered(report: Report) -> set[str]:
     return {f.path for f in (*coverage.covered, *coverage.reused)}
 
 
+def whoami(client: GitLabClient) -> int:
+    """The id of the user the token acts as."""
+    me = client.current_user().get("id")
+    if not isinstance(me, int) or isinstance(me, bool):
+        raise BadRequest("GET /user did not say who the token acts as")
+    return me
+
+
 def publish(
     client: GitLabClient,
     iid: int,
     report: Report,
     refs: Refs,
     files: Mapping[str, FileDiff],
+    *,
+    me: int,
+    threads: Sequence[OwnThread],
+    dismissed: Sequence[Dismissal] = (),
+    to_learn: Sequence[Learning] = (),
 ) -> Published:
-    """Post the new findings, resolve what is gone, and keep the summary note."""
-    me = client.current_user().get("id")
-    if not isinstance(me, int):
-        raise BadRequest("GET /user did not say who the token acts as")
-    threads = own_threads(client.discussions(iid), me)
+    """Post the new findings of ``report`` (dismissed ones already suppressed in it), resolve
+    what is gone or dismissed, and keep the summary note."""
     posted = {t.fingerprint for t in threads}
+    gone_by_dismissal = {d.fingerprint for d in dismissed}
     done = Published()
     inline: list[Finding] = []
     for finding in report.confirmed:
@@ -137,14 +154,22 @@ def publish(
         if thread.fingerprint in current or thread.resolved:
             continue
         left = thread.path is not None and thread.path not in files
-        if not left and thread.path not in covered:
+        dismissal = thread.fingerprint in gone_by_dismissal
+        if not left and not dismissal and thread.path not in covered:
             continue  # not reviewed this time: the finding may still be there
-        reply = LEFT_REPLY if left else RESOLVED_REPLY.format(sha=refs.head_sha[:12])
+        if dismissal:
+            reply = DISMISSED_REPLY
+        else:
+            reply = LEFT_REPLY if left else RESOLVED_REPLY.format(sha=refs.head_sha[:12])
         client.reply(iid, thread.discussion_id, reply)
         client.resolve(iid, thread.discussion_id)
         done.resolved += 1
     placement = Placement(
-        inline=tuple(inline), not_inline=tuple(done.outside), already_posted=done.already
+        inline=tuple(inline),
+        not_inline=tuple(done.outside),
+        already_posted=done.already,
+        dismissed=tuple(dismissed),
+        to_learn=tuple(to_learn),
     )
     summary = fit_comment(render(report, placement, head_sha=refs.head_sha), NOTE_LIMIT)
     done.summary_note = upsert_summary(client, iid, summary, me)

@@ -19,7 +19,7 @@ from orch_review.errors import CredentialsMissing, ExitCode, GitError
 from orch_review.gitlab.api import Forbidden, GitLabClient
 from orch_review.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.gitlab.positions import Refs, files_from_version, refs_of
-from orch_review.gitlab.publish import publish
+from orch_review.gitlab.publish import Published, own_threads, publish, whoami
 
 if TYPE_CHECKING:
     import git
@@ -67,6 +67,37 @@ def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str,
             f"merge request !{job.iid} has no diff version yet: run the pipeline again."
         )
     return refs, client.version(job.iid, int(chosen["id"]))
+
+
+def _discuss(
+    client: GitLabClient,
+    job: MergeRequestJob,
+    report: Report,
+    refs: Refs,
+    version: Mapping[str, object],
+    learned: frozenset[str],
+) -> tuple[Report, Published]:
+    """The team's dismissals applied to ``report``, then everything posted."""
+    from orch_review.github.dismissals import apply, learnings_to_commit
+    from orch_review.gitlab import dismissals
+
+    me = whoami(client)
+    discussions = client.discussions(job.iid)
+    threads = own_threads(discussions, me)
+    dismissed = dismissals.collect(client, job.iid, discussions, threads, me)
+    report = apply(report, dismissed)
+    done = publish(
+        client,
+        job.iid,
+        report,
+        refs,
+        files_from_version(version),
+        me=me,
+        threads=threads,
+        dismissed=list(dismissed.values()),
+        to_learn=learnings_to_commit(report, dismissed, learned),
+    )
+    return report, done
 
 
 def _check_writable(path: Path) -> None:
@@ -118,6 +149,7 @@ def run_gitlab(
             refs, version = Refs(job.diff_base_sha, job.diff_base_sha, job.head_sha), {}
         if run.codequality_file is not None:
             _check_writable(run.codequality_file)
+        learned: frozenset[str] = frozenset()
         if run.from_reports:
             report = core.merge(
                 run.from_reports, json_file=run.json_file, asked_by="orch-review gitlab"
@@ -135,6 +167,7 @@ def run_gitlab(
                 json_file=run.json_file,
             )
             prepared = core.prepare(work_tree(repo), options, env)
+            learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
             report = core.run(prepared, events=events)
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
@@ -148,7 +181,7 @@ def run_gitlab(
             warn(JOB_TOKEN_ONLY)
         else:
             try:
-                done = publish(client, job.iid, report, refs, files_from_version(version))
+                report, done = _discuss(client, job, report, refs, version, learned)
             except Forbidden as exc:
                 warn(f"orch-review: could not post to the merge request ({exc}).")
             else:

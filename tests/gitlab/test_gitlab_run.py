@@ -165,3 +165,41 @@ def test_outside_a_merge_request_pipeline_it_says_what_to_add(
 
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert "merge_request_event" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_dismissal_counts_only_from_a_developer_or_above(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    from tests.fakes.gitlab_api import DEVELOPER, REPORTER
+
+    repo, base, head = _merge_request(git_repo)
+    fake_api.policy = planted_script()
+    with FakeGitLabAPI() as gitlab:
+        gitlab.add_version(IID, repo, base, head)
+        env = _ci_env(api_env, gitlab, base, head)
+        assert run_cli(repo, env, "gitlab", "--no-progress").returncode == ExitCode.FINDINGS
+        (thread,) = gitlab.diff_threads(IID)
+
+        # A Reporter's "ignore" is not a dismissal.
+        gitlab.reply_as(IID, thread["id"], "@orch-review ignore it is fine", REPORTER)
+        fake_api.reset()
+        fake_api.policy = planted_script()
+        kept = run_cli(repo, env, "gitlab", "--no-progress")
+
+        assert kept.returncode == ExitCode.FINDINGS, kept.stderr
+        assert thread["notes"][0]["resolved"] is False
+
+        # A Developer's thumbs-down is.
+        thread["notes"][0]["award_emoji"] = [
+            {"id": 1, "name": "thumbsdown", "user": dict(DEVELOPER), "created_at": "2026-12-01"}
+        ]
+        fake_api.reset()
+        fake_api.policy = planted_script()
+        dismissed = run_cli(repo, env, "gitlab", "--no-progress")
+
+    assert dismissed.returncode == ExitCode.CLEAN, dismissed.stderr
+    assert thread["notes"][0]["resolved"] is True
+    assert "dismissed" in thread["notes"][-1]["body"]
+    assert len(gitlab.diff_threads(IID)) == 1  # not posted again
+    (summary,) = gitlab.notes_of(IID)
+    assert "learnings.toml" in summary["body"] and "dev" in summary["body"]
