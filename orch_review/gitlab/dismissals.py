@@ -31,7 +31,7 @@ def _user(note: Mapping[str, Any]) -> tuple[int | None, str]:
     return None, shown
 
 
-class _Developers:
+class Developers:
     """Who has Developer access or more, asked once per user."""
 
     def __init__(self, client: GitLabClient, me: int) -> None:
@@ -52,9 +52,10 @@ def collect(
     discussions: Sequence[Mapping[str, Any]],
     threads: Sequence[OwnThread],
     me: int,
+    developer: Developers | None = None,
 ) -> dict[str, Dismissal]:
     """Fingerprint -> its dismissal, from replies and award emoji in orch-review's threads."""
-    developer = _Developers(client, me)
+    developer = developer or Developers(client, me)
     by_id = {str(d.get("id")): d for d in discussions}
     dismissed: dict[str, Dismissal] = {}
     for thread in threads[:MAX_THREADS]:

@@ -53,6 +53,7 @@ class Published:
     outside: list[tuple[Finding, str]] = field(default_factory=list)
     resolved: int = 0
     summary_note: int | None = None
+    answered: int = 0
 
 
 def suggestion(finding: Finding, first: int, last: int) -> str | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
+from orch_review.gitlab import questions
 from orch_review.gitlab.api import Forbidden, GitLabClient
 from orch_review.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.gitlab.positions import Refs, files_from_version, refs_of
@@ -24,7 +25,7 @@ from orch_review.gitlab.publish import Published, own_threads, publish, whoami
 if TYPE_CHECKING:
     import git
 
-    from orch_review.core import EventSink
+    from orch_review.core import EventSink, PreparedReview
     from orch_review.findings.report import Report
 
 Echo = Callable[[str], None]
@@ -69,6 +70,30 @@ def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str,
     return refs, client.version(job.iid, int(chosen["id"]))
 
 
+def _answerer(
+    prepared: PreparedReview, env: Mapping[str, str], refs: Refs, iid: int
+) -> questions.Answer:
+    """Follow-ups that continue this review's conversation (mode off unless ``deep``)."""
+    from orch_review import core
+
+    conversation = core.review_conversation(prepared)
+
+    def answer(question: str, deep: bool) -> tuple[str, bool, list[str]]:
+        result = core.answer_follow_up(
+            prepared.repo,
+            prepared.config,
+            env,
+            question,
+            commit=refs.head_sha,
+            scope=f"merge request !{iid} at {refs.head_sha[:12]}",
+            conversation=conversation,
+            orchestrate=deep,
+        )
+        return result.text, result.orchestrated, list(result.notes)
+
+    return answer
+
+
 def _discuss(
     client: GitLabClient,
     job: MergeRequestJob,
@@ -76,15 +101,18 @@ def _discuss(
     refs: Refs,
     version: Mapping[str, object],
     learned: frozenset[str],
+    answer: questions.Answer | None = None,
 ) -> tuple[Report, Published]:
-    """The team's dismissals applied to ``report``, then everything posted."""
+    """The team's dismissals applied to ``report``, then everything posted, then the
+    pending questions answered."""
     from orch_review.github.dismissals import apply, learnings_to_commit
     from orch_review.gitlab import dismissals
 
     me = whoami(client)
     discussions = client.discussions(job.iid)
     threads = own_threads(discussions, me)
-    dismissed = dismissals.collect(client, job.iid, discussions, threads, me)
+    developer = dismissals.Developers(client, me)
+    dismissed = dismissals.collect(client, job.iid, discussions, threads, me, developer)
     report = apply(report, dismissed)
     done = publish(
         client,
@@ -97,6 +125,12 @@ def _discuss(
         dismissed=list(dismissed.values()),
         to_learn=learnings_to_commit(report, dismissed, learned),
     )
+    if answer is not None:
+        asked = questions.pending(discussions, threads, me, developer)
+        findings = {f.fingerprint: f for f in report.findings}
+        done.answered = questions.answer_all(
+            client, job.iid, asked, findings, answer, refs.head_sha
+        )
     return report, done
 
 
@@ -150,6 +184,7 @@ def run_gitlab(
         if run.codequality_file is not None:
             _check_writable(run.codequality_file)
         learned: frozenset[str] = frozenset()
+        answerer: questions.Answer | None = None  # no review here, so no conversation
         if run.from_reports:
             report = core.merge(
                 run.from_reports, json_file=run.json_file, asked_by="orch-review gitlab"
@@ -169,6 +204,7 @@ def run_gitlab(
             prepared = core.prepare(work_tree(repo), options, env)
             learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
             report = core.run(prepared, events=events)
+            answerer = _answerer(prepared, env, refs, job.iid)
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
 
@@ -181,12 +217,13 @@ def run_gitlab(
             warn(JOB_TOKEN_ONLY)
         else:
             try:
-                report, done = _discuss(client, job, report, refs, version, learned)
+                report, done = _discuss(client, job, report, refs, version, learned, answerer)
             except Forbidden as exc:
                 warn(f"orch-review: could not post to the merge request ({exc}).")
             else:
                 echo(
                     f"orch-review: {done.posted} new discussion(s), {done.already} already "
-                    f"posted, {len(done.outside)} in the summary only, {done.resolved} resolved."
+                    f"posted, {len(done.outside)} in the summary only, {done.resolved} resolved, "
+                    f"{done.answered} question(s) answered."
                 )
     return report.exit_code(run.fail_on), report

@@ -203,3 +203,36 @@ def test_a_dismissal_counts_only_from_a_developer_or_above(
     assert len(gitlab.diff_threads(IID)) == 1  # not posted again
     (summary,) = gitlab.notes_of(IID)
     assert "learnings.toml" in summary["body"] and "dev" in summary["body"]
+
+
+def test_pending_questions_in_its_threads_are_answered_once(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    from tests.fakes.gitlab_api import DEVELOPER, REPORTER
+
+    repo, base, head = _merge_request(git_repo)
+    fake_api.policy = planted_script()
+    with FakeGitLabAPI() as gitlab:
+        gitlab.add_version(IID, repo, base, head)
+        env = _ci_env(api_env, gitlab, base, head)
+        assert run_cli(repo, env, "gitlab", "--no-progress").returncode == ExitCode.FINDINGS
+        (thread,) = gitlab.diff_threads(IID)
+        gitlab.reply_as(IID, thread["id"], "@orch-review is this reachable?", REPORTER)
+        gitlab.reply_as(IID, thread["id"], "@orch-review why is this a problem?", DEVELOPER)
+
+        fake_api.reset()
+        fake_api.policy = planted_script(summary="Because `name` reaches the SQL text.")
+        asked = run_cli(repo, env, "gitlab", "--no-progress")
+        replies = [n for n in thread["notes"] if n["body"].startswith("<!-- orch-review:reply")]
+
+        again = run_cli(repo, env, "gitlab", "--no-progress")
+        replies_after = [
+            n for n in thread["notes"] if n["body"].startswith("<!-- orch-review:reply")
+        ]
+
+    assert asked.returncode == ExitCode.FINDINGS, asked.stderr
+    assert "1 question(s) answered" in asked.stderr
+    (reply,) = replies
+    assert "Because `name` reaches the SQL text." in reply["body"]
+    assert "orchestration mode off" in reply["body"]
+    assert again.returncode == ExitCode.FINDINGS and len(replies_after) == 1
