@@ -4,6 +4,7 @@ GitLab REST API and the fake Messages API."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,72 @@ def test_pending_questions_in_its_threads_are_answered_once(
     assert "Because `name` reaches the SQL text." in reply["body"]
     assert "orchestration mode off" in reply["body"]
     assert again.returncode == ExitCode.FINDINGS and len(replies_after) == 1
+
+
+def test_a_verified_fix_is_a_gitlab_suggestion_over_a_line_range(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    from tests.scripted import Concern, ReviewScript
+
+    safe = (
+        '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))\n'
+        "    row = cursor.fetchone()\n"
+        "    return row"
+    )
+    repo, base, head = _merge_request(git_repo)
+    fake_api.policy = ReviewScript(
+        [
+            Concern(
+                "injection",
+                "Check app.py for SQL injection.",
+                "grep -n 'execute(f' app.py",
+                path="app.py",
+                category="security",
+                claim="The query interpolates `name`.",
+                replacement=lambda _: safe,
+                span=2,
+            )
+        ]
+    )
+    with FakeGitLabAPI() as gitlab:
+        gitlab.add_version(IID, repo, base, head)
+        env = {
+            **_ci_env(api_env, gitlab, base, head),
+            "ORCH_REVIEW_SUGGESTION_CHECK": "python3 -m py_compile {path}",
+        }
+
+        result = run_cli(repo, env, "gitlab", "--no-progress")
+
+    assert result.returncode == ExitCode.FINDINGS, result.stderr
+    (thread,) = gitlab.diff_threads(IID)
+    note = thread["notes"][0]
+    assert note["position"]["new_line"] == 7
+    assert note["position"]["line_range"]["start"]["new_line"] == 6
+    assert "```suggestion:-1+0\n" + safe + "\n```" in note["body"]
+    assert gitlab.refused == []
+
+
+def test_hostile_model_text_triggers_no_quick_action_or_mention(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    import dataclasses
+
+    from tests.scripted import PLANTED_INJECTION, ReviewScript
+
+    hostile = "Injection.\n/merge\n/approve\n  /close\n@all @group/team #12 !45 <img src=x>"
+    repo, base, head = _merge_request(git_repo)
+    fake_api.policy = ReviewScript([dataclasses.replace(PLANTED_INJECTION, claim=hostile)])
+    with FakeGitLabAPI() as gitlab:
+        gitlab.add_version(IID, repo, base, head)
+
+        result = run_cli(repo, _ci_env(api_env, gitlab, base, head), "gitlab", "--no-progress")
+
+    assert result.returncode == ExitCode.FINDINGS, result.stderr
+    bodies = [n["body"] for d in gitlab.mrs[IID].discussions for n in d["notes"]]
+    assert bodies
+    for body in bodies:
+        for line in body.splitlines():
+            assert not line.lstrip().startswith("/"), line  # a quick action
+        assert "@all" not in body and "@group/team" not in body
+        assert "<img" not in body
+        assert not re.search(r"(?<![\w&])[#!]\d+\b", body), body  # a reference
