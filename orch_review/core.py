@@ -11,6 +11,7 @@ The CLI, the pre-commit hook and ``orch-review github`` are thin callers of
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -184,9 +185,12 @@ def run(
     *,
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Report:
     """Run the prepared review end to end, write the report files asked for, and return the
-    report (partial failure is in the report, not raised)."""
+    report (partial failure is in the report, not raised). Setting ``cancel`` stops it as
+    Ctrl-C does: no new agent starts, running ones stop before their next request, what
+    finished stays in the journal, and KeyboardInterrupt is raised in the caller."""
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as review_scope
     from orch_review.findings.provenance import sign_patches
@@ -208,6 +212,7 @@ def run(
         events=events,
         options=report_options,
         notices=notices,
+        cancel=cancel,
     )
     report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
     kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next

@@ -9,13 +9,16 @@ from __future__ import annotations
 import click
 
 from orch_review import __version__
+from orch_review.cli import eval_mine  # noqa: F401  (registers `eval mine`)
 from orch_review.cli.config import config
 from orch_review.cli.eval import eval_group
 from orch_review.cli.followup import ask, chat
 from orch_review.cli.github import github
+from orch_review.cli.gitlab import gitlab
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
 from orch_review.cli.learn import learn
+from orch_review.cli.mcp import mcp
 from orch_review.cli.merge import merge
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
@@ -95,9 +98,11 @@ for command in (
     chat,
     journal,
     github,
+    gitlab,
     merge,
     learn,
     config,
+    mcp,
     eval_group,
 ):
     main.add_command(command)

@@ -251,7 +251,7 @@ def _verdict(
     return ExitCode.FINDINGS if missed else ExitCode.CLEAN
 
 
-IMPORT_FORMATS = ("swr-bench", "swe-prbench", "code-review-bench")
+IMPORT_FORMATS = ("swr-bench", "swe-prbench", "code-review-bench", "aacr-bench", "bc-bench")
 
 
 @eval_group.command("import", short_help="Turn a public benchmark into a case file.")
@@ -276,6 +276,10 @@ def import_command(data_format: str, source: Path, output: Path | None) -> ExitC
                          (prs.jsonl and annotations/; CC BY 4.0)
       code-review-bench  offline/golden_comments/ of
                          github.com/withmartian/code-review-benchmark (MIT)
+      aacr-bench         dataset/ (positive_samples.json) of
+                         github.com/alibaba/aacr-bench (Apache-2.0)
+      bc-bench           dataset/codereview.jsonl of
+                         github.com/microsoft/BC-Bench (MIT)
 
     Nothing is downloaded here; the repositories are cloned when the cases run.
     """

@@ -122,10 +122,12 @@ def warn(message: str) -> None:
 format_option = click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github", "gitlab", "rdjson", "junit", "markdown"]),
     default="text",
     show_default=True,
-    help="What to print on stdout (github: workflow-command annotations).",
+    help="What to print on stdout (github: workflow-command annotations; gitlab: a Code "
+    "Quality report; rdjson: reviewdog's format; junit: a test report; markdown: compact "
+    "findings to paste into a coding agent or a chat).",
 )
 
 

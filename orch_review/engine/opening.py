@@ -3,6 +3,7 @@ sandbox for agents' shells, set up together and torn down together."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -114,6 +115,19 @@ def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple
     return price.cost(i, o, cw, cr), known
 
 
+def _forward(outside: threading.Event, inside: threading.Event, ended: threading.Event) -> None:
+    """Set ``inside`` once ``outside`` is set, until ``ended``: a caller's cancel event (an
+    MCP client's cancellation) interrupts the session as a signal does."""
+
+    def watch() -> None:
+        while not ended.is_set():
+            if outside.wait(0.2):
+                inside.set()
+                return
+
+    threading.Thread(target=watch, name="orch-review-cancel", daemon=True).start()
+
+
 @contextmanager
 def open_session(
     config: Config,
@@ -127,17 +141,23 @@ def open_session(
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
     grace: float = INTERRUPT_GRACE,
+    cancel: threading.Event | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
     no request is sent any more, running agents stop before their next request, the replies
     in flight are waited for up to ``grace`` seconds (so that their results are journaled),
-    and the journal is closed only once no agent can still store a result."""
+    and the journal is closed only once no agent can still store a result. ``cancel``, when
+    given, interrupts the session the same way when a caller in another thread sets it."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
     )
-    cancel = client.cancel  # set, it also stops the client sending requests (retries too)
+    cancel_event = client.cancel  # set, it also stops the client sending requests (retries too)
+    ended = threading.Event()
+    if cancel is not None:
+        _forward(cancel, cancel_event, ended)
+    cancel = cancel_event
     pool = PriorityPool(config.max_concurrent)
     # Two threads launch agents' shells, and live until every agent is done with its shell.
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
@@ -185,6 +205,7 @@ def open_session(
                 _let_in_flight_land(pool, client, grace, notices)
                 raise
     finally:
+        ended.set()
         pool.shutdown(wait=not cancel.is_set())
         starter.shutdown(wait=not cancel.is_set())
         if warnings is not None:

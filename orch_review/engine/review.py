@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
@@ -149,8 +150,10 @@ def review(
     events: EventSink | None = None,
     options: ReportOptions | None = None,
     notices: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Report:
     """Review ``scope`` end to end and return the report (never raises for partial failure).
+    Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt).
 
     ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
     """
@@ -190,6 +193,7 @@ def review(
             events=events,
             notices=notices,
             warnings=warnings,
+            cancel=cancel,
         ) as session:
             earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
             if scope.kind != "all" and config.journal:

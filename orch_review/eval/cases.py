@@ -1,7 +1,8 @@
 """Evaluation cases: one JSON object per line, validated as hostile data.
 
-A case names a repository (a local path or a clone URL), a base and a head revision, and the
-issues a good review of that change should report; ``"expected": []`` marks a clean change::
+A case names a repository (a local path or a clone URL), a base and a head revision (or,
+instead of a head, a ``patch`` to apply to the base), and the issues a good review of that
+change should report; ``"expected": []`` marks a clean change::
 
     {"id": "c1", "repo": "../app", "base": "v1.0", "head": "fix-42",
      "expected": [{"path": "app/x.py", "line": 12, "description": "...", "severity": "high"}]}
@@ -24,6 +25,7 @@ from orch_review.findings.records import Severity
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
 _MAX_TEXT = 10_000
+MAX_PATCH = 5_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,9 @@ class Case:
     expected: tuple[ExpectedIssue, ...] = ()
     # For generated cases (``--mutate``): the defect pattern planted, shown per pattern.
     pattern: str | None = None
+    # A unified diff: the change is ``patch`` applied to ``base`` (``head`` is then ``base``
+    # until the runner makes the commit).
+    patch: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -82,6 +87,9 @@ class Case:
         }
         if self.pattern is not None:
             out["pattern"] = self.pattern
+        if self.patch is not None:
+            out["patch"] = self.patch
+            del out["head"]
         return out
 
 
@@ -144,7 +152,7 @@ def parse_case(raw: object, where: str) -> Case:
     """One case from its decoded JSON; UsageError naming ``where`` when it is malformed."""
     if not isinstance(raw, dict):
         raise UsageError(f"{where}: a case must be a JSON object")
-    unknown = set(raw) - {"id", "repo", "base", "head", "expected", "pattern"}
+    unknown = set(raw) - {"id", "repo", "base", "head", "expected", "pattern", "patch"}
     if unknown:
         raise UsageError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
     case_id = raw.get("id")
@@ -158,13 +166,23 @@ def parse_case(raw: object, where: str) -> Case:
     if not isinstance(expected, list):
         raise UsageError(f"{where}: `expected` must be a list (empty for a clean change)")
     pattern = _text(raw.get("pattern"), f"{where}: `pattern`", optional=True)
+    patch = raw.get("patch")
+    if patch is not None and (not isinstance(patch, str) or not patch.strip()):
+        raise UsageError(f"{where}: `patch` must be a unified diff")
+    if isinstance(patch, str) and len(patch) > MAX_PATCH:
+        raise UsageError(f"{where}: `patch` is longer than {MAX_PATCH:,} characters")
+    base = check_revision(raw.get("base"), f"{where}: `base`")
+    if patch is not None and raw.get("head") is not None:
+        raise UsageError(f"{where}: give `head` or `patch`, not both")
+    head = base if patch is not None else check_revision(raw.get("head"), f"{where}: `head`")
     return Case(
         case_id,
         repo,
-        check_revision(raw.get("base"), f"{where}: `base`"),
-        check_revision(raw.get("head"), f"{where}: `head`"),
+        base,
+        head,
         tuple(_issue(e, f"{where}: expected[{n}]") for n, e in enumerate(expected)),
         pattern,
+        patch,
     )
 
 

@@ -111,8 +111,9 @@ def incompleteness(report: Report, verify: bool) -> str | None:
 def _review_case(
     case: Case, repo: Path, settings: EvalSettings, env: Mapping[str, str], judge: Judge | None
 ) -> CaseResult:
-    options = ReviewOptions(base=case.base, head=case.head, settings=settings.settings)
     try:
+        head = case.head if case.patch is None else _patched_head(case, repo, env)
+        options = ReviewOptions(base=case.base, head=head, settings=settings.settings)
         prepared = prepare(repo, options, env)
         per_review = max(1, prepared.config.max_concurrent // max(1, settings.jobs))
         config = dataclasses.replace(prepared.config, max_concurrent=per_review)
@@ -142,6 +143,19 @@ def _repository(case: Case, settings: EvalSettings) -> Path | GitError:
         return local_repository(case, settings.base_dir, settings.cache)
     except GitError as exc:
         return exc
+
+
+def _patched_head(case: Case, repo: Path, env: Mapping[str, str]) -> str:
+    """The commit of the case's patch on its base, made without touching the work tree."""
+    from orch_review.scope import history
+    from orch_review.scope.git import open_repo
+
+    assert case.patch is not None
+    opened = open_repo(repo, env)
+    try:
+        return history.commit_patch(opened, case.base, case.patch, f"orch-review eval: {case.id}")
+    finally:
+        opened.close()
 
 
 def _judge_journal(settings: EvalSettings, env: Mapping[str, str]) -> JournalLike:

@@ -261,6 +261,11 @@ class GitHubClient:
         """``GET /repos/{repo}/pulls/{number}``."""
         return self._json("GET", f"repos/{self._repo}/pulls/{number}")
 
+    def issue(self, number: int) -> dict[str, Any]:
+        """``GET /repos/{repo}/issues/{number}`` (a pull request is an issue too)."""
+        data = self._json("GET", f"repos/{self._repo}/issues/{number}")
+        return data if isinstance(data, dict) else {}
+
     def pull_files(self, number: int) -> list[dict[str, Any]]:
         """Every file of the pull request with its ``patch`` (GitHub lists at most 3000)."""
         # 30 a page (the default), not 100: GitHub drops the patches of files past a

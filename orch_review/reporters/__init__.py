@@ -15,11 +15,24 @@ Renderer = Callable[[Report], str]
 
 def registry() -> dict[str, Renderer]:
     """Format name -> renderer (imported lazily: each pulls in what it needs)."""
-    from orch_review.reporters import json_report, sarif, terminal, workflow_commands
+    from orch_review.reporters import (
+        codequality,
+        json_report,
+        junit,
+        markdown,
+        rdjson,
+        sarif,
+        terminal,
+        workflow_commands,
+    )
 
     return {
         "github": workflow_commands.render,
+        "gitlab": codequality.render,
         "json": json_report.render,
+        "junit": junit.render,
+        "markdown": markdown.render,
+        "rdjson": rdjson.render,
         "sarif": sarif.render,
         "text": terminal.render,
     }

@@ -169,3 +169,136 @@ def test_the_import_command_writes_a_case_file_eval_accepts(tmp_path: Path) -> N
     assert result.returncode == ExitCode.CLEAN, result.stderr
     assert "1 case, 0 clean, 2 expected issues" in result.stderr
     assert [c.id for c in load_cases(out)] == ["crb-sentry-getsentry-sentry-93824"]
+
+
+def _aacr_sample(tmp_path: Path) -> Path:
+    """Two pull requests in the shape of AACR-Bench's dataset/positive_samples.json."""
+    comment = {
+        "is_ai_comment": False,
+        "source_model": "",
+        "category": "Code Defect",
+        "context": "Diff Level",
+    }
+    records = [
+        {
+            "change_line_count": 40,
+            "project_main_language": "Python",
+            "source_commit": SHA_BASE,
+            "target_commit": SHA_1,
+            "githubPrUrl": "https://github.com/psf/requests/pull/6001",
+            "category": "Bug Fix",
+            "comments": [
+                comment
+                | {"note": "Off by one.", "path": "a.py", "side": "right", "from_line": 3,
+                   "to_line": 5},
+                # A range written backwards, as one record of the set has it.
+                comment
+                | {"note": "Leaks.", "path": "b.py", "side": "right", "from_line": 9,
+                   "to_line": 7},
+                comment
+                | {"note": "Was wrong before.", "path": "a.py", "side": "left", "from_line": 2,
+                   "to_line": 2},
+                comment | {"note": "  ", "path": "a.py", "side": "right", "from_line": 1},
+            ],
+        },
+        {
+            "change_line_count": 3,
+            "project_main_language": "Go",
+            "source_commit": SHA_1,
+            "target_commit": SHA_2,
+            "githubPrUrl": "https://github.com/golang/go/pull/7",
+            "category": "Feature",
+            "comments": [],
+        },
+    ]  # fmt: skip
+    folder = tmp_path / "aacr-bench" / "dataset"
+    folder.mkdir(parents=True)
+    (folder / "positive_samples.json").write_text(json.dumps(records), encoding="utf-8")
+    (folder / "negative_samples.json").write_text(json.dumps(records[:1]), encoding="utf-8")
+    return tmp_path / "aacr-bench"
+
+
+def test_aacr_bench(tmp_path: Path) -> None:
+    first, second = IMPORTERS["aacr-bench"](_aacr_sample(tmp_path))
+
+    assert first.id == "aacr-psf__requests-6001"
+    # The benchmark's converter reviews target_commit against source_commit.
+    assert (first.repo, first.base, first.head) == (
+        "https://github.com/psf/requests.git",
+        SHA_BASE,
+        SHA_1,
+    )
+    assert [(e.description, e.path, e.start_line, e.end_line) for e in first.expected] == [
+        ("Off by one.", "a.py", 3, 5),
+        ("Leaks.", "b.py", 7, 9),
+        ("Was wrong before.", "a.py", None, None),  # the old side: for the judge
+    ]
+    assert (second.base, second.head, second.clean) == (SHA_1, SHA_2, True)
+
+
+def _bc_sample(tmp_path: Path) -> Path:
+    """A finding and a clean change in the shape of BC-Bench's dataset/codereview.jsonl."""
+    patch = (
+        "diff --git a/src/Key.Codeunit.al b/src/Key.Codeunit.al\n"
+        "new file mode 100644\n--- /dev/null\n+++ b/src/Key.Codeunit.al\n@@ -0,0 +1,2 @@\n"
+        "+codeunit 50100 Key\n+{ procedure Store(K: Text) begin end; }\n"
+    )
+    common = {
+        "repo": "microsoft/BCApps",
+        "base_commit": SHA_BASE,
+        "created_at": "2026-05-15T00:00:00Z",
+        "environment_setup_version": "27.0",
+        "project_paths": [],
+        "metadata": {"area": "security"},
+        "patch": patch,
+        "match_line_tolerance": 2,
+        "domain": "security",
+        "category": "code-review",
+        "source": "vsoadmin",
+    }
+    rows = [
+        common
+        | {
+            "instance_id": "synthetic__security-008",
+            "expect_findings": True,
+            "description": "True positive",
+            "expected_comments": [
+                {"file": "src/Key.Codeunit.al", "line_start": 2, "line_end": 2,
+                 "domain": "security", "severity": "critical", "body": "Use SecretText.",
+                 "articles": ["security/secret-text"]},
+            ],
+        },
+        common
+        | {
+            "instance_id": "synthetic__security-001",
+            "expect_findings": False,
+            "description": "Clean",
+            "expected_comments": [],
+        },
+    ]  # fmt: skip
+    path = tmp_path / "codereview.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_bc_bench(tmp_path: Path) -> None:
+    finding, clean = IMPORTERS["bc-bench"](_bc_sample(tmp_path))
+
+    assert finding.id == "bc-synthetic__security-008"
+    assert finding.repo == "https://github.com/microsoft/BCApps.git"
+    assert (finding.base, finding.head) == (SHA_BASE, SHA_BASE)  # the patch makes the head
+    assert finding.patch is not None and finding.patch.startswith("diff --git")
+    assert [(e.path, e.start_line, e.severity) for e in finding.expected] == [
+        ("src/Key.Codeunit.al", 2, Severity.HIGH)
+    ]
+    assert clean.clean and clean.patch == finding.patch
+    # The case file round-trips: a patch case has no head of its own.
+    (line,) = [json.dumps(finding.to_json())]
+    assert "head" not in json.loads(line)
+    reread = load_cases(_write(tmp_path / "again.jsonl", line))
+    assert reread == [finding]
+
+
+def _write(path: Path, *lines: str) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path

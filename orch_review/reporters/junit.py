@@ -1,0 +1,110 @@
+"""``--format junit``: JUnit XML, for CI systems that show test reports (Jenkins, Azure
+Pipelines, GitLab's test report widget, ``artifacts:reports:junit``).
+
+The shape is Apache Ant's JUnit output as its published XSD describes it
+(github.com/windyroad/JUnit-Schema): ``testsuites`` holding one ``testsuite`` named
+orch-review, with one ``testcase`` per file in scope. A file with confirmed findings
+fails (one ``failure`` listing them, typed by the most severe); a file no verified review
+covered is an ``error``; a skipped file (binary, too large, ...) is ``skipped`` with its
+reason; a covered file without findings passes.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from orch_review.findings.records import Finding, Severity
+from orch_review.findings.report import Report
+from orch_review.findings.snippets import cap_lines
+from orch_review.reporters.text import machine_text
+from orch_review.scope.diff import path_for_json
+
+# What XML 1.0 cannot carry at all, even escaped (controls() already shows the C0 ones).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _text(value: str) -> str:
+    return _NOT_XML.sub("\ufffd", machine_text(value))
+
+
+def _classname(path: str) -> str:
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    return "orch-review" + ("." + folder.replace("/", ".") if folder else "")
+
+
+def _failure(findings: list[Finding]) -> tuple[str, str, str]:
+    worst = min(findings, key=lambda f: list(Severity).index(f.severity)).severity
+    noun = "finding" if len(findings) == 1 else "findings"
+    message = f"{len(findings)} confirmed {noun}, the most severe {worst.value}"
+    body = "\n\n".join(
+        f"{f.severity.value.upper()} {f.category} at lines {f.start_line}-{f.end_line}: "
+        f"{f.claim.strip()}\nEvidence: {f.evidence.strip()}"
+        for f in findings
+    )
+    return message, worst.value, cap_lines(body)
+
+
+def to_xml(report: Report, *, timestamp: str | None = None, hostname: str | None = None) -> str:
+    """The report as JUnit XML (``timestamp`` and ``hostname`` default to now and here)."""
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    for finding in report.confirmed:
+        by_path[finding.path].append(finding)
+    coverage = report.coverage
+    reviewed = {f.path: f for f in coverage.files} if coverage is not None else {}
+    skipped = {s.path: s.reason for s in coverage.skipped} if coverage is not None else {}
+    paths = sorted(set(reviewed) | set(skipped) | set(by_path))
+    counts = {"failures": 0, "errors": 0, "skipped": 0}
+    cases = []
+    for path in paths:
+        case = ET.Element(
+            "testcase",
+            name=_text(path_for_json(path)),
+            classname=_text(_classname(path_for_json(path))),
+            time="0",
+        )
+        if path in by_path:
+            message, kind, body = _failure(by_path[path])
+            ET.SubElement(case, "failure", message=_text(message), type=kind).text = _text(body)
+            counts["failures"] += 1
+        elif path in reviewed and reviewed[path].status == "uncovered":
+            reason = reviewed[path].reason or "no verified review covered it"
+            error = ET.SubElement(case, "error", message=_text(f"not reviewed: {reason}"))
+            error.set("type", "not-covered")
+            counts["errors"] += 1
+        elif path in skipped:
+            ET.SubElement(case, "skipped", message=_text(skipped[path]))
+            counts["skipped"] += 1
+        cases.append(case)
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="orch-review",
+        package="orch-review",
+        id="0",
+        timestamp=timestamp or time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+        hostname=hostname or platform.node() or "localhost",
+        tests=str(len(cases)),
+        failures=str(counts["failures"]),
+        errors=str(counts["errors"]),
+        skipped=str(counts["skipped"]),
+        time=f"{report.wall_seconds:.3f}",
+    )
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="scope", value=_text(report.scope))
+    ET.SubElement(properties, "property", name="model", value=_text(report.model or "-"))
+    suite.extend(cases)
+    notes = [*report.incomplete_reasons(), *report.notes]
+    ET.SubElement(suite, "system-out").text = _text("\n".join(notes))
+    ET.SubElement(suite, "system-err").text = ""
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def render(report: Report) -> str:
+    """The JUnit XML document."""
+    return to_xml(report)

@@ -1,0 +1,76 @@
+"""``--format rdjson``: reviewdog's Diagnostic Format (``DiagnosticResult``), for
+``reviewdog -f=rdjson``, whose reporters reach Gerrit, Bitbucket, Gitea and more.
+
+The fields are those of reviewdog's ``proto/rdf/reviewdog.proto``: each confirmed finding is a
+diagnostic with its message, location (a line range: without columns it is linewise and
+includes its end line), severity, code (the category) and, for a verified patch, a
+suggestion replacing the flagged lines. Files in scope that no verified review covered are
+reported as diagnostics of their own, so an incomplete review never looks clean.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orch_review import __version__
+from orch_review.findings.records import Finding, Severity
+from orch_review.findings.report import Report
+from orch_review.findings.snippets import cap_lines
+from orch_review.reporters.text import machine_text
+from orch_review.scope.diff import path_for_json
+
+SEVERITY = {
+    Severity.HIGH: "ERROR",
+    Severity.MEDIUM: "WARNING",
+    Severity.LOW: "INFO",
+    Severity.INFO: "INFO",
+}
+SOURCE = {"name": "orch-review", "url": "https://github.com/orch-review/orch-review"}
+
+
+def _lines(start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": start}, "end": {"line": max(start, end)}}
+
+
+def _diagnostic(finding: Finding) -> dict[str, Any]:
+    message = f"{finding.claim.strip()}\n\nEvidence: {finding.evidence.strip()}"
+    diagnostic: dict[str, Any] = {
+        "message": machine_text(cap_lines(message)),
+        "location": {
+            "path": path_for_json(finding.path),
+            "range": _lines(finding.start_line, finding.end_line),
+        },
+        "severity": SEVERITY[finding.severity],
+        "code": {"value": finding.category},
+        "source": SOURCE,
+    }
+    patch = finding.verified_patch
+    if patch is not None:
+        diagnostic["suggestions"] = [
+            {"range": _lines(finding.start_line, finding.end_line), "text": patch}
+        ]
+    return diagnostic
+
+
+def to_data(report: Report) -> dict[str, Any]:
+    """The ``DiagnosticResult``: confirmed findings, then files left uncovered."""
+    diagnostics = [_diagnostic(f) for f in report.confirmed]
+    coverage = report.coverage
+    for file in coverage.uncovered if coverage is not None else ():
+        reason = file.reason or "no verified review covered it"
+        diagnostics.append(
+            {
+                "message": machine_text(f"orch-review did not review this file: {reason}."),
+                "location": {"path": path_for_json(file.path)},
+                "severity": "WARNING",
+                "code": {"value": "not-covered"},
+                "source": SOURCE,
+            }
+        )
+    return {"source": {**SOURCE, "version": __version__}, "diagnostics": diagnostics}
+
+
+def render(report: Report) -> str:
+    """The diagnostics as pretty JSON, keys sorted."""
+    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,61 @@
+"""The GitLab client against the fake GitLab: pagination by x-next-page, 429 with
+Retry-After, the token sent to the API's own host only, and errors in GitLab's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from orch_review.gitlab.api import Forbidden, GitLabApiError, GitLabClient, NotFound
+from tests.conftest import GitRepoFactory, git, write
+from tests.fakes.gitlab_api import BOT_TOKEN, JOB_TOKEN, FakeGitLabAPI
+
+
+def _mr(gitlab: FakeGitLabAPI, git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"a.py": "x = 1\n"})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"a.py": "x = 2\n"})
+    git(repo, "commit", "-qam", "change")
+    gitlab.add_version(1, repo, base, git(repo, "rev-parse", "HEAD").strip())
+
+
+def test_every_page_is_read_and_429_waits_as_told(git_repo: GitRepoFactory) -> None:
+    waits: list[float] = []
+    with FakeGitLabAPI() as gitlab:
+        _mr(gitlab, git_repo)
+        for n in range(250):
+            gitlab.add_human_discussion(1, f"note {n}")
+        gitlab.rate_limited, gitlab.retry_after = 2, "7"
+        with GitLabClient(gitlab.api_url, 7, BOT_TOKEN, sleep=waits.append) as client:
+            discussions = client.discussions(1)
+
+    assert [d["notes"][0]["body"] for d in discussions] == [f"note {n}" for n in range(250)]
+    pages = [r.query.get("page") for r in gitlab.requests if r.status == 200]
+    assert pages == [["1"], ["2"], ["3"]]  # 100 a page, the most GitLab gives
+    assert waits == [7.0, 7.0]
+
+
+def test_a_wait_longer_than_allowed_fails_at_once(git_repo: GitRepoFactory) -> None:
+    waits: list[float] = []
+    with FakeGitLabAPI() as gitlab:
+        _mr(gitlab, git_repo)
+        gitlab.rate_limited, gitlab.retry_after = 1, "3600"
+        client = GitLabClient(gitlab.api_url, 7, BOT_TOKEN, sleep=waits.append, max_wait=60)
+        with client, pytest.raises(GitLabApiError, match="asks to wait 3600 s"):
+            client.discussions(1)
+    assert waits == []
+
+
+def test_the_job_token_cannot_write_notes_and_unknown_things_are_not_found(
+    git_repo: GitRepoFactory,
+) -> None:
+    with FakeGitLabAPI() as gitlab:
+        _mr(gitlab, git_repo)
+        job = GitLabClient(gitlab.api_url, 7, None, job_token=JOB_TOKEN)
+        with job, pytest.raises(Forbidden, match="403"):
+            job.create_note(1, "hello")
+        with GitLabClient(gitlab.api_url, 7, BOT_TOKEN) as client:
+            with pytest.raises(NotFound):
+                client.merge_request(404)
+            assert client.access_level(12345) == 0  # not a member
+    sent = gitlab.requests[0].headers
+    assert sent.get("job-token") == JOB_TOKEN and "private-token" not in sent
