@@ -102,3 +102,17 @@ def test_a_missing_file_is_reported(tree: Path) -> None:
     os.remove(tree / "a.txt")
     (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE")])
     assert (outcome.applied, outcome.reason) == (False, "the file is gone from the working tree")
+
+
+@pytest.mark.parametrize("path", ["../a.txt", "sub/../../a.txt", "./a.txt", "sub//a.txt"])
+def test_a_path_that_climbs_out_or_is_not_plain_is_never_written(tmp_path: Path, path: str) -> None:
+    tree = tmp_path / "repo"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.txt").write_text(TEXT)
+    (tree / "sub" / "a.txt").write_text(TEXT)
+    (tmp_path / "a.txt").write_text(TEXT)  # what `..` would reach
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE", path=path)])
+    assert (outcome.applied, outcome.reason) == (False, "not a path inside the repository")
+    assert {p.read_text() for p in (tmp_path / "a.txt", tree / "a.txt", tree / "sub/a.txt")} == {
+        TEXT
+    }
