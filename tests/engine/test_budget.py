@@ -11,26 +11,26 @@ from orch_review.findings.usage import Usage
 
 
 def _cost(model: str, inp: int, out: int, write: int, read: int) -> tuple[float, bool]:
-    """A dollar per million input tokens, five per million output; cache tokens are free.
+    """Per million tokens: $1 input, $5 output, $2 cache write, $0.10 cache read.
     Models named ``unknown-*`` have no known price."""
     if model.startswith("unknown"):
         return 0.0, False
-    return inp / 1e6 + 5 * out / 1e6, True
+    return (inp + 5 * out + 2 * write + 0.1 * read) / 1e6, True
 
 
 def test_usage_is_summed_per_role_with_the_cost_of_each_request() -> None:
     ledger = Ledger(Caps(), _cost)
 
-    one = ledger.record("subagent", "m", 1_000_000, 200_000, 30, 40)
+    one = ledger.record("subagent", "m", 1_000_000, 200_000, 500_000, 1_000_000)
     ledger.record("subagent", "m", 10, 20, 3, 4)
     ledger.record("verifier", "m", 5, 6, 7, 8)
 
-    assert one == Usage(1_000_000, 200_000, 30, 40, 2.0, 1)
+    assert one == Usage(1_000_000, 200_000, 500_000, 1_000_000, pytest.approx(3.1), 1)
     report = ledger.report()
     assert report.by_role["subagent"] == Usage(
-        1_000_010, 200_020, 33, 44, pytest.approx(2.0 + 10e-6 + 100e-6), 2
+        1_000_010, 200_020, 500_003, 1_000_004, pytest.approx(3.1 + 116.4e-6), 2
     )
-    assert report.by_role["verifier"] == Usage(5, 6, 7, 8, pytest.approx(35e-6), 1)
+    assert report.by_role["verifier"] == Usage(5, 6, 7, 8, pytest.approx(49.8e-6), 1)
     assert report.by_role["main"] == Usage() and report.by_role["critic"] == Usage()
     assert report.cap_reached is None and report.unknown_price_models == ()
 
@@ -96,13 +96,30 @@ def test_the_cost_cap_stops_new_agents_once_the_estimate_reaches_it() -> None:
     assert report.cap_reached == "cost cap reached ($1.50)"
 
 
-def test_the_first_cap_reached_is_the_one_reported() -> None:
-    ledger = Ledger(Caps(max_agents=1, max_total_tokens=10), _cost)
+def test_a_refused_start_alone_reports_the_cap() -> None:
+    ledger = Ledger(Caps(max_agents=1), _cost)
     assert ledger.start_agent("main")
-    assert not ledger.start_agent("subagent")
-    ledger.record("main", "m", 10, 0, 0, 0)
-    assert ledger.over_budget() == "agent cap reached (1 agents)"  # the cap checked first
+    assert ledger.report().cap_reached is None
+    assert not ledger.start_agent("subagent")  # nobody asked over_budget()
     assert ledger.report().cap_reached == "agent cap reached (1 agents)"
+
+
+def test_over_budget_alone_reports_the_cap() -> None:
+    ledger = Ledger(Caps(max_total_tokens=10), _cost)
+    assert ledger.over_budget() is None and ledger.report().cap_reached is None
+    ledger.record("main", "m", 10, 0, 0, 0)
+    assert ledger.over_budget() == "token cap reached (10 tokens)"
+    assert ledger.report().cap_reached == "token cap reached (10 tokens)"
+
+
+def test_the_first_cap_reached_is_the_one_reported() -> None:
+    ledger = Ledger(Caps(max_total_tokens=2_000_000, max_cost_usd=1.0), _cost)
+    ledger.record("main", "m", 0, 200_000, 0, 0)  # $1.00 in 200,000 tokens
+    assert ledger.over_budget() == "cost cap reached ($1.00)"
+    ledger.record("main", "m", 1_800_000, 0, 0, 0)  # the token cap too, now
+    assert not ledger.start_agent("subagent")
+    assert ledger.over_budget() == "token cap reached (2,000,000 tokens)"  # checked first
+    assert ledger.report().cap_reached == "cost cap reached ($1.00)"
 
 
 def test_without_caps_nothing_is_refused() -> None:
