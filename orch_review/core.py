@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orch_review.errors import UsageError
+from orch_review.events import EventSink
 
 if TYPE_CHECKING:
     import git
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from orch_review.config.choices import FilterMode
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
-    from orch_review.engine.agent import EventSink
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
     from orch_review.scope.resolve import Scope, ScopeRequest
@@ -209,15 +209,15 @@ def review(
 ) -> Report:
     """Review the repository at ``repo`` and return the :class:`Report`.
 
-    ``env`` defaults to the process environment. Either way the API keys and GitHub tokens
-    are then removed from the process environment (see :func:`take_environment`), so that no
-    child process started during the review inherits them. Raises an
+    ``env`` defaults to the process environment, from which the API keys and GitHub tokens
+    are then removed (see :func:`take_environment`), so that no child process started during
+    the review inherits them. An ``env`` given is used as it is and the process environment
+    is left alone, so a caller that reviews more than once passes it every time. Raises an
     :class:`~orch_review.errors.OrchReviewError` for what the caller must fix (bad options,
     no credentials the API accepts, not a repository), and ``NothingToReview`` (exit code 0)
     when the scope has no reviewable file.
     """
-    taken = take_environment()
-    environment = taken if env is None else dict(env)
+    environment = take_environment() if env is None else dict(env)
     prepared = prepare(repo, options or ReviewOptions(), environment)
     return run(prepared, events=events, notices=notices)
 

@@ -55,14 +55,16 @@ def plan(
     from rich.console import Console
 
     from orch_review import core
-    from orch_review.scope.plan import plan_data, print_plan
+    from orch_review.cli.plan_view import print_plan
+    from orch_review.engine.prompts import MAIN_SYSTEM
+    from orch_review.scope.plan import plan_data
 
     options = core.ReviewOptions(
         staged=staged, base=base, head=head, all_files=review_all, paths=paths, exclude=exclude
     )
     prepared = core.prepare(Path.cwd(), options, core.take_environment(), cwd=Path.cwd())
     counted = _count_tokens(prepared) if count_tokens else None
-    data = plan_data(prepared.scope, counted)
+    data = plan_data(prepared.scope, MAIN_SYSTEM, counted)
     if as_json:
         # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
         click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")))

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.engine.agent import AgentEvent
+from orch_review.events import AgentEvent
 from orch_review.sanitize import line as safe_line
 
 _FINAL = ("done", "failed", "cached", "skipped")

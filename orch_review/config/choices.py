@@ -22,3 +22,19 @@ FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 PROVIDERS: tuple[str, ...] = get_args(Provider)
+
+# What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
+CATEGORIES = (
+    "correctness",
+    "security",
+    "concurrency",
+    "error-handling",
+    "performance",
+    "resource-leak",
+    "api-misuse",
+    "data-loss",
+    "compatibility",
+    "testing",
+    "maintainability",
+    "documentation",
+)

@@ -8,7 +8,7 @@ import re
 from rich.console import Console
 
 from orch_review.cli.progress import Progress
-from orch_review.engine.agent import AgentEvent
+from orch_review.events import AgentEvent
 
 
 class Clock:
