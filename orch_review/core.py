@@ -273,7 +273,6 @@ class FollowUpAnswer:
 
     text: str
     continued: bool  # the review's conversation was continued; else a fresh session
-    ran_commands: bool  # the model could run commands, in the sandbox
     orchestrated: bool
     notes: tuple[str, ...] = ()
 
@@ -351,7 +350,7 @@ def answer_follow_up(
         notes.append("no sandbox could run here, so no command was run")
         if orchestrate:
             notes.append("`deep` needs the sandbox, so the answer did not fan out")
-    return FollowUpAnswer(text, continued is not None, shell, orchestrate and shell, tuple(notes))
+    return FollowUpAnswer(text, continued is not None, orchestrate and shell, tuple(notes))
 
 
 def learn(

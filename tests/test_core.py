@@ -40,6 +40,7 @@ def test_a_review_from_python_returns_the_report_and_writes_its_files(
     assert json.loads((out / "r.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
+@pytest.mark.slow
 def test_the_front_door_imports_neither_click_nor_rich() -> None:
     code = (
         "import sys\n"
