@@ -77,3 +77,72 @@ def test_the_first_covering_shard_is_kept() -> None:
     assert merge_coverage([]).files == () and merge_coverage([]).unit == "changed files"
     audit = build_coverage(FILES[:1], covered_by={}, unit="files")
     assert merge_coverage([audit]).unit == "files"
+
+
+def test_the_ledger_as_json_and_back() -> None:
+    coverage = build_coverage(
+        [LedgerFile("z.py", 7, ((2, 4), (9, 9))), LedgerFile("a.py", 1), LedgerFile("m.py", 2)],
+        covered_by={"z.py": [3, 1, 3]},
+        reused={"m.py"},
+        reasons={"a.py": "concern [2] failed: 529"},
+        skipped=[SkippedPath("y.bin", "binary"), SkippedPath("b.bin", "too large")],
+        unit="files",
+    )
+    data = coverage.to_json()
+    assert data == {
+        "unit": "files",
+        "total": 3,
+        "covered": 2,
+        "reused": 1,
+        "uncovered": 1,
+        "complete": False,
+        "files": [
+            {
+                "path": "a.py",
+                "lines": 1,
+                "hunks": [],
+                "status": "uncovered",
+                "concerns": [],
+                "reason": "concern [2] failed: 529",
+            },
+            {
+                "path": "m.py",
+                "lines": 2,
+                "hunks": [],
+                "status": "reused",
+                "concerns": [],
+                "reason": None,
+            },
+            {
+                "path": "z.py",
+                "lines": 7,
+                "hunks": [[2, 4], [9, 9]],
+                "status": "covered",
+                "concerns": [1, 3],
+                "reason": None,
+            },
+        ],
+        "skipped": [
+            {"path": "b.bin", "reason": "too large"},
+            {"path": "y.bin", "reason": "binary"},
+        ],
+        "notes": [],
+    }
+    back = Coverage.from_json(data)
+    assert {f.path: f for f in back.files} == {f.path: f for f in coverage.files}
+    assert back.unit == "files" and back.notes == () and len(back.skipped) == 2
+    assert back.to_json() == data
+
+
+def test_json_from_elsewhere_is_read_with_its_defaults_or_refused() -> None:
+    minimal = {
+        "files": [{"path": "a.py", "lines": "3", "status": "covered"}],
+        "skipped": [],
+    }
+    coverage = Coverage.from_json(minimal)
+    assert coverage.unit == "changed files" and coverage.notes == ()
+    (file,) = coverage.files
+    assert (file.lines, file.hunks, file.concerns, file.reason) == (3, (), (), "")
+    assert Coverage.from_json({**minimal, "notes": ["n"], "unit": "files"}).notes == ("n",)
+    with pytest.raises(ValueError, match="unknown file coverage status 'done'"):
+        Coverage.from_json({"files": [{"path": "a", "lines": 1, "status": "done"}], "skipped": []})
