@@ -70,6 +70,10 @@ def _hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         mp.setenv("PYTHONPATH", str(SOURCE_ROOT) + (os.pathsep + inherited if inherited else ""))
         for name in _scrubbed_names(os.environ):
             mp.delenv(name)
+        # The size of the terminal pytest runs in (pytest-xdist's workers are given one)
+        # must not change how orch-review wraps what it prints.
+        for name in ("COLUMNS", "LINES"):
+            mp.delenv(name, raising=False)
         mp.setenv("HOME", str(home))
         mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")

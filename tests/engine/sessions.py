@@ -22,6 +22,7 @@ from orch_review.engine.journal import Journal
 from orch_review.engine.sandbox import PlainLauncher, Sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
+from orch_review.events import EventSink
 
 
 class Files:
@@ -67,8 +68,9 @@ def _task(messages: Sequence[Mapping[str, Any]]) -> str:
 class StandIn:
     """A Completer: subagents report a finding on the first file named, verifiers confirm."""
 
-    def __init__(self, files: Files) -> None:
+    def __init__(self, files: Files, *, silent_subagents: bool = False) -> None:
         self._files = files
+        self._silent = silent_subagents  # subagents answer with text, never their report
         self._lock = threading.Lock()
         self.tasks: dict[str, list[str]] = {"subagent": [], "verifier": []}
 
@@ -86,6 +88,8 @@ class StandIn:
         if "report_findings" in names:
             with self._lock:
                 self.tasks["subagent"].append(task)
+            if self._silent:
+                return Reply([{"type": "text", "text": "Nothing to say."}], "end_turn", 1, 1, 0, 0)
             path = self._files.mentioned_files(task)[0]
             finding = {
                 "path": path,
@@ -116,6 +120,7 @@ def session(
     config: Config | None = None,
     guidance: Guidance | None = None,
     caps: Caps | None = None,
+    events: EventSink | None = None,
 ) -> Iterator[Session]:
     """A session over ``files`` with a real journal at ``journal``."""
     config = config or Config(sandbox="off")
@@ -133,6 +138,7 @@ def session(
                 cancel=threading.Event(),
                 sandbox=Sandbox("none", PlainLauncher()),
                 guidance=guidance,
+                events=events,
             )
     finally:
         pool.shutdown()
