@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.config.guidance import Guidance
+from orch_review.config.settings import Config
 from orch_review.engine.workflow import Workflow
 from tests.engine.sessions import Files, StandIn, session
 
@@ -81,3 +82,28 @@ def test_another_question_about_the_same_file_is_not_answered_from_the_journal(
             Workflow(s).run([concern])
         asked.append(client.tasks["subagent"])
     assert len(asked[1]) == 1 and "for leaks" in asked[1][0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"subagent_model": "claude-other-1"},
+        {"effort": "low"},
+        {"subagent_max_turns": 3},
+    ],
+    ids=["model", "effort", "turns"],
+)
+def test_a_concern_is_run_again_when_a_setting_that_changes_its_answer_does(
+    tmp_path: Path, changed: dict[str, object]
+) -> None:
+    files = {"a.py": b"x = 1\n"}
+    asked = []
+    for config in (Config(sandbox="off"), Config(sandbox="off", **changed)):  # type: ignore[arg-type]
+        content = Files(tmp_path, files)
+        client = StandIn(content)
+        journal = tmp_path / "journal.sqlite3"
+        with session(tmp_path, content, client, journal=journal, config=config) as s:
+            Workflow(s).run(["Review `a.py` for defects."])
+        asked.append(len(client.tasks["subagent"]))
+    assert asked == [1, 1]
