@@ -143,3 +143,29 @@ def test_a_reused_file_keeps_its_stored_findings(tmp_path: Path) -> None:
         )
         second.store(reused, {})  # its own verified findings: none
     assert _load(journal).findings["a.py"] == (_finding("a.py"),)
+
+
+def test_a_file_with_the_same_content_as_a_covered_one_is_not_covered_by_it(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    twins = {"a.py": b"same\n", "b.py": b"same\n"}
+    content = Files(tmp_path, twins)
+    with session(tmp_path, content, StandIn(content), journal=journal) as s:
+        first = EarlierReviews(s, "base1", lambda path: "rules")
+        first.load(sorted(twins))
+        covered = build_coverage([LedgerFile("a.py", 1)], covered_by={"a.py": [1]})
+        first.store(covered, {"a.py": [_finding("a.py")]})
+    earlier = _load(journal, twins, guidance=lambda path: "rules")
+    assert earlier.paths == {"a.py"}
+
+
+def test_every_file_is_looked_up_and_stored_whatever_comes_before_it(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    content = Files(tmp_path, FILES)
+    with session(tmp_path, content, StandIn(content), journal=journal) as s:
+        earlier = EarlierReviews(s, "base1", _rules("house rules"))
+        earlier.load(["gone.py", *sorted(FILES)])  # a path with no content under review
+        files = [LedgerFile(p, 1) for p in ("0-uncovered.py", *sorted(FILES))]
+        earlier.store(build_coverage(files, covered_by={p: [1] for p in FILES}), {})
+    assert _load(journal).paths == set(FILES)
