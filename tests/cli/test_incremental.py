@@ -109,6 +109,7 @@ def test_the_same_subtask_about_an_edited_file_is_reviewed_again(
     again = run_cli(repo, api_env, "--base", "main")
 
     assert again.returncode == 1, again.stdout + again.stderr
-    assert second.subagent_tasks == [f"Review `{_path(1)}` for defects."]
+    (task,) = second.subagent_tasks  # one subagent, for the edited file
+    assert f"<subtask>\nReview `{_path(1)}` for defects.\n</subtask>" in task
     assert f"{_path(1)}:2" in again.stdout
     assert "3 of 3 changed files covered (2 reused" in again.stdout
