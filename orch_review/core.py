@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orch_review.errors import OutputError, UsageError
+from orch_review.events import EventSink
 
 if TYPE_CHECKING:
     import git
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from orch_review.config.choices import FilterMode
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
-    from orch_review.engine.agent import EventSink
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
@@ -271,15 +271,15 @@ def review(
 ) -> Report:
     """Review the repository at ``repo`` and return the :class:`Report`.
 
-    ``env`` defaults to the process environment. Either way the API keys and GitHub tokens
-    are then removed from the process environment (see :func:`take_environment`), so that no
-    child process started during the review inherits them. Raises an
+    ``env`` defaults to the process environment, from which the API keys and GitHub tokens
+    are then removed (see :func:`take_environment`), so that no child process started during
+    the review inherits them. An ``env`` given is used as it is and the process environment
+    is left alone, so a caller that reviews more than once passes it every time. Raises an
     :class:`~orch_review.errors.OrchReviewError` for what the caller must fix (bad options,
     no credentials the API accepts, not a repository), and ``NothingToReview`` (exit code 0)
     when the scope has no reviewable file.
     """
-    taken = take_environment()
-    environment = taken if env is None else dict(env)
+    environment = take_environment() if env is None else dict(env)
     prepared = prepare(repo, options or ReviewOptions(), environment)
     return run(prepared, events=events, notices=notices)
 
@@ -354,7 +354,6 @@ class FollowUpAnswer:
 
     text: str
     continued: bool  # the review's conversation was continued; else a fresh session
-    ran_commands: bool  # the model could run commands, in the sandbox
     orchestrated: bool
     notes: tuple[str, ...] = ()
 
@@ -432,7 +431,7 @@ def answer_follow_up(
         notes.append("no sandbox could run here, so no command was run")
         if orchestrate:
             notes.append("`deep` needs the sandbox, so the answer did not fan out")
-    return FollowUpAnswer(text, continued is not None, shell, orchestrate and shell, tuple(notes))
+    return FollowUpAnswer(text, continued is not None, orchestrate and shell, tuple(notes))
 
 
 def learn(

@@ -1,4 +1,4 @@
-"""Running orch-review as a user does: a real subprocess of the installed package."""
+"""Running orch-review as a user does: a real subprocess of this checkout's package."""
 
 from __future__ import annotations
 
@@ -11,6 +11,18 @@ from pathlib import Path
 
 from tests.scripted import PLANTED_FILES
 
+#: The checkout under test, imported by every orch-review these helpers start.
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
+#: ``-P``: the current directory (a test's repository) is not put on sys.path; the
+#: checkout is, through PYTHONPATH.
+ORCH_REVIEW = (sys.executable, "-P", "-m", "orch_review")
+
+
+def cli_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with this checkout first on PYTHONPATH."""
+    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join([str(SOURCE_ROOT), *inherited])}
+
 
 def run_cli(
     cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120
@@ -20,9 +32,9 @@ def run_cli(
     ``-P``: like the installed script, nothing is imported from ``cwd`` (the repository).
     """
     return subprocess.run(
-        [sys.executable, "-P", "-m", "orch_review", *args],
+        [*ORCH_REVIEW, *args],
         cwd=cwd,
-        env=dict(env),
+        env=cli_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -55,9 +67,9 @@ def run_cli_unprivileged(
 ) -> subprocess.CompletedProcess[str]:
     """:func:`run_cli` without permission to read files whose mode forbids it."""
     return subprocess.run(
-        [*WITHOUT_READ_OVERRIDE, sys.executable, "-P", "-m", "orch_review", *args],
+        [*WITHOUT_READ_OVERRIDE, *ORCH_REVIEW, *args],
         cwd=cwd,
-        env=dict(env),
+        env=cli_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,10 @@ import pytest
 from orch_review import ReviewOptions, review
 from orch_review.core import take_environment
 from orch_review.errors import ExitCode
-from tests.conftest import GitRepoFactory
+from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from tests.scripted import PLANTED_FILES, planted_script
 
 
 def test_a_review_from_python_returns_the_report_and_writes_its_files(
@@ -39,6 +40,7 @@ def test_a_review_from_python_returns_the_report_and_writes_its_files(
     assert json.loads((out / "r.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
+@pytest.mark.slow
 def test_the_front_door_imports_neither_click_nor_rich() -> None:
     code = (
         "import sys\n"
@@ -147,3 +149,93 @@ def test_the_review_command_creates_the_report_folder(
 
     assert result.returncode == ExitCode.FINDINGS, result.stderr
     assert json.loads(target.read_text(encoding="utf-8"))["runs"][0]["results"]
+
+
+def test_reviews_twice_in_one_process_with_the_environment_given(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo = make_planted_repo(git_repo)
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.setenv(name, api_env[name])
+    settings = {"journal": False}
+
+    for _ in range(2):
+        fake_api.policy = planted_script()
+        report = review(
+            repo, ReviewOptions(all_files=True, settings=settings), env=dict(os.environ)
+        )
+        assert [f.location for f in report.confirmed] == ["app.py:6"]
+
+    assert os.environ["ANTHROPIC_API_KEY"] == "test-key"  # an env given: left alone
+
+
+def test_without_an_environment_given_the_secrets_leave_the_process(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    for name, value in api_env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_x")
+
+    report = review(repo, ReviewOptions(all_files=True))
+
+    assert [f.location for f in report.confirmed] == ["app.py:6"]
+    assert "ANTHROPIC_API_KEY" not in os.environ and "GITHUB_TOKEN" not in os.environ
+
+
+def test_the_front_door_exports_what_its_signatures_name() -> None:
+    import orch_review
+    from orch_review.core import EventSink  # in review()'s signature
+    from orch_review.events import AgentEvent
+
+    assert EventSink is orch_review.EventSink and AgentEvent is orch_review.AgentEvent
+    for name in ("review", "prepare", "run", "merge", "ReviewOptions", "Report"):
+        assert name in orch_review.__all__
+    for name in orch_review.__all__:
+        assert getattr(orch_review, name) is not None, name
+    errors = [getattr(orch_review, n) for n in orch_review.__all__ if n.endswith("Error")]
+    assert errors and all(issubclass(e, orch_review.OrchReviewError) for e in errors)
+    assert issubclass(orch_review.NothingToReview, orch_review.OrchReviewError)
+    assert (Path(orch_review.__file__).parent / "py.typed").is_file()
+
+
+def _readme_python_example() -> str:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    examples = [b for b in blocks if "from orch_review import review" in b]
+    assert len(examples) == 1, "the README's Python example of review() is gone"
+    return examples[0]
+
+
+@pytest.mark.slow
+def test_the_readme_python_example_runs_as_shown(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"README.md": "# demo\n"})
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, PLANTED_FILES)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "planted")
+    fake_api.policy = planted_script()
+
+    result = subprocess.run(
+        [sys.executable, "-c", _readme_python_example()],
+        cwd=repo,
+        env=api_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert result.returncode == ExitCode.FINDINGS, result.stderr
+    assert "app.py:6" in result.stdout and "high" in result.stdout
+    sarif = json.loads((repo / "out" / "orch-review.sarif").read_text(encoding="utf-8"))
+    assert sarif["runs"][0]["results"]

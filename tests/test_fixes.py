@@ -102,3 +102,84 @@ def test_a_missing_file_is_reported(tree: Path) -> None:
     os.remove(tree / "a.txt")
     (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE")])
     assert (outcome.applied, outcome.reason) == (False, "the file is gone from the working tree")
+
+
+@pytest.mark.parametrize("path", ["../a.txt", "sub/../../a.txt", "./a.txt", "sub//a.txt"])
+def test_a_path_that_climbs_out_or_is_not_plain_is_never_written(tmp_path: Path, path: str) -> None:
+    tree = tmp_path / "repo"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "a.txt").write_text(TEXT)
+    (tree / "sub" / "a.txt").write_text(TEXT)
+    (tmp_path / "a.txt").write_text(TEXT)  # what `..` would reach
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE", path=path)])
+    assert (outcome.applied, outcome.reason) == (False, "not a path inside the repository")
+    assert {p.read_text() for p in (tmp_path / "a.txt", tree / "a.txt", tree / "sub/a.txt")} == {
+        TEXT
+    }
+
+
+def test_each_outcome_names_its_own_finding(tree: Path) -> None:
+    patches = [_patch(2, 3, "X"), _patch(3, 3, "Y"), _patch(5, 5, "Z", claim="changed")]
+    (tree / "a.txt").write_text(TEXT.replace("five", "5"))
+    outcomes = apply_fixes(tree, patches)
+    assert [o.finding for o in outcomes] == patches
+    assert [o.applied for o in outcomes] == [True, False, False]
+
+
+def test_a_patch_ending_where_an_earlier_one_starts_overlaps_it(tree: Path) -> None:
+    first, second = _patch(3, 4, "THREE-FOUR"), _patch(2, 3, "TWO-THREE")
+    outcomes = apply_fixes(tree, [first, second])
+    assert [(o.applied, o.reason) for o in outcomes] == [
+        (True, ""),
+        (False, "overlaps the patch of lines 3-4"),
+    ]
+
+
+def test_a_file_that_is_not_utf8_is_left_alone_saying_why(tree: Path) -> None:
+    (tree / "a.txt").write_bytes(b"one\n\xff\xfe\n")
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE")])
+    assert (outcome.finding.path, outcome.applied, outcome.reason) == (
+        "a.txt",
+        False,
+        "the file is not UTF-8 text",
+    )
+
+
+def test_a_file_shorter_than_the_patch_or_changed_in_spaces_is_changed(tree: Path) -> None:
+    spaced = "a b\nc d\n"
+    (tree / "b.txt").write_text(spaced)
+    reviewed = PatchCheck(True, "checked", "a b\nc d")
+    moved = _patch(1, 2, "AB", path="b.txt", patch_check=reviewed)
+    (tree / "a.txt").write_text("one\ntwo\n")  # lines 4-5 are gone
+    outcomes = apply_fixes(tree, [_patch(4, 5, "X"), moved])
+    assert [(o.applied, o.reason) for o in outcomes] == [(False, CHANGED), (True, "")]
+    assert (tree / "b.txt").read_text() == "AB\n"
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        ("directory", "not a regular file in the working tree"),
+        ("file-link", "a symbolic link is in the way; not followed"),
+        ("dir-link", "a symbolic link is in the way; not followed"),
+        ("missing-dir", "the file is gone from the working tree"),
+    ],
+)
+def test_what_stops_a_patch_is_said_exactly(tmp_path: Path, make: str, reason: str) -> None:
+    tree = tmp_path / "repo"
+    (tree / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "a.txt").write_text(TEXT)
+    path = "sub/a.txt"
+    if make == "directory":
+        (tree / "sub" / "a.txt").mkdir()
+    elif make == "file-link":
+        (tree / "sub" / "a.txt").symlink_to(tmp_path / "elsewhere" / "a.txt")
+    elif make == "dir-link":
+        (tree / "link").symlink_to(tmp_path / "elsewhere")
+        path = "link/a.txt"
+    else:
+        path = "gone/a.txt"
+    (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE", path=path)])
+    assert (outcome.applied, outcome.reason) == (False, reason)
+    assert (tmp_path / "elsewhere" / "a.txt").read_text() == TEXT

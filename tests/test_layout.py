@@ -14,8 +14,8 @@ import orch_review
 
 PACKAGE = Path(orch_review.__file__).parent
 
-# Layers that describe, configure or publish a review; none may depend on the engine.
-ENGINE_FREE = ("config", "findings", "reporters", "github")
+# Layers that describe, configure, scope or publish a review; none may depend on the engine.
+ENGINE_FREE = ("config", "scope", "findings", "reporters", "github")
 
 
 def _module_name(path: Path) -> str:
@@ -153,7 +153,7 @@ def test_find_cycle_reports_the_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_records_config_reporters_and_github_do_not_import_the_engine() -> None:
+def test_config_scope_records_reporters_and_github_do_not_import_the_engine() -> None:
     offenders = sorted(
         f"{module} imports {target}"
         for module, tree in MODULES.items()
@@ -162,6 +162,59 @@ def test_records_config_reporters_and_github_do_not_import_the_engine() -> None:
         if target.split(".")[:2] == ["orch_review", "engine"]
     )
     assert len([m for m in MODULES if m.startswith("orch_review.findings.")]) >= 4
+    assert len([m for m in MODULES if m.startswith("orch_review.scope.")]) >= 10
+    assert offenders == []
+
+
+def _defined_at_top(tree: ast.Module) -> set[str]:
+    """Names a module defines itself (not those it imports)."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names.add(stmt.target.id)
+    return names
+
+
+def test_engine_free_layers_take_from_the_front_door_only_what_it_defines() -> None:
+    """``core`` imports the engine; a name it merely re-exports (``EventSink`` once) would
+    let an engine-free layer reach the engine through it."""
+    core = _defined_at_top(MODULES["orch_review.core"])
+    offenders = sorted(
+        f"{module} imports {alias.name} from orch_review.core"
+        for module, tree in MODULES.items()
+        if module.split(".")[1:2] and module.split(".")[1] in ENGINE_FREE
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and _resolve(module, node) == "orch_review.core"
+        for alias in node.names
+        if alias.name not in core
+    )
+    assert offenders == []
+
+
+def test_events_and_errors_import_nothing_of_the_package() -> None:
+    for low in ("orch_review.events", "orch_review.errors", "orch_review.config.choices"):
+        assert imports(low, MODULES[low], top_level_only=False) == set(), low
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_config_and_findings_do_not_import_each_other() -> None:
+    """Configuration is read before a review and findings come out of it: findings may use
+    configuration's choices, configuration never the findings' records."""
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _package(module) == "orch_review.config"
+        for target in imports(module, tree, top_level_only=False)
+        if _package(target) == "orch_review.findings"
+    )
     assert offenders == []
 
 

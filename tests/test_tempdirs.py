@@ -39,6 +39,7 @@ def test_remove_all_removes_what_is_still_registered(tmp_path: Path) -> None:
     assert not kept.exists() and not removed_early.exists()
 
 
+@pytest.mark.slow
 def test_sweep_removes_only_dead_owners_directories(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip

@@ -9,11 +9,12 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import (
     EXIT_CODES_HELP,
+    fail_on_option,
     model_options,
     overrides,
     report_files_only_options,
 )
-from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, FilterMode
+from orch_review.config.choices import COMMENT_MODES, FILTER_MODES, FilterMode
 from orch_review.errors import ExitCode
 from orch_review.scope.pathspecs import from_cwd
 
@@ -24,19 +25,13 @@ from orch_review.scope.pathspecs import from_cwd
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--comment-mode",
-    type=click.Choice(["review", "summary", "annotations", "none"]),
+    type=click.Choice(COMMENT_MODES),
     default="review",
     show_default=True,
     help="review: inline comments and a summary comment; summary: the summary comment only; "
     "annotations: workflow-command annotations, no comments; none: post nothing.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON_LEVELS),
-    default="never",
-    show_default=True,
-    help="Exit 1 at this severity or above.",
-)
+@fail_on_option("never")  # the Action comments; blocking a merge is asked for
 @model_options
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors, say
-from orch_review.cli.options import EXIT_CODES_HELP, overrides, warn
-from orch_review.config.choices import FAIL_ON_LEVELS
+from orch_review.cli.options import EXIT_CODES_HELP, fail_on_option, overrides, warn
 from orch_review.errors import ExitCode
 
 
@@ -18,9 +17,7 @@ from orch_review.errors import ExitCode
     short_help="The pre-commit hook: review what is about to be committed.",
 )
 @click.argument("files", nargs=-1, type=click.UNPROCESSED)
-@click.option(
-    "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Block at this severity or above [high]."
-)
+@fail_on_option(verb="Block")
 @click.option(
     "--require-key/--no-require-key",
     default=None,

@@ -7,20 +7,18 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import EXIT_CODES_HELP, format_option, report_file_options
-from orch_review.config.choices import FAIL_ON_LEVELS
+from orch_review.cli.options import (
+    EXIT_CODES_HELP,
+    fail_on_option,
+    format_option,
+    report_file_options,
+)
 from orch_review.errors import ExitCode
 
 
 @click.command(epilog=EXIT_CODES_HELP, short_help="Combine the reports of --shard reviews.")
 @click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON_LEVELS),
-    default="high",
-    show_default=True,
-    help="Exit 1 at this severity or above.",
-)
+@fail_on_option("high")  # merging reads no configuration
 @report_file_options
 @format_option
 @handle_errors

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from orch_review.config.choices import EFFORTS
+from orch_review.config.choices import EFFORTS, FAIL_ON_LEVELS
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -129,6 +129,27 @@ format_option = click.option(
     "Quality report; rdjson: reviewdog's format; junit: a test report; markdown: compact "
     "findings to paste into a coding agent or a chat).",
 )
+
+
+def fail_on_option(default: str | None = None, *, verb: str = "Exit 1") -> Decorator:
+    """``--fail-on``: the lowest severity of a confirmed finding that fails the command.
+
+    Without ``default`` the flag overrides the configuration's ``fail-on`` (``high`` unless
+    set); with one, the command reads no configuration and the flag's default is its own.
+    """
+    if default is None:
+        return click.option(
+            "--fail-on",
+            type=click.Choice(FAIL_ON_LEVELS),
+            help=f"{verb} at this severity or above [high].",
+        )
+    return click.option(
+        "--fail-on",
+        type=click.Choice(FAIL_ON_LEVELS),
+        default=default,
+        show_default=True,
+        help=f"{verb} at this severity or above.",
+    )
 
 
 def overrides(**flags: Any) -> dict[str, object]:

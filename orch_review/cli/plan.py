@@ -64,8 +64,10 @@ def plan(
     """
     from orch_review import core
     from orch_review.cli.consoles import console
+    from orch_review.cli.plan_view import print_plan
+    from orch_review.engine.prompts import MAIN_SYSTEM
     from orch_review.reporters.files import STDOUT, check_writable_path, write_text
-    from orch_review.scope.plan import plan_data, print_plan
+    from orch_review.scope.plan import plan_data
 
     options = core.ReviewOptions(
         staged=staged,
@@ -83,7 +85,7 @@ def plan(
     env = core.take_environment()
     prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     counted = _count_tokens(prepared) if count_tokens else None
-    data = plan_data(prepared.scope, counted)
+    data = plan_data(prepared.scope, MAIN_SYSTEM, counted)
     if json_file is None:
         # People read paths from where they ran orch-review; the JSON keeps them as git has them.
         print_plan(

@@ -22,7 +22,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.engine.agent import AgentEvent
+from orch_review.events import AgentEvent
 from orch_review.sanitize import line as safe_line
 from orch_review.wording import counted
 

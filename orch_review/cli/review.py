@@ -11,6 +11,7 @@ from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import (
     EXIT_CODES_HELP,
     config_option,
+    fail_on_option,
     format_option,
     model_options,
     overrides,
@@ -18,7 +19,7 @@ from orch_review.cli.options import (
     scope_options,
     warn,
 )
-from orch_review.config.choices import FAIL_ON_LEVELS, FILTER_MODES, SANDBOX_MODES, FilterMode
+from orch_review.config.choices import FILTER_MODES, SANDBOX_MODES, FilterMode
 from orch_review.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -33,9 +34,7 @@ if TYPE_CHECKING:
 )
 @scope_options
 @model_options
-@click.option(
-    "--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="Exit 1 at this severity or above [high]."
-)
+@fail_on_option()
 @click.option("--max-concurrent", type=int, help="Agents' model requests in flight at once [10].")
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-total-tokens", type=int, help="Hard cap on tokens used in this review.")

@@ -14,6 +14,8 @@ FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Strictness = Literal["info", "low", "medium", "high"]
 SandboxMode = Literal["auto", "on", "off"]
 Provider = Literal["anthropic", "bedrock", "vertex", "foundry"]
+#: Where ``orch-review github`` puts its findings.
+CommentMode = Literal["review", "summary", "annotations", "none"]
 #: GitHub's reaction contents (docs.github.com/rest/reactions), and "none".
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes", "none"]
 
@@ -21,4 +23,20 @@ EFFORTS: tuple[str, ...] = get_args(Effort)
 FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
-PROVIDERS: tuple[str, ...] = get_args(Provider)
+COMMENT_MODES: tuple[str, ...] = get_args(CommentMode)
+
+# What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
+CATEGORIES = (
+    "correctness",
+    "security",
+    "concurrency",
+    "error-handling",
+    "performance",
+    "resource-leak",
+    "api-misuse",
+    "data-loss",
+    "compatibility",
+    "testing",
+    "maintainability",
+    "documentation",
+)

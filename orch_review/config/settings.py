@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, get_args
 
 from orch_review.config.choices import (
+    CATEGORIES,
     Effort,
     FailOn,
     FilterMode,
@@ -31,7 +32,6 @@ from orch_review.config.choices import (
 )
 from orch_review.config.pricing import DEFAULT_PRICES, Price, lookup_price, parse_prices
 from orch_review.errors import ConfigError
-from orch_review.findings.records import CATEGORIES
 from orch_review.scope.reviewable import DEFAULT_GENERATED, DEFAULT_MAX_FILE_SIZE
 
 FOCUS_CATEGORIES = CATEGORIES

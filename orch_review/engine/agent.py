@@ -18,6 +18,7 @@ from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer, Reply
 from orch_review.engine.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.tools import ToolInputError
+from orch_review.events import AgentEvent, EventSink
 from orch_review.wording import counted
 
 T = TypeVar("T")
@@ -37,22 +38,6 @@ BUNDLED_REPORT_ERROR = (
     "{name} was not recorded: it came in the same turn as other tool calls, before you could "
     "read their results. Read them, then call {name} on its own."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentEvent:
-    """Progress of one agent, for live display."""
-
-    agent_id: str
-    role: str
-    label: str
-    state: str  # "started", "turn", "done", "failed", "cached", "skipped"
-    turns: int = 0
-    tokens: int = 0
-    detail: str = ""
-
-
-EventSink = Callable[[AgentEvent], None]
 
 
 @dataclass(frozen=True, slots=True)

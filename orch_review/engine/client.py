@@ -246,7 +246,7 @@ class _Backoff:
     """Exponential backoff with jitter, or the server's ``retry-after`` when it gives one."""
 
     def __init__(self, initial: float, maximum: float) -> None:
-        self._exponential = wait_exponential_jitter(initial=initial, max=maximum)
+        self._exponential = wait_exponential_jitter(multiplier=initial, max=maximum)
         self._maximum = maximum
 
     def __call__(self, state: RetryCallState) -> float:

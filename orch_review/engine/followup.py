@@ -15,13 +15,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from orch_review.config.settings import Config
-from orch_review.engine.agent import EventSink
 from orch_review.engine.conversation import Conversation, load_conversation, update_conversation
 from orch_review.engine.main_agent import run_turn
 from orch_review.engine.opening import new_client, open_journal, open_session
 from orch_review.engine.session import Session
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import GitError
+from orch_review.events import EventSink
 from orch_review.findings.records import ConcernOutcome
 from orch_review.scope import git as gitops
 from orch_review.scope.snapshot import checkout

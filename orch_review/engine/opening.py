@@ -13,7 +13,6 @@ from pathlib import Path
 from orch_review import tempdirs
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.agent import EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.confinement import agent_environment, is_throwaway_uid
@@ -28,6 +27,7 @@ from orch_review.engine.journal import (
 from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
+from orch_review.events import EventSink
 from orch_review.scope.workspace import Workspace
 from orch_review.trust import JOURNAL, signer_for
 

@@ -20,7 +20,6 @@ from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
-from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
@@ -34,6 +33,7 @@ from orch_review.engine.scheduler import MAIN
 from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report, build_report

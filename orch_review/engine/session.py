@@ -12,13 +12,13 @@ from typing import Protocol
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.agent import AgentEvent, EventSink
 from orch_review.engine.bash import BashSession
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
 from orch_review.engine.journal import JournalLike
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
+from orch_review.events import AgentEvent, EventSink
 
 log = logging.getLogger("orch_review.sandbox")
 

@@ -10,8 +10,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from orch_review.config.choices import CATEGORIES
 from orch_review.findings.provenance import confined_path
-from orch_review.findings.records import CATEGORIES, Finding, Severity, Verdict
+from orch_review.findings.records import Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
 TOOLS_VERSION = "2026-12-01.4"

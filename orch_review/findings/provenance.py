@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from orch_review.findings.records import CATEGORIES, Finding, PatchCheck
+from orch_review.config.choices import CATEGORIES
+from orch_review.findings.records import Finding, PatchCheck
 from orch_review.findings.report import Report
 from orch_review.scope.diff import path_for_json
 from orch_review.trust import Signer

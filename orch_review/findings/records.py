@@ -31,22 +31,6 @@ class Severity(StrEnum):
 _SEVERITY_ORDER = [Severity.HIGH, Severity.MEDIUM, Severity.LOW, Severity.INFO]
 CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
 
-# What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
-CATEGORIES = (
-    "correctness",
-    "security",
-    "concurrency",
-    "error-handling",
-    "performance",
-    "resource-leak",
-    "api-misuse",
-    "data-loss",
-    "compatibility",
-    "testing",
-    "maintainability",
-    "documentation",
-)
-
 
 class Status(StrEnum):
     """Where a finding stands after verification and triage."""

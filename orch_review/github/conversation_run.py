@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.config.settings import Config
-    from orch_review.core import EventSink
+    from orch_review.events import EventSink
 
 Echo = Callable[[str], None]
 MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters

@@ -19,7 +19,6 @@ from orch_review.errors import OrchReviewError
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
-PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 
 
 class GitHubEventError(OrchReviewError):

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from orch_review.config.choices import CommentMode
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
 from orch_review.github import dismissals, threads
@@ -44,8 +44,6 @@ from orch_review.github.event import PullRequest
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
 from orch_review.wording import counted
 
-CommentMode = Literal["review", "summary", "annotations", "none"]
-COMMENT_MODES: tuple[CommentMode, ...] = ("review", "summary", "annotations", "none")
 BATCH_SIZE = 30
 REFUSED = "GitHub refused a comment on these lines (422)"
 

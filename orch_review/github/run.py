@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.config.choices import FilterMode
-    from orch_review.core import EventSink
+    from orch_review.events import EventSink
 
 Echo = Callable[[str], None]
 

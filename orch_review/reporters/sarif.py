@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from orch_review import __version__
-from orch_review.findings.records import CATEGORIES, Finding, Severity
+from orch_review.config.choices import CATEGORIES
+from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
 from orch_review.sanitize import markdown as safe_markdown

@@ -11,7 +11,7 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable
 
-from orch_review.engine.prompts import guidance_block
+from orch_review.config.guidance import guidance_block
 from orch_review.scope.diff import quote_path
 from orch_review.scope.resolve import ReviewFile, Scope
 

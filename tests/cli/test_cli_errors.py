@@ -22,6 +22,7 @@ def _env_without_credentials() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
 
 
+@pytest.mark.slow
 def test_help_and_version_need_no_key(tmp_path: Path) -> None:
     env = _env_without_credentials()
     version = run_cli(tmp_path, env, "--version")

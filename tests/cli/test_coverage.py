@@ -18,6 +18,9 @@ from tests.files_model import MARKER, OneSubtaskPerFile
 from tests.helpers import run_cli
 from tests.scripted import is_sweep
 
+# One worker builds the shared, expensive fixture once.
+pytestmark = pytest.mark.xdist_group("big-change")
+
 CHANGED = 450
 BUGS = (310, 420, 449)  # far down the list: beyond the 200 subtasks one Workflow call runs
 

@@ -18,6 +18,9 @@ from orch_review.cli import main
 from tests.cli.snapshots import GOLDEN, assert_snapshot
 from tests.helpers import run_cli
 
+# Every test here starts a shell or an orch-review subprocess.
+pytestmark = pytest.mark.slow
+
 WIDTHS = (80, 120)
 
 

@@ -84,3 +84,32 @@ def test_a_re_review_after_editing_one_file_pays_only_for_that_file(
     fake_api.policy = third
     assert run_cli(repo, api_env, "--base", "main").returncode == 1
     assert fake_api.requests_for("subagent") == [] and third.subagent_tasks == []
+
+
+def test_the_same_subtask_about_an_edited_file_is_reviewed_again(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    """Worded the same every run: only the file's content tells the runs apart."""
+    repo = git_repo({"README.md": "# demo\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {_path(n): _content(n + 10) for n in range(3)})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "three files")
+    base = git(repo, "rev-parse", "main").strip()
+    fake_api.policy = OneSubtaskPerFile(base=base)
+
+    assert run_cli(repo, api_env, "--base", "main").returncode == 0
+
+    write(repo, {_path(1): f"def f1(x: int) -> float:\n    return x / 0  # {MARKER}\n"})
+    git(repo, "commit", "-q", "-am", "a defect in one file")
+    fake_api.reset()
+    second = OneSubtaskPerFile(base=base)
+    fake_api.policy = second
+
+    again = run_cli(repo, api_env, "--base", "main")
+
+    assert again.returncode == 1, again.stdout + again.stderr
+    (task,) = second.subagent_tasks  # one subagent, for the edited file
+    assert f"<subtask>\nReview `{_path(1)}` for defects.\n</subtask>" in task
+    assert f"{_path(1)}:2" in again.stdout
+    assert "3 of 3 changed files covered (2 reused" in again.stdout

@@ -21,6 +21,9 @@ from tests.conftest import GIT_IDENTITY, GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.scripted import PLANTED_FILES, planted_script
 
+# One worker builds the shared, expensive fixture once.
+pytestmark = pytest.mark.xdist_group("pre-commit")
+
 PROJECT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 
@@ -109,6 +112,7 @@ class Hooked:
         return self.run("git", "commit", "-m", "change", cwd=cwd)
 
 
+@pytest.mark.slow
 def test_manifest_is_valid() -> None:
     result = subprocess.run(
         [*PRE_COMMIT, "validate-manifest", str(PROJECT / ".pre-commit-hooks.yaml")],

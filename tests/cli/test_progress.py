@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from orch_review.cli.progress import Progress, cut_words
-from orch_review.engine.agent import AgentEvent
+from orch_review.events import AgentEvent
 
 
 class Clock:

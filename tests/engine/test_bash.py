@@ -18,6 +18,9 @@ from orch_review.engine.bash import (
     handle_tool_call,
 )
 
+# Every test here starts a shell or an orch-review subprocess.
+pytestmark = pytest.mark.slow
+
 # Session timeout of tests where one command must time out and the others must not.
 QUICK_COMMANDS_BOUND = 3
 

@@ -22,6 +22,9 @@ CONFIRMED = Verdict(
     True, "count comes from the request", "calc.py:2", "high", True, "the guard fixes it"
 )
 
+# Every test here starts a shell or an orch-review subprocess.
+pytestmark = pytest.mark.slow
+
 
 def _finding(**changes: object) -> Finding:
     base = Finding(

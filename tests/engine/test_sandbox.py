@@ -121,6 +121,7 @@ def test_auto_without_bwrap_falls_back_with_a_loud_notice(tmp_path: Path) -> Non
     assert INSTALL_HINT in sandbox.notice
 
 
+@pytest.mark.slow
 def test_a_failing_bwrap_is_reported_with_its_own_words(tmp_path: Path) -> None:
     fake = tmp_path / "bwrap"
     fake.write_text(

@@ -158,19 +158,26 @@ class Requests:
         self._finished: set[str] = set()
         self._all = False
         self._threads: list[threading.Thread] = []
+        self.errors: list[BaseException] = []  # raised in a thread: re-raised in the test
 
     def send(self, name: str, rank: tuple[int, int, int]) -> None:
         def run() -> None:
-            with self.pool.request_slot(rank), self._changed:
-                self.sent.append(name)
-                self.in_flight += 1
-                self.peak = max(self.peak, self.in_flight)
-                self._changed.notify_all()
-                let_go = self._changed.wait_for(
-                    lambda: self._all or name in self._finished, timeout=BOUND
-                )
-                self.in_flight -= 1
-            assert let_go, f"{name} was never let go"
+            try:
+                with self.pool.request_slot(rank), self._changed:
+                    self.sent.append(name)
+                    self.in_flight += 1
+                    self.peak = max(self.peak, self.in_flight)
+                    self._changed.notify_all()
+                    let_go = self._changed.wait_for(
+                        lambda: self._all or name in self._finished, timeout=BOUND
+                    )
+                    self.in_flight -= 1
+                if not let_go:
+                    raise AssertionError(f"{name} was never let go")
+            except BaseException as exc:
+                with self._changed:
+                    self.errors.append(exc)
+                raise
 
         thread = threading.Thread(target=run, daemon=True)
         self._threads.append(thread)
@@ -190,11 +197,15 @@ class Requests:
             self._changed.notify_all()
 
     def finish_all(self) -> None:
+        """Let every request go, wait for their threads, and fail with what failed in one."""
         with self._changed:
             self._all = True
             self._changed.notify_all()
         for thread in self._threads:
             thread.join(timeout=BOUND)
+        assert not [t for t in self._threads if t.is_alive()], "a request thread is stuck"
+        if self.errors:
+            raise self.errors[0]
 
 
 def _wait_until(condition: Callable[[], bool]) -> bool:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from orch_review.engine.sweep import (
     MAX_GROWTH,
     SweepLimits,
+    covering,
     fit_groups,
     group_files,
     sweep_concern,
     weight,
 )
 from orch_review.findings.coverage import LedgerFile
+from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from tests.scripted import sweep_files
 
 
@@ -62,3 +64,69 @@ def test_groups_grow_to_fit_the_agents_a_cap_leaves() -> None:
     assert len(fitted) <= 5 and sum(len(g) for g in fitted) == 400
     # Never beyond MAX_GROWTH times the usual size: then the cap leaves files uncovered.
     assert max(len(g) for g in fit_groups(files, limits, agents_left=2)) <= 40 * MAX_GROWTH
+
+
+def _found(path: str, verified: bool) -> Finding:
+    verdict = Verdict(True, "holds") if verified else None
+    return Finding(path, 1, 2, Severity.HIGH, "security", "claim", "e", "c", verdict=verdict)
+
+
+def test_covering_counts_only_finished_verified_concerns_and_says_why_not() -> None:
+    outcomes = [
+        ConcernOutcome(0, "a and b", "reviewed", (_found("a.py", True),)),
+        ConcernOutcome(1, "b again", "reviewed"),
+        ConcernOutcome(2, "c", "failed", error="API kept failing"),
+        ConcernOutcome(3, "d", "skipped", error="agent cap reached (4 agents)"),
+        ConcernOutcome(4, "e", "reviewed", (_found("e.py", False),), error="no verdict for 1"),
+        ConcernOutcome(5, "f", "reviewed", (_found("f.py", False),), error="verification off"),
+        ConcernOutcome(6, "g", "reviewed"),
+    ]
+    files_of = {
+        0: ("a.py", "b.py"),
+        1: ("b.py",),
+        2: ("c.py", "a.py"),
+        3: ("d.py",),
+        4: ("e.py",),
+        5: ("f.py", "g.py"),
+        6: ("g.py",),
+    }
+
+    covered_by, reasons = covering(outcomes, files_of)
+
+    # 1-based ids, each concern that covered the file; a failed concern takes nothing away.
+    assert covered_by == {"a.py": [1], "b.py": [1, 2], "g.py": [7]}
+    assert {path: why for path, why in reasons.items() if path not in covered_by} == {
+        "c.py": "concern [3] failed: API kept failing",
+        "d.py": "concern [4] was not run: agent cap reached (4 agents)",
+        "e.py": "concern [5] reported a finding here that was not verified",
+        "f.py": "concern [6] reported a finding here that was not verified",
+    }
+
+
+def test_an_unverified_finding_uncovers_its_file_whoever_else_covered_it() -> None:
+    outcomes = [
+        ConcernOutcome(0, "sweep", "reviewed"),
+        ConcernOutcome(1, "x", "reviewed", (_found("a.py", False),), error="verification off"),
+    ]
+    covered_by, reasons = covering(outcomes, {0: ("a.py", "b.py"), 1: ("b.py",)})
+    assert covered_by == {"b.py": [1]}
+    assert reasons["a.py"] == "concern [2] reported a finding here that was not verified"
+
+
+def test_a_not_fully_verified_concern_says_which_verifier_was_missing() -> None:
+    unverified = ConcernOutcome(0, "x", "reviewed", (_found("a.py", False),))
+    failed_verifier = ConcernOutcome(
+        1, "y", "reviewed", (_found("q.py", False),), error="verification failed: 529"
+    )
+    _, reasons = covering([unverified, failed_verifier], {0: ("b.py",), 1: ("c.py",)})
+    assert reasons["b.py"] == "concern [1] was not fully verified: a verifier did not run"
+    assert reasons["c.py"] == "concern [2] was not fully verified: verification failed: 529"
+
+
+def test_concerns_answered_from_an_earlier_review_cover_nothing_themselves() -> None:
+    outcomes = [
+        ConcernOutcome(0, "reused", "reviewed", (_found("a.py", False),), from_journal=True),
+        ConcernOutcome(1, "run", "reviewed"),
+    ]
+    covered_by, reasons = covering(outcomes, {0: ("a.py",), 1: ("b.py",)}, answered={0})
+    assert covered_by == {"b.py": [2]} and reasons == {}

@@ -152,6 +152,7 @@ def test_hostile_fields_are_refused(tmp_path: Path) -> None:
         IMPORTERS["swr-bench"](source)
 
 
+@pytest.mark.slow
 def test_the_import_command_writes_a_case_file_eval_accepts(tmp_path: Path) -> None:
     out = tmp_path / "cases" / "crb.jsonl"
 

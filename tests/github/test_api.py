@@ -57,6 +57,7 @@ def test_requests_carry_the_token_and_api_version(api: FakeGitHubAPI, client: Gi
     assert request.headers["accept"] == "application/vnd.github+json"
 
 
+@pytest.mark.slow
 def test_enterprise_server_api_prefix_is_kept() -> None:
     with FakeGitHubAPI(REPOSITORY, page_size=2, prefix="/api/v3") as ghes:
         ghes.add_pull(1, base_sha="b", head_sha="h", files=FILES)

@@ -395,10 +395,12 @@ def test_invalid_configuration_at_the_base_is_a_configuration_error(
 # --- bad input: one sentence, the right exit code ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_not_a_git_repository(tmp_path: Path) -> None:
     assert "is not inside a git repository" in fails_with(tmp_path, code=2)
 
 
+@pytest.mark.slow
 def test_bare_repository(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "bare.git")
 

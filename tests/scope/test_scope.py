@@ -520,11 +520,13 @@ def test_content_id_follows_the_content(git_repo: GitRepoFactory) -> None:
 # --- not a usable repository ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_not_a_repository(tmp_path: Path) -> None:
     with pytest.raises(GitError, match="is not inside a git repository"):
         gitops.open_repo(tmp_path)
 
 
+@pytest.mark.slow
 def test_bare_repository(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "bare.git")
 

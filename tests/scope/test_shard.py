@@ -28,9 +28,42 @@ def test_every_file_is_in_exactly_one_shard_and_shards_are_balanced() -> None:
 
 
 def test_the_split_does_not_depend_on_the_order_files_come_in() -> None:
+    # Equal weights, so only the tie-break by path makes the order irrelevant.
+    tied = [_file(f"src/t{n:02d}.py", 1 + n % 3) for n in range(30)]
+    orders = [list(tied), list(reversed(tied))]
+    for seed in range(5):
+        shuffled = list(tied)
+        random.Random(seed).shuffle(shuffled)
+        orders.append(shuffled)
+    splits = [assign(order, 4) for order in orders]
+    assert all(split == splits[0] for split in splits)
     shuffled = list(FILES)
     random.Random(7).shuffle(shuffled)
     assert assign(shuffled, 3) == assign(FILES, 3)
+
+
+def test_the_largest_files_go_first_each_to_the_lightest_shard() -> None:
+    """Largest first, to the least loaded shard, ties to the lowest shard and by path:
+    a split by file count or in path order would put both large files together."""
+    files = [
+        _file("a.py", 20),
+        _file("b.py", 20),
+        _file("big1.py", 300),
+        _file("big2.py", 300),
+        _file("c.py", 20),
+        _file("d.py", 20),
+    ]
+    assert assign(files, 2) == {
+        "big1.py": 1,
+        "big2.py": 2,
+        "a.py": 1,
+        "b.py": 2,
+        "c.py": 1,
+        "d.py": 2,
+    }
+    huge = [_file("huge.py", 900), *files]
+    owner = assign(huge, 2)
+    assert [p for p, k in owner.items() if k == 1] == ["huge.py"]  # 900 outweighs the rest
 
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "1", "a/b", "1/0"])

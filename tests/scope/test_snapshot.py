@@ -255,6 +255,7 @@ def test_hook_environment_snapshot_uses_the_hooks_index_and_leaves_it_alone(
     assert head(repo) == git(repo, "rev-parse", "main").strip()
 
 
+@pytest.mark.slow
 def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
     repo = tmp_path / "sha256"
     git(tmp_path, "init", "-q", "-b", "main", "--object-format=sha256", str(repo))
@@ -431,6 +432,7 @@ def test_without_a_view_the_content_is_written_out_and_bubblewrap_shows_that(
     assert log == "c\n"
 
 
+@pytest.mark.slow
 def test_a_repository_kept_outside_its_work_tree_is_written_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
