@@ -19,6 +19,7 @@ from orch_review.github.comments import PostedComment, safe_text
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.threads import ThreadChange
 from orch_review.sanitize import controls, fence, markdown_code, markdown_url
+from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, usd
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
@@ -52,8 +53,9 @@ def cell(text: str, limit: int = CELL_LIMIT) -> str:
 
 def code(text: str, limit: int = 120, *, in_table: bool = True) -> str:
     """``text`` (a file name: hostile) as inline code, in a table cell unless told: the
-    backtick fence is longer than any run of backticks inside, so the name cannot close it."""
-    return markdown_code(text, limit, in_table=in_table)
+    backtick fence is longer than any run of backticks inside, so the name cannot close it.
+    A name that is not UTF-8, or holds control characters, is shown as git quotes it."""
+    return markdown_code(quote_path(text), limit, in_table=in_table)
 
 
 def _counts(report: Report) -> str:

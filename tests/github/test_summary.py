@@ -107,3 +107,17 @@ def test_a_file_name_cannot_close_its_code_span() -> None:
     assert code("a`b.py") == "``a`b.py``"
     assert code("`x`") == "`` `x` ``"
     assert code("plain.py") == "`plain.py`"
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_git_quotes_it_and_the_body_can_be_sent() -> None:
+    odd = "bad\udcff.py"  # the byte 0xff, as git's file list decodes it
+    report = sample_report()
+    first = replace(report.confirmed[0], path=odd)
+    findings = tuple(first if f is report.confirmed[0] else f for f in report.findings)
+
+    odd_report = replace(report, findings=findings)
+    body = render(odd_report, Placement.none_inline(odd_report, "not in the diff"))
+
+    body.encode("utf-8")  # a comment body the API can take
+    assert '"bad\\377.py' in body
+    assert code(odd) == '`"bad\\377.py"`'
