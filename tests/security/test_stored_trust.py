@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from orch_review.config.choices import CATEGORIES
 from orch_review.engine.conversation import conversation_key
 from orch_review.engine.journal import Journal, default_journal_path
 from orch_review.engine.prompts import MODE_EXIT
-from orch_review.findings.records import CATEGORIES
 from orch_review.trust import JOURNAL, Signer, derive_key
 from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.github_api import FakeGitHubAPI
