@@ -149,9 +149,12 @@ def _at_its_work_tree(repo: git.Repo, cwd: Path, env: Mapping[str, str] | None) 
         "GIT_OPTIONAL_LOCKS": "0",
         "GIT_CONFIG_PARAMETERS": config_parameters(inherited, INERT_CONFIG),
     }
+    # Only git's own variables: the review's environment holds the API key and tokens, which
+    # no git process may inherit.
+    git_vars = {k: v for k, v in (env or {}).items() if k.startswith("GIT_")}
     try:
         out = git.Git(str(cwd)).execute(
-            ["git", "rev-parse", "--show-toplevel"], env={**(env or {}), **probe_env}
+            ["git", "rev-parse", "--show-toplevel"], env={**git_vars, **probe_env}
         )
     except git.GitCommandError as exc:
         stderr = str(exc.stderr)

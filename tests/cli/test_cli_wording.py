@@ -63,9 +63,10 @@ def test_a_change_of_one_skipped_file_says_so_in_the_singular(
     two = run_cli(repo, api_env)
 
     assert one.returncode == two.returncode == 0, one.stderr + two.stderr
-    assert "nothing to review: the only changed file is skipped" in one.stderr
-    assert "all 1" not in one.stderr
-    assert "nothing to review: all 2 changed files are skipped" in two.stderr
+    said_one, said_two = one.stdout + one.stderr, two.stdout + two.stderr
+    assert "the 1 changed file in scope is skipped" in " ".join(said_one.split())
+    assert "all 1" not in said_one and "1 changed files" not in said_one
+    assert "all 2 changed files in scope are skipped" in " ".join(said_two.split())
 
 
 def test_an_error_carries_one_prefix(api_env: dict[str, str], git_repo: GitRepoFactory) -> None:

@@ -23,6 +23,7 @@ from orch_review.engine.sandbox import PlainLauncher, Sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.events import EventSink
+from orch_review.trust import Signer
 
 
 class Files:
@@ -126,7 +127,7 @@ def session(
     config = config or Config(sandbox="off")
     pool = PriorityPool(2)
     try:
-        with Journal(journal) as opened:
+        with Journal(journal, signer=Signer(b"k" * 32, "credential")) as opened:
             yield Session(
                 config=config,
                 client=client,

@@ -101,7 +101,7 @@ def test_a_refused_start_alone_reports_the_cap() -> None:
     assert ledger.start_agent("main")
     assert ledger.report().cap_reached is None
     assert not ledger.start_agent("subagent")  # nobody asked over_budget()
-    assert ledger.report().cap_reached == "agent cap reached (1 agents)"
+    assert ledger.report().cap_reached == "agent cap reached (1 agent)"
 
 
 def test_over_budget_alone_reports_the_cap() -> None:

@@ -17,6 +17,7 @@ from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.tools import ToolInputError
 from orch_review.engine.workflow import RankedClient, describe, parse_subtasks
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
+from orch_review.trust import JOURNAL, signer_for
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.model_io import ModelRequest, Reply
@@ -125,12 +126,17 @@ def test_a_finding_without_a_verdict_is_unverified_never_confirmed(
     journal = tmp_path / "journal.sqlite3"
     env = {**api_env, "ORCH_REVIEW_JOURNAL_PATH": str(journal)}
     assert run_cli(repo, env, "--all").returncode == 1
+    # A stored verification that lost its verdicts, as orch-review itself could have written
+    # it: signed with the key of the same credential (an unsigned edit is ignored).
+    signer = signer_for(env, "anthropic", JOURNAL)
+    assert signer is not None
     with closing(sqlite3.connect(journal)) as db, db:
         rows = db.execute("SELECT key, value FROM journal WHERE kind = 'verifier'").fetchall()
-        for key, value in rows:  # a stored verification that lost its verdicts
+        for key, value in rows:
+            text = json.dumps({**json.loads(value), "verdicts": {}})
             db.execute(
-                "UPDATE journal SET value = ? WHERE key = ?",
-                (json.dumps({**json.loads(value), "verdicts": {}}), key),
+                "UPDATE journal SET value = ?, mac = ? WHERE key = ?",
+                (text, signer.sign(key, "verifier", text), key),
             )
     assert rows
     out = tmp_path / "report.json"

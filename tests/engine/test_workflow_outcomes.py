@@ -67,7 +67,7 @@ def test_at_the_agent_cap_a_concern_is_skipped_and_a_finding_left_unverified(
 ) -> None:
     config = Config(sandbox="off", max_concurrent=1)
     outcomes, events, client = _run(tmp_path, config=config, caps=Caps(max_agents=1))
-    reason = "agent cap reached (1 agents)"
+    reason = "agent cap reached (1 agent)"
     reviewed = [o for o in outcomes if o.status == "reviewed"]
     skipped = [o for o in outcomes if o.status == "skipped"]
     assert len(reviewed) == 1 and len(skipped) == 1 and len(client.tasks["subagent"]) == 1
