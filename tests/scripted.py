@@ -129,6 +129,9 @@ class ReviewScript:
             if due and request.assistant_turns == 0:
                 return Reply.tool_uses([("bash", {"command": c.command}) for c in due])
             outputs = request.tool_result_texts()[-len(due) :] if due else []
+            if due and (len(outputs) < len(due) or any(_not_run(out) for out in outputs)):
+                # Its calls were cut off and not run: it asks again, as a model would.
+                return Reply.tool_uses([("bash", {"command": c.command}) for c in due])
             findings = [f for c, out in zip(due, outputs, strict=True) for f in _found(c, out)]
             summary = "swept: " + ("see findings" if findings else "nothing found")
             return Reply.tool_use("report_findings", {"summary": summary, "findings": findings})
@@ -215,6 +218,11 @@ def _shaped(text: str, line: int) -> str:
 
 
 SWEEP_MARK = "Sweep review of "
+
+
+def _not_run(output: str) -> bool:
+    """A tool result saying the call was cut off at the output token limit and not run."""
+    return "cut off at the output token limit" in output
 
 
 def is_sweep(task: str) -> bool:

@@ -60,6 +60,7 @@ def test_sweep_removes_only_dead_owners_directories(tmp_path: Path) -> None:
     assert alive.exists() and unrelated.exists() and legacy.exists()
 
 
+@pytest.mark.slow
 def test_root_sweeps_a_dead_runs_agent_homes_it_handed_to_throwaway_uids(tmp_path: Path) -> None:
     # Without bubblewrap, root hands each shell's home to a throwaway uid; a run killed with
     # SIGKILL leaves those homes behind, and only the next run can remove them.

@@ -178,6 +178,7 @@ def test_a_rejected_request_is_told_in_the_apis_words(answering: FakeMessagesAPI
     )
 
 
+@pytest.mark.slow
 def test_a_refused_connection_is_not_retried_and_names_the_endpoint() -> None:
     url = closed_port_url()
     waits: list[float] = []

@@ -15,6 +15,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPONENT = ROOT / "templates" / "review.yml"
+pytestmark = pytest.mark.slow  # check-jsonschema runs as a subprocess
 EXAMPLES = [ROOT / "examples" / "gitlab-ci.yml", ROOT / "examples" / "gitlab-ci-sharded.yml"]
 
 

@@ -304,5 +304,5 @@ def test_hostile_model_text_triggers_no_quick_action_or_mention(
         for line in body.splitlines():
             assert not line.lstrip().startswith("/"), line  # a quick action
         assert "@all" not in body and "@group/team" not in body
-        assert "<img" not in body
+        assert not re.search(r"(?<!\\)<img", body), body  # escaped, it is text
         assert not re.search(r"(?<![\w&])[#!]\d+\b", body), body  # a reference
