@@ -134,18 +134,6 @@ def _discuss(
     return report, done
 
 
-def _check_writable(path: Path) -> None:
-    """Fail before the first request, not after the money is spent."""
-    import os
-
-    from orch_review.errors import OutputError
-
-    folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise OutputError(f"cannot write the Code Quality report to {path}: choose --codequality.")
-
-
 def run_gitlab(
     repo: git.Repo,
     run: GitLabRun,
@@ -158,6 +146,7 @@ def run_gitlab(
     """Review the merge request, report on it; the exit code and the report."""
     from orch_review import core
     from orch_review.github.fetch import ensure_history
+    from orch_review.reporters.files import check_writable_path, write_text
     from orch_review.scope.git import work_tree
 
     job = MergeRequestJob.from_env(env)
@@ -182,7 +171,7 @@ def run_gitlab(
         else:
             refs, version = Refs(job.diff_base_sha, job.diff_base_sha, job.head_sha), {}
         if run.codequality_file is not None:
-            _check_writable(run.codequality_file)
+            check_writable_path(run.codequality_file, "the Code Quality report")
         learned: frozenset[str] = frozenset()
         answerer: questions.Answer | None = None  # no review here, so no conversation
         if run.from_reports:
@@ -208,7 +197,7 @@ def run_gitlab(
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
 
-            run.codequality_file.write_text(codequality.render(report), encoding="utf-8")
+            write_text(run.codequality_file, codequality.render(report), "the Code Quality report")
         if not run.post:
             echo("orch-review: --no-post: nothing posted to the merge request.")
         elif job.from_fork:
