@@ -242,13 +242,9 @@ def test_pending_questions_in_its_threads_are_answered_once(
 def test_a_verified_fix_is_a_gitlab_suggestion_over_a_line_range(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
+    from tests.cli.test_cli_fix import SAFE_QUERY as safe
     from tests.scripted import Concern, ReviewScript
 
-    safe = (
-        '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))\n'
-        "    row = cursor.fetchone()\n"
-        "    return row"
-    )
     repo, base, head = _merge_request(git_repo)
     fake_api.policy = ReviewScript(
         [

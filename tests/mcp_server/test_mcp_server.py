@@ -3,7 +3,6 @@ stdio client, against the fake Messages API and real git repositories."""
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -17,19 +16,16 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from orch_review.engine.prompts import MODE_EXIT
+from tests.cli.test_cli_fix import SAFE_QUERY
+from tests.cli.test_cli_resume import _division_verifier, _journal_kinds
 from tests.conftest import GitRepoFactory, git, write
-from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
 
 T = TypeVar("T")
-SAFE_QUERY = (
-    '    cursor.execute("SELECT * FROM users WHERE name = ?", (name,))\n'
-    "    row = cursor.fetchone()\n"
-    "    return row"
-)
 
 
 def _server(repo: Path, env: dict[str, str]) -> Client:
@@ -111,21 +107,6 @@ def test_a_review_returns_the_planted_findings_with_coverage_and_progress(
     assert progress, "no progress notification arrived"
     assert progress[-1][0] == progress[-1][1]  # every agent started has finished
     assert "agents done" in (progress[-1][2] or "")
-
-
-def _journal_kinds(repo: Path) -> dict[str, int]:
-    path = repo / ".git" / "orch-review" / "journal.sqlite3"
-    if not path.exists():
-        return {}
-    try:
-        with sqlite3.connect(path, timeout=60) as db:
-            return dict(db.execute("SELECT kind, count(*) FROM journal GROUP BY kind").fetchall())
-    except sqlite3.Error:
-        return {}
-
-
-def _division_verifier(request: ModelRequest) -> bool:
-    return request.role == "verifier" and "division" in request.first_user_text
 
 
 def test_a_cancelled_review_stops_and_the_next_one_pays_only_for_what_did_not_finish(
