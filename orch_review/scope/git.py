@@ -980,12 +980,12 @@ def commit_with_file(repo: git.Repo, parent: str, path: str, content: bytes, mes
         repo.git.execute(["git", "update-index", "--cacheinfo", entry], env=env)
         tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
     # Fixed dates: the same edit of the same parent is the same commit, run after run.
-    dated = {**SNAPSHOT_IDENTITY, "GIT_AUTHOR_DATE": _EPOCH, "GIT_COMMITTER_DATE": _EPOCH}
+    dated = {**SNAPSHOT_IDENTITY, "GIT_AUTHOR_DATE": FIXED_DATE, "GIT_COMMITTER_DATE": FIXED_DATE}
     command = ["git", "commit-tree", "--no-gpg-sign", tree, "-p", parent, "-m", message]
     return str(repo.git.execute(command, env=dated)).strip()
 
 
-_EPOCH = "946684800 +0000"  # 2000-01-01
+FIXED_DATE = "946684800 +0000"  # 2000-01-01
 
 
 def user_identity(repo: git.Repo) -> str | None:

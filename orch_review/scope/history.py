@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import GitError
+from orch_review.scope.git import FIXED_DATE, SNAPSHOT_IDENTITY
 
 if TYPE_CHECKING:
     import git
@@ -161,17 +162,6 @@ def changed_line_count(repo: git.Repo, commit: str) -> int:
     return total
 
 
-_EPOCH = "946684800 +0000"  # fixed dates: the same patch on the same base is the same commit
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "orch-review",
-    "GIT_AUTHOR_EMAIL": "orch-review@localhost",
-    "GIT_COMMITTER_NAME": "orch-review",
-    "GIT_COMMITTER_EMAIL": "orch-review@localhost",
-    "GIT_AUTHOR_DATE": _EPOCH,
-    "GIT_COMMITTER_DATE": _EPOCH,
-}
-
-
 def commit_patch(repo: git.Repo, base: str, patch: str, message: str) -> str:
     """An unreferenced commit of ``patch`` applied to ``base``, made in a private index
     (the work tree and the repository's index are not touched); GitError when the patch does
@@ -194,7 +184,13 @@ def commit_patch(repo: git.Repo, base: str, patch: str, message: str) -> str:
             )
             tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
             command = ["git", "commit-tree", "--no-gpg-sign", tree, "-p", base, "-m", message]
-            return str(repo.git.execute(command, env={**env, **_IDENTITY})).strip()
+            # Fixed dates: the same patch on the same base is the same commit, run after run.
+            dated = {
+                **SNAPSHOT_IDENTITY,
+                "GIT_AUTHOR_DATE": FIXED_DATE,
+                "GIT_COMMITTER_DATE": FIXED_DATE,
+            }
+            return str(repo.git.execute(command, env={**env, **dated})).strip()
         except gitpython.GitCommandError as exc:
             detail = (exc.stderr or "").strip().splitlines()
             raise GitError(
