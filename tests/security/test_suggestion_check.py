@@ -86,7 +86,7 @@ def nobodys() -> Iterator[Path]:
     where = Path(tempfile.mkdtemp(prefix="orch-review-nobody-"))
     where.chmod(0o755)
     probe = subprocess.run(
-        [*AS_NOBODY, sys.executable, "-P", "-c", "import orch_review"],
+        [*AS_NOBODY, sys.executable, "-P", "-c", "import orch_review.cli"],
         cwd=where,
         capture_output=True,
         check=False,
