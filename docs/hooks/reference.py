@@ -36,6 +36,29 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     return markdown
 
 
+def command_paths(group: click.Group | None = None, prefix: str = "orch-review") -> list[str]:
+    """Every command and subcommand, named as mkdocs-click names its heading."""
+    group = group or main
+    paths = []
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix}-{name}"
+        paths.append(path)
+        if isinstance(command, click.Group):
+            paths += command_paths(command, path)
+    return paths
+
+
+def on_post_build(config: Any, **_: Any) -> None:
+    """Fail the build when the generated CLI reference lacks a command."""
+    from mkdocs.exceptions import PluginError  # mkdocs is there only when the site is built
+
+    page = Path(config["site_dir"]) / "reference" / "cli" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    missing = [path for path in command_paths() if f'id="{path}"' not in html]
+    if missing:
+        raise PluginError(f"the CLI reference lacks {', '.join(missing)}")
+
+
 def _options(command: str) -> Iterator[click.Option]:
     for param in main.commands[command].params:
         if isinstance(param, click.Option):
