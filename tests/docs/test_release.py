@@ -27,7 +27,7 @@ def _documents() -> list[Path]:
 
 def test_every_snippet_names_the_tag_of_this_version() -> None:
     tag = f"v{orch_review.__version__}"
-    named = {}
+    named: dict[str, list[str]] = {}
     for path in _documents():
         text = path.read_text(encoding="utf-8")
         for pattern in PINS:
