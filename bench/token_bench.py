@@ -68,6 +68,25 @@ def strip_markers(value: Any) -> Any:
     return value
 
 
+TOKEN_KINDS = ("input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens")
+
+
+def print_role_tokens(by_role: Mapping[str, Mapping[str, int]], concerns: int) -> None:
+    """Tokens of each kind per role, over the whole review and per concern (no prices: the
+    counts are the fake API's simulation; docs/what-a-review-costs.md turns real ones into
+    dollars)."""
+    print("\nTokens per role, from the review's usage ledger (whole review / per concern):\n")
+    print("| role | requests | input | cache write | cache read | output |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for role in (*ROLES, *sorted(set(by_role) - set(ROLES))):
+        used = by_role.get(role)
+        if not used or not used["requests"]:
+            continue
+        cells = "".join(f" {used[kind]:,} / {used[kind] / concerns:,.0f} |" for kind in TOKEN_KINDS)
+        print(f"| {role} | {used['requests']} |{cells}")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Prompt-cache use and cost per concern.")
     parser.add_argument("--requests", type=Path, default=DEFAULT_REQUESTS)
@@ -134,6 +153,8 @@ def main() -> None:
                 share >= SHARE_TARGET,
             )
         )
+
+    print_role_tokens(data["by_role"], concerns)
 
     ours = float(data["total"]["cost_usd"])
     output_tokens = int(data["total"]["output_tokens"])

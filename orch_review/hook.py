@@ -51,7 +51,7 @@ def missing_key(require_key: bool, provider: str) -> tuple[str, ExitCode]:
     what = (
         "ANTHROPIC_API_KEY"
         if provider == "anthropic"
-        else f"the credentials of {provider} (see the README's Providers section)"
+        else f"the credentials of {provider} (see docs/providers.md)"
     )
     if require_key:
         raise CredentialsMissing(

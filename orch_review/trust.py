@@ -52,7 +52,7 @@ class Signer:
     """HMAC-SHA256 signatures of JSON-ready values under one derived key."""
 
     key: bytes = field(repr=False)
-    source: str  # "credential" or "user secret": said in the README, never the secret itself
+    source: str  # "credential" or "user secret": said in the docs, never the secret itself
 
     def sign(self, *parts: object) -> str:
         """The hex signature of ``parts`` (canonical JSON, so dict order does not matter)."""

@@ -206,16 +206,16 @@ def test_the_front_door_exports_what_its_signatures_name() -> None:
     assert (Path(orch_review.__file__).parent / "py.typed").is_file()
 
 
-def _readme_python_example() -> str:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+def _docs_python_example() -> str:
+    page = Path(__file__).parent.parent / "docs" / "python-api.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     examples = [b for b in blocks if "from orch_review import review" in b]
-    assert len(examples) == 1, "the README's Python example of review() is gone"
+    assert len(examples) == 1, "the Python example of review() in docs/python-api.md is gone"
     return examples[0]
 
 
 @pytest.mark.slow
-def test_the_readme_python_example_runs_as_shown(
+def test_the_docs_python_example_runs_as_shown(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
     repo = git_repo({"README.md": "# demo\n"})
@@ -227,7 +227,7 @@ def test_the_readme_python_example_runs_as_shown(
     fake_api.policy = planted_script()
 
     result = subprocess.run(
-        [sys.executable, "-c", _readme_python_example()],
+        [sys.executable, "-c", _docs_python_example()],
         cwd=repo,
         env=api_env,
         capture_output=True,

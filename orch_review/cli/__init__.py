@@ -83,7 +83,7 @@ def main() -> None:
 
     Needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a compatible server), or the
     credentials of Amazon Bedrock, Google Vertex AI or Microsoft Foundry with
-    ORCH_REVIEW_PROVIDER set (see the README's Providers section).
+    ORCH_REVIEW_PROVIDER set (see docs/providers.md).
 
     Settings come from [tool.orch-review] in pyproject.toml (or from the file
     .orch-review.toml), then from ORCH_REVIEW_* environment variables, then flags.

@@ -50,8 +50,8 @@ def open_journal(
     if signer is None and notices is not None:
         notices(
             "The journal is not used: no API key to sign its entries with, and no private "
-            "per-user secret could be made in the configuration directory (see the README's "
-            "journal section)."
+            "per-user secret could be made in the configuration directory (see "
+            "docs/journal.md)."
         )
     if config.journal_path is not None:
         return Journal(config.journal_path, signer=signer, quiet=quiet)

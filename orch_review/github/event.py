@@ -117,7 +117,7 @@ def pull_request_from_event(name: str, payload: Mapping[str, Any], repository: s
         shown = f"`{name}`" if name else "this"
         raise GitHubEventError(
             f"the {shown} event is not about a pull request: run on `pull_request` "
-            "(see the README), or pass --pr NUMBER."
+            "(see docs/github-actions.md), or pass --pr NUMBER."
         )
     return PullRequest.from_payload(pull, repository)
 

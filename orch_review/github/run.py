@@ -45,7 +45,8 @@ Echo = Callable[[str], None]
 
 PR_TARGET_WARNING = (
     "orch-review runs on `pull_request_target`: that job holds secrets and a write token, so "
-    "no step may check out, build or run the pull request's code (see the README); prefer "
+    "no step may check out, build or run the pull request's code (see "
+    "docs/github-actions.md); prefer "
     "`pull_request`."
 )
 NO_KEY_ON_FORK = (

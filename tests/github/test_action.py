@@ -1,5 +1,5 @@
 """action.yml: its structure, its scripts run for real, and the linters on it and on the
-README's example workflow (examples/github-workflow.yml).
+example workflow the docs show (examples/github-workflow.yml, docs/github-actions.md).
 
 actionlint lints workflows, not action metadata, and its PyPI wrapper is a source package that
 downloads the binary when it is built; so the workflow is linted with zizmor (a wheel) and both
@@ -35,7 +35,7 @@ ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"
 SHARDED = ROOT / "examples" / "github-workflow-sharded.yml"
 COMMENTS = ROOT / "examples" / "github-workflow-comments.yml"
-README = ROOT / "README.md"
+GITHUB_PAGE = ROOT / "docs" / "github-actions.md"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
@@ -309,10 +309,11 @@ def test_zizmor_finds_nothing() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_readme_shows_the_example_workflow() -> None:
-    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+def test_the_docs_show_the_example_workflow() -> None:
+    text = GITHUB_PAGE.read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)
     examples = [block for block in blocks if "uses: orch-review/orch-review@" in block]
-    assert examples, "the README shows no GitHub workflow using the action"
+    assert examples, "docs/github-actions.md shows no GitHub workflow using the action"
     assert examples[0] == WORKFLOW.read_text(encoding="utf-8")
     comments = [block for block in examples if "issue_comment:" in block]
     assert comments == [COMMENTS.read_text(encoding="utf-8")]

@@ -1,0 +1,93 @@
+"""The front page: short, the two commands CI runs at its top, and quick starts that use only
+what the hook manifest, the Action and the GitLab component really accept."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from tests.docs.reference import ROOT
+
+README = ROOT / "README.md"
+INSTALL_AND_REVIEW = "pip install -c constraints.txt . && orch-review"
+INSTALL_AND_TEST = "pip install -c constraints.txt '.[test]' && pytest"
+
+
+def _text() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def _yaml_blocks() -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", _text(), re.DOTALL)
+
+
+def _block(marker: str) -> dict[str, Any]:
+    found = [block for block in _yaml_blocks() if marker in block]
+    assert len(found) == 1, f"the README has {len(found)} YAML blocks with {marker!r}"
+    data: dict[str, Any] = yaml.safe_load(found[0])
+    return data
+
+
+def test_the_front_page_is_short_and_starts_with_the_two_commands() -> None:
+    text = _text()
+    assert len(text.splitlines()) <= 200
+    blocks = re.findall(r"```sh\n(.*?)\n```", text, re.DOTALL)
+    assert blocks[:2] == [INSTALL_AND_REVIEW, INSTALL_AND_TEST]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install -c constraints.txt '.[test]' && pytest" in ci
+
+
+def test_every_relative_link_reaches_a_file() -> None:
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", _text()):
+        if "://" not in target:
+            assert (ROOT / target).exists(), target
+
+
+def test_the_pre_commit_snippet_names_the_hook_of_the_manifest() -> None:
+    manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    repo = _block("rev:")["repos"][0]
+    assert repo["repo"] == "https://github.com/orch-review/orch-review"
+    assert {hook["id"] for hook in repo["hooks"]} <= {hook["id"] for hook in manifest}
+
+
+def test_the_action_snippet_passes_only_inputs_the_action_declares() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    workflow = _block("uses: orch-review/orch-review@")
+    steps = workflow["jobs"]["review"]["steps"]
+    ours = [step for step in steps if step.get("uses", "").startswith("orch-review/orch-review@")]
+    assert len(ours) == 1
+    assert set(ours[0]["with"]) <= set(action["inputs"])
+    assert workflow["jobs"]["review"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+    }
+
+
+@pytest.mark.slow
+def test_the_action_snippet_is_a_valid_workflow(tmp_path: Path) -> None:
+    found = [block for block in _yaml_blocks() if "uses: orch-review/orch-review@" in block]
+    workflow = tmp_path / "orch-review.yml"
+    workflow.write_text(found[0], encoding="utf-8")
+    tool = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent))
+    assert tool is not None, "check-jsonschema is in the test extra"
+    result = subprocess.run(
+        [tool, "--builtin-schema", "vendor.github-workflows", str(workflow)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_gitlab_snippet_passes_only_inputs_the_component_declares() -> None:
+    spec = next(yaml.safe_load_all((ROOT / "templates" / "review.yml").read_text("utf-8")))
+    include = _block("component:")["include"][0]
+    assert include["component"].startswith("$CI_SERVER_FQDN/orch-review/orch-review/review@")
+    assert set(include["inputs"]) <= set(spec["spec"]["inputs"])
