@@ -111,4 +111,3 @@ class GitLabBugLinks:
         return any(self._issue_is_bug(n) for n in references(message)) or any(
             self._merge_request_is_bug(n) for n in merge_requests(message, self.project_path)
         )
-
