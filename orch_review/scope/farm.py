@@ -33,12 +33,15 @@ from orch_review.scope import git as gitops
 if TYPE_CHECKING:
     import git
 
-# Measured with bench/scale_bench.py --mounts (bwrap 0.9, 2 cores): starting one sandbox
-# costs about 0.8 ms per mount plus 4 µs per mount squared on top of its base, alone; more
-# when shells start together. Making the tree costs about LINK_SECONDS per entry.
+# Measured on a 2-core machine (bench/sandbox_bench.py, and bwrap alone with N file mounts:
+# 0.03 s at none, 0.07 s at 50, 0.16 s at 100, 0.25 s at 200, 0.98 s at 400): starting one
+# sandbox costs about 0.8 ms per mount plus 4 µs per mount squared on top of its base,
+# alone; more when shells start together. Making the tree costs up to LINK_SECONDS per
+# entry (20-50 µs on an idle machine, 0.5 ms on a loaded one; the higher figure here, so
+# the tree is chosen only where it wins clearly).
 START_PER_MOUNT = 8e-4
 START_PER_MOUNT_SQUARED = 4e-6
-LINK_SECONDS = 3e-5
+LINK_SECONDS = 2e-4
 # Shells a review starts per file under review (agents, verifiers, retries), and at least.
 SHELLS_PER_FILE = 0.5
 MIN_SHELLS = 4
@@ -56,6 +59,19 @@ def start_seconds(mounts: int) -> float:
 def mount_seconds(mounts: int, files: int) -> float:
     """What the mounts of a view cost the whole review of ``files`` files under review."""
     return max(MIN_SHELLS, files * SHELLS_PER_FILE) * start_seconds(mounts)
+
+
+def indexed_files(repo: git.Repo) -> int | None:
+    """How many entries the repository's index holds (its header says, no need to read the
+    rest): about the files of the tree to link, known at once; None without an index."""
+    try:
+        with open(os.path.join(repo.git_dir, "index"), "rb") as index:
+            header = index.read(12)
+    except OSError:
+        return None
+    if len(header) < 12 or header[:4] != b"DIRC":
+        return None
+    return int.from_bytes(header[8:12], "big")
 
 
 def tree_entries(repo: git.Repo, commit: str) -> list[tuple[str, str, str]]:
@@ -96,44 +112,44 @@ def build_farm(
     modes: list[tuple[Path, int]] = []
     links: list[tuple[str, Path]] = []
     checked: dict[str, bool] = {"": True}
+    top, source = str(farm), str(work)
     try:
         for mode, oid, path in entries:
             parts = path.split("/")
             if any(p in ("", ".", "..") for p in parts) or parts[0].lower() == ".git":
                 continue  # no checkout writes these; neither does this
-            target = farm / path
+            target = f"{top}/{path}"
             if mode in ("040000", "160000"):
-                target.mkdir()
-                target.chmod(0o755)
+                os.mkdir(target)
+                os.chmod(target, 0o755)
             elif mode == "120000":
-                links.append((oid, target))
+                links.append((oid, Path(target)))
             elif mode in _MODES and (
-                path in private or not _link(work, path, mode, target, checked)
+                path in private or not _link(source, path, mode, target, checked)
             ):
-                copies.append((oid, target))
-                modes.append((target, _MODES[mode]))
+                copies.append((oid, Path(target)))
+                modes.append((Path(target), _MODES[mode]))
     except _OtherFilesystem:
         return False
     gitops.write_blobs(repo, copies)
-    for target, mode_bits in modes:
-        target.chmod(mode_bits)
+    for copy, mode_bits in modes:
+        copy.chmod(mode_bits)
     if links:
         scratch = farm.with_name(f"{farm.name}-links")
         scratch.mkdir()
         names = [(oid, scratch / str(n)) for n, (oid, _) in enumerate(links)]
         gitops.write_blobs(repo, names)
-        for (_, target), (_, holder) in zip(links, names, strict=True):
-            os.symlink(holder.read_bytes().decode("utf-8", "surrogateescape"), target)
+        for (_, link), (_, holder) in zip(links, names, strict=True):
+            os.symlink(holder.read_bytes().decode("utf-8", "surrogateescape"), link)
     return True
 
 
-def _link(work: Path, path: str, mode: str, target: Path, checked: dict[str, bool]) -> bool:
+def _link(work: str, path: str, mode: str, target: str, checked: dict[str, bool]) -> bool:
     """Hard-link the working copy of ``path`` at ``target`` when it is a regular file of
     ``mode`` reached through real directories only; False when it is not."""
-    parent = path.rpartition("/")[0]
-    if not _real_directory(work, parent, checked):
+    if not _real_directory(work, path.rpartition("/")[0], checked):
         return False
-    source = work / path
+    source = f"{work}/{path}"
     try:
         st = os.lstat(source)
     except OSError:
@@ -149,16 +165,15 @@ def _link(work: Path, path: str, mode: str, target: Path, checked: dict[str, boo
     return True
 
 
-def _real_directory(work: Path, directory: str, checked: dict[str, bool]) -> bool:
+def _real_directory(work: str, directory: str, checked: dict[str, bool]) -> bool:
     """True when every component of ``directory`` in the working tree is a directory, not a
     symbolic link (so a link never reaches outside it)."""
     if directory in checked:
         return checked[directory]
-    parent = directory.rpartition("/")[0]
-    real = _real_directory(work, parent, checked)
+    real = _real_directory(work, directory.rpartition("/")[0], checked)
     if real:
         try:
-            real = stat.S_ISDIR(os.lstat(work / directory).st_mode)
+            real = stat.S_ISDIR(os.lstat(f"{work}/{directory}").st_mode)
         except OSError:
             real = False
     checked[directory] = real

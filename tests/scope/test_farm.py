@@ -78,3 +78,19 @@ def test_a_large_change_is_shown_through_one_shared_tree(large_change: Path) -> 
     assert (large_change / "pkg" / "m5.py").read_text() == "value = 6\n"
     assert (large_change / "pkg" / "m1.py").read_text() == "edited on disk\n"
     assert git(large_change, "status", "--porcelain").split() == ["M", "pkg/m1.py", "??", "new.py"]
+
+
+def test_a_small_change_keeps_its_few_mounts_and_makes_no_tree(git_repo: GitRepoFactory) -> None:
+    repo = branch_repo(git_repo)
+    write(repo, {f"pkg/m{n}.py": f"value = {n}\n" for n in range(CHANGED)})
+    commit(repo)
+    commit(repo, {"pkg/m1.py": "value = 2\n"})
+    opened = gitops.open_repo(repo)
+    scope = resolve_scope(opened, ScopeRequest("base", base="HEAD~1", head="HEAD"), env={})
+
+    with snapshot(opened, scope, os.environ) as content:
+        assert content.view is not None
+        sources = [step[1] for step in content.view.steps if step[0] == "bind"]
+
+    assert str(repo) in sources  # the working tree itself, with the one file over it
+    assert not any(Path(s).name == "tree" for s in sources)
