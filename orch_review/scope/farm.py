@@ -16,7 +16,9 @@ while files under review and everything orch-review reads itself come from git. 
 are only ever seen through a read-only mount, and nothing here changes a linked file's mode.
 
 It needs the working tree and the temporary directory on one filesystem; otherwise there is
-no tree (see :func:`build_farm`).
+no tree (see :func:`build_farm`). Making a link updates the linked file's change time
+(ctime), which git's index records: the user's next ``git status`` reads those files once
+to see that they are unchanged (nothing is reported as changed).
 """
 
 from __future__ import annotations
