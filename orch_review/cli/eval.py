@@ -213,6 +213,7 @@ def run_command(
             settings,
             env,
             progress=lambda r: announce(f"{r.case.id}: {r.error or 'scored'}"),
+            notice=announce,
         )
         summary = summarize(result)
         summaries = [summary]

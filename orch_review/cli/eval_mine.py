@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import git
 
     from orch_review.eval.linked import BugIssues
+    from orch_review.eval.linked_gitlab import GitLabBugLinks
 
 
 @eval_group.command("mine", short_help="Turn this repository's bug fixes into eval cases.")
@@ -65,11 +66,19 @@ if TYPE_CHECKING:
     "needs GITHUB_TOKEN (default: the repository of the origin remote).",
 )
 @click.option(
+    "--gitlab-project",
+    metavar="PROJECT",
+    help="Also count as fixes the commits naming (#N, !N) an issue or merge request labelled "
+    "as a bug in PROJECT (an id or GROUP/NAME), or a merge request closing one; needs "
+    "GITLAB_TOKEN (default: CI_PROJECT_ID, else the project of a gitlab.com origin remote).",
+)
+@click.option(
     "--bug-label",
     "bug_labels",
     multiple=True,
     metavar="LABEL",
-    help="Labels that mark a bug (repeatable; default: bug, type: bug, kind/bug, regression).",
+    help="Labels that mark a bug, on GitHub or GitLab (repeatable; default: bug, type: bug, "
+    "kind/bug, regression).",
 )
 @click.option(
     "-o",
@@ -87,6 +96,7 @@ def mine_command(
     horizon: int,
     max_origin_lines: int,
     github_repo: str | None,
+    gitlab_project: str | None,
     bug_labels: tuple[str, ...],
     output: Path | None,
 ) -> ExitCode:
@@ -108,7 +118,10 @@ def mine_command(
     opened = open_repo(Path.cwd(), env)
     top = Path(work_tree(opened))
     stack = ExitStack()
-    linked = _bug_issues(opened, env, github_repo, bug_labels, stack)
+    linked: BugIssues | GitLabBugLinks | None
+    linked = _gitlab_links(opened, env, gitlab_project, github_repo, bug_labels, stack)
+    if linked is None:
+        linked = _bug_issues(opened, env, github_repo, bug_labels, stack)
     options = MineOptions(
         since=since,
         limit=limit,
@@ -136,6 +149,42 @@ def mine_command(
             err=True,
         )
     return ExitCode.CLEAN
+
+
+def _gitlab_links(
+    repo: git.Repo,
+    env: Mapping[str, str],
+    project: str | None,
+    github_repo: str | None,
+    labels: tuple[str, ...],
+    stack: ExitStack,
+) -> GitLabBugLinks | None:
+    """The GitLab lookup, when a GitLab token and project are given; None otherwise (the
+    GitHub lookup may apply)."""
+    from orch_review.errors import UsageError
+    from orch_review.eval.linked import BUG_LABELS
+    from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_project
+    from orch_review.gitlab.api import GitLabClient
+    from orch_review.scope import history
+
+    token = (env.get("GITLAB_TOKEN") or "").strip()
+    if project is not None and not token:
+        raise UsageError(
+            "--gitlab-project needs GITLAB_TOKEN (a token that can read the project's issues "
+            "and merge requests)."
+        )
+    if not token or (project is None and github_repo is not None):
+        return None
+    path = gitlab_project(history.remote_url(repo, "origin") or "")
+    name = project or (env.get("CI_PROJECT_ID") or "").strip() or path
+    if not name:
+        return None
+    if project is not None and not project.isdigit():
+        path = project
+    api = (env.get("CI_API_V4_URL") or "https://gitlab.com/api/v4").rstrip("/")
+    ca_file = (env.get("CI_SERVER_TLS_CA_FILE") or "").strip() or None
+    client = stack.enter_context(GitLabClient(api, name, token, ca_file=ca_file))
+    return GitLabBugLinks(client, path, labels or BUG_LABELS)
 
 
 def _bug_issues(

@@ -29,7 +29,7 @@ from orch_review.eval.matching import (
     Judge,
     match_case,
 )
-from orch_review.eval.sources import local_repository
+from orch_review.eval.sources import case_worktree, local_repository
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
 from orch_review.trust import JOURNAL, signer_for
@@ -112,6 +112,16 @@ def _review_case(
     case: Case, repo: Path, settings: EvalSettings, env: Mapping[str, str], judge: Judge | None
 ) -> CaseResult:
     try:
+        with case_worktree(repo, case.head if case.patch is None else case.base) as work:
+            return _review_in(case, work, settings, env, judge)
+    except OrchReviewError as exc:
+        return CaseResult(case, error=f"{type(exc).__name__}: {exc}")
+
+
+def _review_in(
+    case: Case, repo: Path, settings: EvalSettings, env: Mapping[str, str], judge: Judge | None
+) -> CaseResult:
+    try:
         head = case.head if case.patch is None else _patched_head(case, repo, env)
         options = ReviewOptions(base=case.base, head=head, settings=settings.settings)
         prepared = prepare(repo, options, env)
@@ -136,11 +146,14 @@ def _review_case(
     )
 
 
-def _repository(case: Case, settings: EvalSettings) -> Path | GitError:
-    """The case's local work tree, or why git could not provide it (a clone URL that cannot
-    be reached, a fetch that fails). A path that is no folder is refused for the whole run."""
+def _repository(
+    case: Case, settings: EvalSettings, notice: Callable[[str], None] | None
+) -> Path | GitError:
+    """The case's local repository (a URL's mirror), or why git could not provide it (a
+    clone URL that cannot be reached, a fetch that fails). A path that is no folder is
+    refused for the whole run."""
     try:
-        return local_repository(case, settings.base_dir, settings.cache)
+        return local_repository(case, settings.base_dir, settings.cache, notice)
     except GitError as exc:
         return exc
 
@@ -171,16 +184,18 @@ def run_cases(
     env: Mapping[str, str],
     *,
     progress: Callable[[CaseResult], None] | None = None,
+    notice: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> EvalResult:
-    """Review every case and match its findings; a case that fails is recorded, not raised."""
+    """Review every case and match its findings; a case that fails is recorded, not raised.
+    ``notice`` hears of each repository cloned (once per URL, and not again while cached)."""
     from orch_review.config.settings import Config
     from orch_review.engine.opening import new_client
 
     started = clock()
     # Repositories first, one at a time: two cases of one URL must not clone it twice at once.
     # A clone or fetch that fails leaves its case not scored, as a missing ref does.
-    repos = [_repository(case, settings) for case in cases]
+    repos = [_repository(case, settings, notice) for case in cases]
     needs_judge = any(not issue.located for case in cases for issue in case.expected)
     with ExitStack() as stack:
         judge = None

@@ -96,7 +96,7 @@ class GitLabClient:
     def __init__(
         self,
         api_url: str,
-        project_id: int,
+        project_id: int | str,
         token: str | None,
         *,
         job_token: str | None = None,
@@ -118,7 +118,8 @@ class GitLabClient:
             verify=ca_file or True,
             follow_redirects=False,
         )
-        self._project = f"projects/{project_id}"
+        # A project is its number or its path ("group/name"), which the URL carries encoded.
+        self._project = f"projects/{quote(str(project_id), safe='')}"
         self._max_wait = max_wait
         self._retrying = Retrying(
             retry=retry_if_exception_type((RateLimited, ServerError)),
@@ -150,6 +151,15 @@ class GitLabClient:
     def merge_request(self, iid: int) -> dict[str, Any]:
         """``GET /projects/:id/merge_requests/:iid``."""
         return self._object("GET", f"{self._project}/merge_requests/{iid}")
+
+    def issue(self, iid: int) -> dict[str, Any]:
+        """``GET /projects/:id/issues/:issue_iid`` (its ``labels``: names)."""
+        return self._object("GET", f"{self._project}/issues/{iid}")
+
+    def closes_issues(self, iid: int) -> list[dict[str, Any]]:
+        """``GET /projects/:id/merge_requests/:iid/closes_issues``: the issues the merge
+        request closes when merged."""
+        return self._list(f"{self._project}/merge_requests/{iid}/closes_issues")
 
     def versions(self, iid: int) -> list[dict[str, Any]]:
         """The merge request's diff versions, the latest first."""

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import ScratchSpaceError
+from orch_review.scope import farm
 from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope
-from orch_review.scope.view import View, build_view, plan_view
+from orch_review.scope.view import MAX_MOUNTS, View, ViewPlan, build_view, farm_view, plan_view
 
 if TYPE_CHECKING:
     import git
@@ -219,9 +220,8 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             untracked=untracked.result(),
             submodules=submodules.result(),
         )
-        view = None
-        if plan is not None:
-            view = build_view(plan, own, root=root, private_dir=private, git_directory=git_dir)
+        under_review = [f.path for f in scope.files if f.change is not None]
+        view = _view(own, plan, commit, root, private, git_dir, under_review, differ.result())
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
         content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
         try:
@@ -231,6 +231,38 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
         content.wait()  # a failure nobody waited for is still a failure
+
+
+def _view(
+    repo: git.Repo,
+    plan: ViewPlan | None,
+    commit: str,
+    root: Path,
+    private: Path,
+    git_dir: Path,
+    under_review: list[str],
+    differ: list[str],
+) -> View | None:
+    """How bubblewrap shows the content: the plan's mounts when the review's shells pay
+    little for them, else one tree of links shared by every shell when it costs less to
+    make (or the mounts are too many); None when neither can (the content is copied)."""
+    if plan is None:
+        return None
+    cost = farm.mount_seconds(plan.mounts, len(under_review))
+    indexed = farm.indexed_files(repo)
+    likely = indexed is None or indexed * farm.LINK_SECONDS < cost
+    if (cost >= farm.WORTH_LISTING and likely) or plan.mounts > MAX_MOUNTS:
+        entries = farm.tree_entries(repo, commit)
+        if plan.mounts > MAX_MOUNTS or len(entries) * farm.LINK_SECONDS < cost:
+            tree = private / "tree"
+            work = gitops.work_tree(repo)
+            if farm.build_farm(
+                repo, entries, work=work, farm=tree, private=[*differ, *under_review]
+            ):
+                return farm_view(tree, repo, root=root, git_directory=git_dir)
+    if plan.mounts > MAX_MOUNTS:
+        return None
+    return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
 
 
 def _commit_and_index(

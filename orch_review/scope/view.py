@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     import git
 
 # Past a few hundred mounts, starting a sandbox slows down more than linearly (bwrap reads
-# the whole mount table for each one): about 35 ms at 200 mounts, 1 s at 850. Beyond this
-# many, the content is copied instead.
+# the whole mount table for each one): about 0.25 s at 200 mounts, 1 s at 400. Well before
+# that, a review's shells share one tree of links instead (:mod:`.farm`); when none can be
+# made, beyond this many mounts the content is copied instead.
 MAX_MOUNTS = 500
 # Mounts spent on rebuilding directories so that hidden entries are absent, not empty.
 REBUILD_BUDGET = 100
@@ -76,6 +77,12 @@ class ViewPlan:
     hidden_dirs: tuple[str, ...]
     rebuilt: dict[str, list[tuple[str, str, str]]]  # directory -> its (mode, id, name) entries
 
+    @property
+    def mounts(self) -> int:
+        """How many mounts each shell's start makes to show this plan."""
+        count = len(self.private) + len(self.hidden_files) + len(self.hidden_dirs)
+        return count + sum(len(entries) + 2 for entries in self.rebuilt.values()) + 3
+
 
 def plan_view(
     repo: git.Repo,
@@ -88,11 +95,11 @@ def plan_view(
     submodules: Iterable[str],
 ) -> ViewPlan | None:
     """What must be mounted over the working tree to show ``commit``'s tree, or None when
-    mounts cannot show it. ``differ`` lists the paths whose working copy differs from it
-    (:func:`~.git.differences_from`; none for a tree made from the working tree, whose
-    untracked files kept are ``untracked_kept``); ``untracked`` lists the working tree's
-    untracked and ignored entries (:func:`~.git.untracked_entries`), ``submodules`` the
-    content's submodules."""
+    mounts cannot show it (however many: :attr:`ViewPlan.mounts` says). ``differ`` lists
+    the paths whose working copy differs from it (:func:`~.git.differences_from`; none for
+    a tree made from the working tree, whose untracked files kept are ``untracked_kept``);
+    ``untracked`` lists the working tree's untracked and ignored entries
+    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules."""
     work = gitops.work_tree(repo)
     try:
         if _kind(work, ".git") is None:  # a repository kept elsewhere (GIT_DIR)
@@ -143,10 +150,6 @@ def plan_view(
         return None
     hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
     hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
-    count = len(private) + len(hidden_files) + len(hidden_dirs)
-    count += sum(len(entries) + 2 for entries in rebuilt.values())
-    if count + 3 > MAX_MOUNTS:
-        return None
     return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt)
 
 
@@ -350,6 +353,16 @@ def build_view(
     steps += [("bind", str(empty_dir), at(p)) for p in plan.hidden_dirs if p not in inside_rebuilt]
     extra += _object_dirs(gitops.objects_dir(repo))
     return View(root=root, steps=(*steps, *readonly), extra=tuple(extra))
+
+
+def farm_view(farm: Path, repo: git.Repo, *, root: Path, git_directory: Path) -> View:
+    """The view of ``root`` that a tree made by :func:`~.farm.build_farm` at ``farm`` gives:
+    the tree bound at ``root``, the snapshot's git directory at its ``.git``."""
+    steps: tuple[Step, ...] = (
+        ("bind", str(farm), str(root)),
+        ("bind", str(git_directory), str(root / ".git")),
+    )
+    return View(root=root, steps=steps, extra=tuple(_object_dirs(gitops.objects_dir(repo))))
 
 
 def _parent(path: str) -> str:

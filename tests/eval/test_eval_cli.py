@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from orch_review.errors import ExitCode
-from tests.conftest import GitRepoFactory
+from tests.conftest import GitRepoFactory, git
 from tests.eval.scripted import review_policy, two_case_repo, two_cases, write_cases
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import run_cli
@@ -113,8 +113,8 @@ def test_a_case_from_a_clone_url_and_a_case_that_cannot_run(
     (gone,) = [c for c in written["cases"] if c["id"] == "gone"]
     assert "unknown ref `no-such-branch`" in gone["error"]
     assert "Not scored (1):" in result.stdout and "`gone`" in result.stdout
-    clones = list((tmp_path / "cache" / "eval-clones").iterdir())
-    assert len(clones) == 1 and (clones[0] / ".git").is_dir()
+    clones = list((tmp_path / "cache" / "eval-mirrors").iterdir())
+    assert len(clones) == 1 and (clones[0] / "HEAD").is_file()  # a bare mirror
 
 
 def test_a_clone_url_that_cannot_be_reached_leaves_only_its_case_not_scored(
@@ -154,3 +154,30 @@ def test_a_repo_that_is_neither_a_folder_nor_a_url_is_refused_before_any_request
     assert "is not a folder" in result.stderr
     assert not (tmp_path / "pwned").exists()
     assert fake_api.requests == []
+
+
+def test_cases_of_one_url_share_one_mirror_cloned_once_across_runs(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = two_case_repo(git_repo)
+    url = repo.as_uri()
+    bugs, clean = two_cases(url)
+    moved = {"base": "origin/main", "head": "origin/bugs"}
+    at_commit = bugs | moved | {"id": "bugs-by-id", "base": git(repo, "rev-parse", "main").strip()}
+    rows = [bugs | moved, clean | {"base": "origin/main", "head": "origin/clean"}, at_commit]
+    cases = write_cases(tmp_path / "cases.jsonl", rows)
+    fake_api.policy = review_policy()
+    out = tmp_path / "eval.json"
+    env = _env(api_env, tmp_path)
+
+    first = run_cli(tmp_path, env, "eval", str(cases), "--json", str(out))
+    again = run_cli(tmp_path, env, "eval", str(cases), "--json", str(out), "--no-journal")
+
+    assert first.returncode == ExitCode.CLEAN, first.stderr
+    assert first.stderr.count(f"orch-review eval: cloning {url}") == 1
+    assert json.loads(out.read_text(encoding="utf-8"))["overall"]["scored"] == 3
+    assert again.returncode == ExitCode.CLEAN, again.stderr
+    assert "cloning" not in again.stderr  # the cached mirror served the second run
+    (mirror,) = (tmp_path / "cache" / "eval-mirrors").iterdir()
+    assert git(mirror, "rev-parse", "--is-bare-repository").strip() == "true"
+    assert git(mirror, "worktree", "list").count("\n") == 1  # each case's worktree removed

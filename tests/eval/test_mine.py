@@ -209,6 +209,55 @@ def test_fixes_are_also_found_through_bug_labelled_issues(
     assert READ_TOKEN not in result.stderr + cases.read_text()
 
 
+@pytest.mark.slow
+def test_fixes_are_also_found_through_gitlab_labels_and_merge_requests_closing_bugs(
+    api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    from tests.fakes.gitlab_api import BOT_TOKEN, FakeGitLabAPI
+
+    repo = git_repo(BASE_FILES)
+    injection = _commit(repo, "Look users up by name", {"app.py": BUGGY_FILES["app.py"]})
+    bound = _commit(repo, "Count again", {"util.py": BUGGY_FILES["util.py"]})
+    _commit(
+        repo, "Use a parameter\n\nSee merge request octo/demo!5", {"app.py": BASE_FILES["app.py"]}
+    )
+    _commit(repo, "Tidy the loop (#13, !6, other/repo!7)", {"util.py": BASE_FILES["util.py"]})
+    git(repo, "remote", "add", "origin", "git@gitlab.com:octo/demo.git")
+    cases = tmp_path / "cases.jsonl"
+    with FakeGitLabAPI(project_path="octo/demo") as gitlab:
+        gitlab.add_issue(12, "Bug", "security")
+        gitlab.add_issue(13, "documentation")
+        gitlab.add_labelled_mr(5, ["backend"], closes=(12,))  # closes a bug: a fix
+        gitlab.add_labelled_mr(6, ["feature"])
+        env = {**api_env, "GITLAB_TOKEN": BOT_TOKEN, "CI_API_V4_URL": gitlab.api_url}
+
+        result = run_cli(repo, env, "eval", "mine", "--clean", "0", "-o", str(cases))
+        asked = sorted(r.path.rsplit("/projects/", 1)[1] for r in gitlab.requests)
+
+    assert result.returncode == ExitCode.CLEAN, result.stderr
+    (case,) = load_cases(cases)
+    assert case.head == injection != bound  # !5 closes bug #12; #13 and !6 are no bugs
+    assert "1 fix commit(s) examined (1 through a bug-labelled issue)" in result.stderr
+    assert asked == [
+        "octo%2Fdemo/issues/13",
+        "octo%2Fdemo/merge_requests/5",
+        "octo%2Fdemo/merge_requests/5/closes_issues",
+        "octo%2Fdemo/merge_requests/6",
+        "octo%2Fdemo/merge_requests/6/closes_issues",
+    ]  # other/repo!7 is another project's; #12 was read with the issues !5 closes
+    assert BOT_TOKEN not in result.stderr + cases.read_text()
+
+
+def test_gitlab_references_name_this_projects_merge_requests_only() -> None:
+    from orch_review.eval.linked_gitlab import gitlab_project, label_names, merge_requests
+
+    message = "Fix (!3), see merge request octo/demo!4 and other/demo!5, x!6, !!7, &!8"
+    assert merge_requests(message, "octo/demo") == [3, 4]
+    assert gitlab_project("https://gitlab.com/octo/sub/demo.git") == "octo/sub/demo"
+    assert gitlab_project("https://github.com/octo/demo.git") is None
+    assert label_names({"labels": ["Bug", {"name": "kind/bug"}, 3, None]}) == {"bug", "kind/bug"}
+
+
 def test_references_name_issues_of_this_repository_only() -> None:
     from orch_review.eval.linked import github_repository, references
 

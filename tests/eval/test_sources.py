@@ -9,7 +9,6 @@ import pytest
 from orch_review.errors import UsageError
 from orch_review.eval.cases import Case
 from orch_review.eval.sources import clone_folder, is_url, local_repository, refspec
-from orch_review.scope import git as gitops
 from tests.conftest import GitRepoFactory, git, write
 
 
@@ -44,9 +43,7 @@ def test_a_pull_request_head_is_fetched_into_the_cached_clone(
     folder = local_repository(case, tmp_path, cache)
 
     assert folder == clone_folder(cache, upstream.as_uri())
-    repo = gitops.open_repo(folder)
-    assert gitops.resolve_commit(repo, "origin/pull/7/head") == pull
-    repo.close()
+    assert git(folder, "rev-parse", "origin/pull/7/head").strip() == pull
     assert local_repository(case, tmp_path, cache) == folder  # reused, not cloned again
 
 

@@ -16,6 +16,11 @@
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
 - Notes ("Notes API"): only a note's author may edit it (403 otherwise). Resolving a thread
   needs the thread's author or at least Developer access (30).
+- Issues ("Issues API", "Single project issue"): ``/issues/:issue_iid`` with ``labels`` a
+  list of names (objects with ``name`` when ``with_labels_details=true``). A merge request
+  has ``labels`` too, and ("Merge requests API", "List issues that close on merge")
+  ``/merge_requests/:iid/closes_issues`` lists the issues it closes, paginated.
+- A project is named by its id or its URL-encoded path (``group%2Fname``).
 - Members ("Group and project members API", ``/members/all/:user_id``): access levels
   10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner; 404 for a
   non-member.
@@ -105,6 +110,8 @@ class FakeMR:
     versions: list[dict[str, Any]]  # latest first, each with its diffs
     source_project_id: int
     discussions: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    closes: list[int] = field(default_factory=list)  # issue iids it closes when merged
 
 
 @dataclass
@@ -120,9 +127,11 @@ class Recorded:
 class FakeGitLabAPI:
     """The fake server; see the module docstring. Base URL: ``api_url`` (…/api/v4)."""
 
-    def __init__(self, project_id: int = 7) -> None:
+    def __init__(self, project_id: int = 7, project_path: str = "octo/demo") -> None:
         self.project_id = project_id
+        self.project_path = project_path
         self.mrs: dict[int, FakeMR] = {}
+        self.issues: dict[int, list[str]] = {}  # iid -> label names
         self.members: dict[int, int] = {BOT["id"]: 40, DEVELOPER["id"]: 30, REPORTER["id"]: 20}
         self.requests: list[Recorded] = []
         self.refused: list[tuple[str, Any]] = []  # (why, position) of every 400 on a note
@@ -158,6 +167,19 @@ class FakeGitLabAPI:
         }
         mr = self.mrs.setdefault(iid, FakeMR(iid, [], source or self.project_id))
         mr.versions.insert(0, version)
+
+    def add_issue(self, iid: int, *labels: str) -> None:
+        self.issues[iid] = list(labels)
+
+    def add_labelled_mr(self, iid: int, labels: list[str], closes: tuple[int, ...] = ()) -> None:
+        """A merge request known by its labels and the issues it closes (no diff versions)."""
+        self.mrs[iid] = FakeMR(iid, [], self.project_id, labels=list(labels), closes=list(closes))
+
+    def _issue(self, iid: int, detailed: bool) -> dict[str, Any]:
+        labels: list[Any] = self.issues[iid]
+        if detailed:
+            labels = [{"id": n, "name": name} for n, name in enumerate(labels)]
+        return {"iid": iid, "project_id": self.project_id, "state": "closed", "labels": labels}
 
     def add_human_discussion(self, iid: int, body: str, user: dict[str, Any] = DEVELOPER) -> str:
         discussion = self._discussion(body, user, None)
@@ -218,10 +240,18 @@ class FakeGitLabAPI:
         assert user is not None
         if rest == "/user" and method == "GET":
             return 200, {**user, "state": "active"}, {}
-        base = f"/projects/{self.project_id}"
-        if not rest.startswith(base + "/"):
+        for name in (str(self.project_id), self.project_path.replace("/", "%2F")):
+            base = f"/projects/{name}"
+            if rest.startswith(base + "/"):
+                rest = rest[len(base) :]
+                break
+        else:
             return 404, {"message": "404 Project Not Found"}, {}
-        rest = rest[len(base) :]
+        detailed = query.get("with_labels_details", [""])[0] == "true"
+        if (i := re.fullmatch(r"/issues/(\d+)", rest)) and method == "GET":
+            if int(i.group(1)) not in self.issues:
+                return 404, {"message": "404 Not found"}, {}
+            return 200, self._issue(int(i.group(1)), detailed), {}
         if m := re.fullmatch(r"/members/all/(\d+)", rest):
             level = self.members.get(int(m.group(1)))
             if level is None:
@@ -233,7 +263,10 @@ class FakeGitLabAPI:
         mr, tail = self.mrs[int(m.group(1))], m.group(2) or ""
         if tail == "" and method == "GET":
             return 200, {"iid": mr.iid, "source_project_id": mr.source_project_id,
-                         "target_project_id": self.project_id}, {}  # fmt: skip
+                         "target_project_id": self.project_id, "labels": mr.labels}, {}  # fmt: skip
+        if tail == "/closes_issues" and method == "GET":
+            closed = [self._issue(n, detailed) for n in mr.closes if n in self.issues]
+            return self._page(closed, query)
         if tail == "/versions" and method == "GET":
             listed = [{k: v for k, v in ver.items() if k != "diffs"} for ver in mr.versions]
             return self._page(listed, query)

@@ -1,0 +1,155 @@
+"""What the sandbox costs a review's agents on a large shard: mounts, one shared tree, a copy.
+
+Usage: python -m bench.sandbox_bench [--files 2000] [--changed 365] [--shells 171]
+                                     [--at-once 10] [--json FILE]
+
+A synthetic repository (``bench/out/sandbox-repo-N``, built once) whose last commit changes
+``--changed`` files, reviewed as ``--base HEAD~1 --head HEAD``. For each way of showing the
+content to bubblewrap, the snapshot is prepared as a review prepares it, then ``--shells``
+agent shells (the 365-file shard started 171) start and run ``git status`` under
+bubblewrap, ``--at-once`` at a time as a review's slots start them:
+
+* **mounts**: the working tree with a mount per file under review (the view of
+  ``orch_review.scope.view``, forced whatever its size);
+* **tree**: one tree of hard links made once, bound into every shell (``.farm``, forced);
+* **copy**: the snapshot written out whole, no view;
+* **chosen**: what orch-review picks by itself.
+
+Target: chosen <= 1.2x the best of mounts and copy. Needs bubblewrap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+from bench.figures import Figure, write_figures
+from bench.plan_bench import GIT_ENV, OUT
+
+TARGET = 1.2
+
+
+def build_repo(files: int, changed: int) -> Path:
+    """``files`` tracked files in 20 packages, the last commit editing the first ``changed``."""
+    repo = OUT / f"sandbox-repo-{files}-{changed}"
+    if (repo / ".git").exists():
+        return repo
+    repo.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **GIT_ENV}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    paths = [f"pkg{n % 20:02d}/mod{n % 7}/file{n}.py" for n in range(files)]
+    for n, path in enumerate(paths):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(f"def f{n}(x):\n    return x + {n}\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    for path in paths[:changed]:
+        with (repo / path).open("a", encoding="utf-8") as stream:
+            stream.write("# the change under review\n")
+    git("commit", "-q", "-am", "change")
+    return repo
+
+
+def one_way(repo: Path, way: str, shells: int, at_once: int) -> tuple[float, float, int]:
+    """Seconds to prepare the content and seconds for the shells, and the mounts per shell."""
+    from orch_review.engine.bash import BashSession
+    from orch_review.engine.sandbox import resolve_sandbox
+    from orch_review.scope import farm
+    from orch_review.scope import git as gitops
+    from orch_review.scope import snapshot as snap
+    from orch_review.scope.resolve import ScopeRequest, resolve_scope
+
+    forced = {
+        "mounts": {"WORTH_LISTING": math.inf, "MAX_MOUNTS": 10**6},
+        "tree": {"WORTH_LISTING": 0.0, "LINK_SECONDS": 0.0},
+    }.get(way, {})
+    saved = {name: getattr(farm if hasattr(farm, name) else snap, name) for name in forced}
+    for name, value in forced.items():
+        setattr(farm if hasattr(farm, name) else snap, name, value)
+    try:
+        started = time.perf_counter()
+        opened = gitops.open_repo(repo)
+        request = ScopeRequest("base", base="HEAD~1", head="HEAD")
+        scope = resolve_scope(opened, request, env=dict(os.environ))
+        with ExitStack() as stack:
+            content = stack.enter_context(snap.snapshot(opened, scope, os.environ))
+            view = None if way == "copy" else content.view
+            sandbox = resolve_sandbox("on", content.root, search_path=os.environ["PATH"], view=view)
+            content.use(mounted=view is not None)
+            content.wait()
+            prepared = time.perf_counter() - started
+            mounts = len(view.steps) if view is not None else 1
+            env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+
+            def shell(_: int) -> None:
+                with BashSession(content.root, env=env, timeout=60, sandbox=sandbox) as bash:
+                    done = bash.run("git status --porcelain | wc -l")
+                    if done.output.strip() != "0":
+                        raise SystemExit(f"{way}: the content is not the commit: {done.output}")
+
+            started = time.perf_counter()
+            with ThreadPoolExecutor(at_once) as pool:
+                list(pool.map(shell, range(shells)))
+            return prepared, time.perf_counter() - started, mounts
+    finally:
+        for name, value in saved.items():
+            setattr(farm if hasattr(farm, name) else snap, name, value)
+
+
+def main(argv: list[str] | None = None) -> list[Figure]:
+    """Time every way, print and return the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--changed", type=int, default=365)
+    parser.add_argument("--shells", type=int, default=171)
+    parser.add_argument("--at-once", type=int, default=10)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    repo = build_repo(args.files, args.changed)
+    totals: dict[str, float] = {}
+    figures: list[Figure] = []
+    timer: Callable[[str], tuple[float, float, int]] = lambda way: one_way(  # noqa: E731
+        repo, way, args.shells, args.at_once
+    )
+    for way in ("mounts", "tree", "copy", "chosen"):
+        prepared, started, mounts = timer(way)
+        totals[way] = prepared + started
+        print(
+            f"{way:>6}: {mounts:4d} mounts/shell, prepare {prepared:6.2f}s, "
+            f"{args.shells} shells {started:6.2f}s ({started / args.shells * 1000:.0f} ms each), "
+            f"total {totals[way]:6.2f}s"
+        )
+        figures.append(
+            Figure("sandbox", f"{args.changed}-file shard, {way}", f"{totals[way]:.2f}s")
+        )
+    best = min(totals["mounts"], totals["copy"])
+    ratio = totals["chosen"] / best
+    print(f"chosen / best of mounts and copy: {ratio:.2f}x (target <= {TARGET}x)")
+    figures.append(
+        Figure(
+            "sandbox",
+            f"{args.changed}-file shard: chosen / best of mounts and copy",
+            f"{ratio:.2f}x",
+            f"<= {TARGET}x",
+            ratio <= TARGET,
+        )
+    )
+    write_figures(args.json, figures)
+    return figures
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    main()
