@@ -275,6 +275,8 @@ def render(
     lines += _threads(placement.threads)
     lines += _dismissed(placement.dismissed, placement.to_learn)
     lines += _coverage(report)
+    guidance = report.guidance_line()
+    lines += [f"\n{cell(guidance, 1000)}"] if guidance else []
     lines += _cost(report)
     lines += _refuted(report)
     return "\n".join(lines) + "\n"
