@@ -145,19 +145,11 @@ class _Builder:
     added: set[int] = field(default_factory=set)
     hunks: list[tuple[int, int]] = field(default_factory=list)
     old_mode: str | None = None
-    patterns: tuple[re.Pattern[str], ...] | None = None
     removed_names: dict[str, None] = field(default_factory=dict)
     added_names: set[str] = field(default_factory=set)
 
-    def note(self, line: str, added: bool, header: str) -> None:
-        """Record the name a removed or added line defines (bounded per file)."""
-        if self.patterns is None:
-            self.patterns = patterns_for(self.new or self.old or header)
-        if not self.patterns:
-            return
-        name = defined(self.patterns, line[1:])
-        if name is None:
-            return
+    def note(self, name: str, added: bool) -> None:
+        """Record a name a removed or added line defines (bounded per file)."""
         if added and len(self.added_names) < NAMES_PER_FILE * 4:
             self.added_names.add(name)
         elif not added and len(self.removed_names) < NAMES_PER_FILE:
@@ -210,6 +202,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
     # Lines still due in the current hunk, per side: a hunk ends by its counts, not by the
     # look of a line (a removed "-- x" line reads "--- x", an empty context line may be "").
     old_left = new_left = 0
+    definitions: re.Pattern[str] | None = None  # what defines a name in this file's language
     for line in lines:
         if old_left > 0 or new_left > 0:
             assert current is not None
@@ -219,11 +212,13 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
                 current.added.add(new_line)
                 current.additions += 1
                 new_line, new_left = new_line + 1, new_left - 1
-                current.note(line, True, header)
+                if definitions is not None and (name := defined(definitions, line[1:])):
+                    current.note(name, True)
             elif line.startswith("-"):
                 current.deletions += 1
                 old_left -= 1
-                current.note(line, False, header)
+                if definitions is not None and (name := defined(definitions, line[1:])):
+                    current.note(name, False)
             else:
                 new_line, old_left, new_left = new_line + 1, old_left - 1, new_left - 1
             continue
@@ -238,6 +233,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
         if line.startswith("@@"):
             match = HUNK.match(line)
             if match:
+                definitions = patterns_for(current.new or current.old or header)
                 start, count = int(match.group(3)), int(match.group(4) or "1")
                 old_left, new_left = int(match.group(2) or "1"), count
                 new_line = start

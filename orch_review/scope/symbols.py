@@ -23,8 +23,9 @@ _JAVA_MODIFIERS = (
 )
 
 
-def _compiled(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p, re.ASCII) for p in patterns)
+def _compiled(patterns: Sequence[str]) -> re.Pattern[str]:
+    """One pattern of the alternatives (one match per line): each captures the name once."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.ASCII)
 
 
 _PYTHON = _compiled(
@@ -82,7 +83,7 @@ _RUBY = _compiled(
     ]
 )
 
-_BY_SUFFIX: dict[str, tuple[re.Pattern[str], ...]] = {
+_BY_SUFFIX: dict[str, re.Pattern[str]] = {
     **dict.fromkeys((".py", ".pyi"), _PYTHON),
     **dict.fromkeys((".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"), _JAVASCRIPT),
     ".go": _GO,
@@ -96,19 +97,16 @@ _NOT_NAMES = frozenset(
 )
 
 
-def patterns_for(path: str) -> tuple[re.Pattern[str], ...]:
-    """The definition patterns of ``path``'s language (empty when it is not one of them)."""
+def patterns_for(path: str) -> re.Pattern[str] | None:
+    """The definition pattern of ``path``'s language (None when it is not one of them)."""
     dot = path.rfind(".")
-    return _BY_SUFFIX.get(path[dot:].lower(), ()) if dot > path.rfind("/") else ()
+    return _BY_SUFFIX.get(path[dot:].lower()) if dot > path.rfind("/") else None
 
 
-def defined(patterns: Sequence[re.Pattern[str]], line: str) -> str | None:
+def defined(pattern: re.Pattern[str] | None, line: str) -> str | None:
     """The name ``line`` defines, or None."""
-    for pattern in patterns:
-        match = pattern.match(line)
-        if match:
-            name = match.group(1)
-            if name in _NOT_NAMES or len(name) > NAME_MAX:
-                return None
-            return name
-    return None
+    match = pattern.match(line) if pattern is not None else None
+    if match is None:
+        return None
+    name = next(group for group in match.groups() if group)
+    return None if name in _NOT_NAMES or len(name) > NAME_MAX else name
