@@ -82,7 +82,7 @@ def front_matter(text: str) -> tuple[dict[str, str | list[str]], str]:
     Values are strings with one pair of quotes removed; a key with no value followed by
     ``- item`` lines, or a ``[a, b]`` value, is a list. Anything else is left out: the text
     is data, and a malformed header reads as no header."""
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")
     if not lines or lines[0].strip() != "---":
         return {}, text
     end = next(

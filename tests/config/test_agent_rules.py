@@ -50,6 +50,11 @@ def test_front_matter_reads_strings_lists_and_quotes_and_nothing_else() -> None:
     assert body == "# Body\n"
 
 
+def test_front_matter_after_a_byte_order_mark_and_with_crlf_line_ends() -> None:
+    meta, body = front_matter('\ufeff---\r\napplyTo: "src/**"\r\n---\r\nrules\r\n')
+    assert meta == {"applyTo": "src/**"} and body.strip() == "rules"
+
+
 def test_without_a_closing_line_there_is_no_front_matter() -> None:
     text = "---\nglobs: a\nno end"
     assert front_matter(text) == ({}, text)
