@@ -81,6 +81,7 @@ class Config:
     require_key: bool = True
     guidance_files: tuple[str, ...] = ("REVIEW.md",)
     guidance_max_bytes: int = 20_000
+    agent_rules: bool = True
     instructions: str | None = None
     focus: tuple[str, ...] = ()
     strictness: Strictness = "info"
@@ -326,6 +327,12 @@ _KEYS: tuple[_Key, ...] = (
         "(e.g. `REVIEW.md`, `CLAUDE.md`).",
     ),
     _Key("guidance_max_bytes", _integer(100), "Guidance sent per agent at most; more is cut."),
+    _Key(
+        "agent_rules",
+        _BOOL,
+        "Read the rules written for coding agents (AGENTS.md, CLAUDE.md, Cursor and Copilot "
+        "rules, .windsurfrules) as review guidance; `false` reads only `guidance-files`.",
+    ),
     _Key("instructions", _TEXT, "House rules for every agent of the review."),
     _Key("focus", _CATEGORIES, "Categories to concentrate on (empty: all)."),
     _Key(

@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from orch_review.config import learnings as learned
+from orch_review.config.agent_rules import FILE_MAX_BYTES, read_rules
 from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
@@ -36,7 +37,7 @@ from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
 from orch_review.findings.records import Finding
-from orch_review.findings.report import Report, build_report
+from orch_review.findings.report import GuidanceFile, Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
 from orch_review.programs import require
@@ -85,7 +86,9 @@ def _load_guidance(
         return None if data is None else data.decode("utf-8", "replace")
 
     names = gitops.files_called(repo, revision, config.guidance_files)
-    return load_guidance(config, names, read, learnings)
+    cap = min(FILE_MAX_BYTES, config.guidance_max_bytes)
+    rules = read_rules(repo, revision, cap) if config.agent_rules else None
+    return load_guidance(config, names, read, learnings, rules)
 
 
 CRITIC_FILES = 20
@@ -296,6 +299,7 @@ def review(
         if checking:
             _stage(events, "done", "patches", _CHECK)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
+    warnings += guidance.notes
     if truncated or workflow.guidance_truncated:
         warnings.append(
             f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
@@ -334,6 +338,9 @@ def review(
         coverage=coverage,
         shard=scope.shard,
         notes=notes,
+        guidance_files=tuple(
+            GuidanceFile(f.path, f.truncated, f.applies_to) for f in guidance.sources
+        ),
     )
     return dataclasses.replace(report, snippets=snippets)
 

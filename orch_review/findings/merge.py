@@ -17,7 +17,7 @@ from orch_review.findings.codec import finding_from_json
 from orch_review.findings.coverage import Coverage, FileCoverage, merge_coverage
 from orch_review.findings.provenance import check_report_paths, known_category, trusted_patches
 from orch_review.findings.records import ConcernOutcome, Finding, rank_key
-from orch_review.findings.report import Report, build_report
+from orch_review.findings.report import GuidanceFile, Report, build_report
 from orch_review.findings.usage import Usage, UsageReport
 from orch_review.trust import Signer
 
@@ -100,6 +100,22 @@ def report_from_json(data: Mapping[str, Any]) -> Report:
         coverage=_coverage(data["coverage"]),
         shard=data.get("shard"),
         notes=tuple(str(n) for n in data.get("notes") or ()),
+        guidance_files=_guidance_files(data.get("guidance_files")),
+    )
+
+
+def _guidance_files(entries: object) -> tuple[GuidanceFile, ...]:
+    """The guidance files a shard's report lists (none from an older report)."""
+    if not isinstance(entries, list):
+        return ()
+    return tuple(
+        GuidanceFile(
+            str(e["path"]),
+            bool(e.get("truncated")),
+            tuple(str(g) for g in e.get("applies_to") or ()),
+        )
+        for e in entries
+        if isinstance(e, dict) and isinstance(e.get("path"), str)
     )
 
 
@@ -207,6 +223,8 @@ def merge_reports(shards: Sequence[ShardReport], problems: Sequence[str] = ()) -
         notes=tuple(
             f"shard {s.shard}: {n}" if s.shard else n for s in shards for n in s.report.notes
         ),
+        # Every shard reads the same guidance from the same revision: the first one's list.
+        guidance_files=first.guidance_files,
     )
 
 

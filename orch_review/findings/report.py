@@ -25,6 +25,15 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True)
+class GuidanceFile:
+    """A file of review guidance the review read (REVIEW.md, AGENTS.md, a Cursor rule, ...)."""
+
+    path: str
+    truncated: bool = False  # longer than the per-file cap: only its start was read
+    applies_to: tuple[str, ...] = ()  # its globs; empty: its directory, or every file
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything reporters render; built once at the end of a review."""
 
@@ -49,6 +58,8 @@ class Report:
     # What orch-review itself did to reach full coverage (the sweep, the critic's concerns):
     # facts of the run, kept apart from the main agent's unverified summary.
     notes: tuple[str, ...] = ()
+    # The guidance files read, from the trusted revision (the base with --base).
+    guidance_files: tuple[GuidanceFile, ...] = ()
 
     @property
     def reviewer_summary(self) -> str:
@@ -134,6 +145,16 @@ class Report:
             reasons.append(self.unreadable_note)
         return reasons
 
+    def guidance_line(self) -> str | None:
+        """The guidance files read, in one sentence (None when none was read)."""
+        if not self.guidance_files:
+            return None
+        shown = [
+            quote_path(f.path) + (" (cut)" if f.truncated else "") for f in self.guidance_files[:12]
+        ]
+        more = f" and {len(self.guidance_files) - 12} more" if len(self.guidance_files) > 12 else ""
+        return f"Review guidance read: {', '.join(shown)}{more}."
+
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""
         if self.incomplete:
@@ -160,6 +181,7 @@ def build_report(
     coverage: Coverage | None = None,
     shard: str | None = None,
     notes: tuple[str, ...] = (),
+    guidance_files: tuple[GuidanceFile, ...] = (),
 ) -> Report:
     """Assemble a :class:`Report` from triaged ``findings`` and the concerns' outcomes."""
     return Report(
@@ -178,4 +200,5 @@ def build_report(
         coverage=coverage,
         shard=shard,
         notes=notes,
+        guidance_files=guidance_files,
     )

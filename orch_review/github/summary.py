@@ -227,6 +227,18 @@ def _dismissed(dismissed: Sequence[Dismissal], to_learn: Sequence[Learning]) -> 
     return lines
 
 
+def _guidance(report: Report) -> list[str]:
+    """The guidance files the review read (from the base for a pull request), by name."""
+    files = report.guidance_files
+    if not files:
+        return []
+    shown = [
+        code(f.path, in_table=False) + (" (cut)" if f.truncated else "") for f in files[:MAX_ROWS]
+    ]
+    more = f" and {len(files) - MAX_ROWS} more" if len(files) > MAX_ROWS else ""
+    return [f"\nReview guidance read: {', '.join(shown)}{more}."]
+
+
 def _refuted(report: Report) -> list[str]:
     refuted = report.with_status(Status.REFUTED)
     if not refuted:
@@ -275,6 +287,7 @@ def render(
     lines += _threads(placement.threads)
     lines += _dismissed(placement.dismissed, placement.to_learn)
     lines += _coverage(report)
+    lines += _guidance(report)
     lines += _cost(report)
     lines += _refuted(report)
     return "\n".join(lines) + "\n"

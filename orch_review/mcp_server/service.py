@@ -133,6 +133,7 @@ class ReviewService:
         """The review guidance in force for the default scope (or the last review's): the
         REVIEW.md files, instructions and learnings, and the revision they were read from."""
         from orch_review import core
+        from orch_review.config.agent_rules import FILE_MAX_BYTES, read_rules
         from orch_review.config.guidance import load_guidance
         from orch_review.scope import git as gitops
 
@@ -147,10 +148,16 @@ class ReviewService:
             return None if data is None else data.decode("utf-8", "replace")
 
         names = gitops.files_called(prepared.repo, revision, config.guidance_files)
-        loaded = load_guidance(config, names, read, prepared.learnings)
+        cap = min(FILE_MAX_BYTES, config.guidance_max_bytes)
+        rules = read_rules(prepared.repo, revision, cap) if config.agent_rules else None
+        loaded = load_guidance(config, names, read, prepared.learnings, rules)
         return {
             "read_from": revision,
             "documents": dict(loaded.documents),
+            "rules": [
+                {"path": rule.path, "applies_to": list(rule.globs), "text": rule.text}
+                for rule in loaded.rules
+            ],
             "instructions": loaded.instructions,
             "path_instructions": [
                 {"glob": rule.glob, "text": rule.text} for rule in loaded.path_instructions

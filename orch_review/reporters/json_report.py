@@ -95,6 +95,10 @@ def to_data(report: Report) -> dict[str, Any]:
         },
         "wall_seconds": round(report.wall_seconds, 3),
         "warnings": list(report.warnings),
+        "guidance_files": [
+            {**path_fields(f.path), "truncated": f.truncated, "applies_to": list(f.applies_to)}
+            for f in report.guidance_files
+        ],
     }
 
 

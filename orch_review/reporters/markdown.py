@@ -108,4 +108,7 @@ def render(report: Report) -> str:
     for number, finding in enumerate(confirmed, 1):
         lines += [*_finding(number, report, finding), ""]
     lines.append(_coverage(report))
+    guidance = report.guidance_line()
+    if guidance:
+        lines += ["", safe(guidance, 2000)]
     return "\n".join(lines) + "\n"

@@ -347,6 +347,8 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     yield Text(line + ".", "dim")
     for note in report.notes:
         yield Text(safe(note), "dim")
+    if report.guidance_line():
+        yield Text(safe(report.guidance_line() or ""), "dim")
     counts = report.counts()
     refuted = counts["refuted"]
     parts = [f"{counted(refuted, 'finding')} refuted by verifiers"] * bool(refuted)

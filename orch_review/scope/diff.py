@@ -10,6 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from orch_review.scope.symbols import defined, patterns_for
+
+#: Deleted names kept per file, at most.
+NAMES_PER_FILE = 50
+
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -29,6 +34,10 @@ class FileChange:
     # type change, which a patch shows as a deletion and an addition of the same path):
     # what it was before; its status is then "modified" and every line of it is new.
     replaced: str | None = None
+    # Names (functions, classes, types) that removed lines defined and added lines of this
+    # file do not define again; and the names added lines define (orch_review.scope.symbols).
+    removed_names: tuple[str, ...] = ()
+    added_names: frozenset[str] = field(default=frozenset())
 
     def in_hunks(self, line: int) -> bool:
         """True if ``line`` (new side) lies in one of the hunks."""
@@ -136,6 +145,15 @@ class _Builder:
     added: set[int] = field(default_factory=set)
     hunks: list[tuple[int, int]] = field(default_factory=list)
     old_mode: str | None = None
+    removed_names: dict[str, None] = field(default_factory=dict)
+    added_names: set[str] = field(default_factory=set)
+
+    def note(self, name: str, added: bool) -> None:
+        """Record a name a removed or added line defines (bounded per file)."""
+        if added and len(self.added_names) < NAMES_PER_FILE * 4:
+            self.added_names.add(name)
+        elif not added and len(self.removed_names) < NAMES_PER_FILE:
+            self.removed_names[name] = None
 
     def build(self, header_path: str) -> FileChange:
         path = self.new or self.rename_to or self.old or self.rename_from or header_path
@@ -157,6 +175,8 @@ class _Builder:
             binary=self.binary,
             added_lines=frozenset(self.added),
             hunks=tuple(self.hunks),
+            removed_names=tuple(n for n in self.removed_names if n not in self.added_names),
+            added_names=frozenset(self.added_names),
         )
 
 
@@ -182,6 +202,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
     # Lines still due in the current hunk, per side: a hunk ends by its counts, not by the
     # look of a line (a removed "-- x" line reads "--- x", an empty context line may be "").
     old_left = new_left = 0
+    definitions: re.Pattern[str] | None = None  # what defines a name in this file's language
     for line in lines:
         if old_left > 0 or new_left > 0:
             assert current is not None
@@ -191,9 +212,13 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
                 current.added.add(new_line)
                 current.additions += 1
                 new_line, new_left = new_line + 1, new_left - 1
+                if definitions is not None and (name := defined(definitions, line[1:])):
+                    current.note(name, True)
             elif line.startswith("-"):
                 current.deletions += 1
                 old_left -= 1
+                if definitions is not None and (name := defined(definitions, line[1:])):
+                    current.note(name, False)
             else:
                 new_line, old_left, new_left = new_line + 1, old_left - 1, new_left - 1
             continue
@@ -208,6 +233,7 @@ def parse_patch(lines: Iterable[str]) -> list[FileChange]:
         if line.startswith("@@"):
             match = HUNK.match(line)
             if match:
+                definitions = patterns_for(current.new or current.old or header)
                 start, count = int(match.group(3)), int(match.group(4) or "1")
                 old_left, new_left = int(match.group(2) or "1"), count
                 new_line = start

@@ -893,6 +893,14 @@ def files_called(repo: git.Repo, rev: str, names: Collection[str]) -> list[str]:
     return pattern.findall(out)
 
 
+def files_under(repo: git.Repo, rev: str, directories: Collection[str]) -> list[str]:
+    """Paths of the files in (or below) ``directories`` of the tree of ``rev``."""
+    if not directories:
+        return []
+    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree"]
+    return _lines0(str(repo.git.execute([*command, rev, "--", *sorted(directories)])))
+
+
 def submodules(repo: git.Repo, rev: str | None) -> list[str]:
     """Paths of the submodules in the tree of ``rev``, or (None) in the index."""
     import re

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from orch_review.config.guidance import guidance_block
+from orch_review.scope.deleted import deleted_block
 from orch_review.scope.diff import quote_path
 from orch_review.scope.resolve import ReviewFile, Scope
 
@@ -153,5 +154,5 @@ def task_text(scope: Scope, guidance: str = "") -> str:
     return (
         f"{intro}\n\n{summary(scope)}\n\nYour working directory is a read-only copy of exactly "
         "the content under review. Scout with bash, then call Workflow with one subtask per "
-        f"concern.{guidance_block(guidance)}"
+        f"concern.{deleted_block(scope.deleted)}{guidance_block(guidance)}"
     )

@@ -24,6 +24,7 @@ from orch_review.scope.attributes import (
     content_reader,
     rediff_text_files,
 )
+from orch_review.scope.deleted import DeletedCode, deleted_code
 from orch_review.scope.diff import FileChange, parse_patch, quote_path
 from orch_review.scope.own_reports import SKIP_REASON as OWN_REPORT
 from orch_review.scope.own_reports import own_reports, working_copy
@@ -106,6 +107,8 @@ class Scope:
     # a change cannot weaken its own review; None: the content under review itself.
     config_revision: str | None = None
     shard: str | None = None  # "K/N" when this is one shard of a split review
+    # What the change deletes: files, and names removed code defined (for the main agent).
+    deleted: tuple[DeletedCode, ...] = ()
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
@@ -425,6 +428,10 @@ def _build(
         base_ref=base_ref,
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
+        # Deleted files, and removed names of the files reviewed (not of generated ones).
+        deleted=deleted_code(
+            c for c in changes if c.status == "deleted" or c.path in {f.path for f in files}
+        ),
     )
 
 

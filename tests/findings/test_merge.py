@@ -99,3 +99,14 @@ def test_an_invented_category_in_a_shard_report_becomes_other(tmp_path: Path) ->
     (tmp_path / "r.json").write_text(json.dumps(data))
     shard = read_shard(tmp_path / "r.json").report
     assert {f.category for f in shard.findings} == {"other"}
+
+
+def test_the_guidance_files_read_survive_the_merge(tmp_path: Path) -> None:
+    from orch_review.findings.report import GuidanceFile
+
+    read = (GuidanceFile("AGENTS.md"), GuidanceFile("x.instructions.md", True, ("src/**",)))
+    one = replace(clean_report(), shard="1/2", guidance_files=read)
+    two = replace(clean_report(), shard="2/2", guidance_files=read)
+    merged = merge_files([_write(tmp_path / "a.json", one), _write(tmp_path / "b.json", two)])
+
+    assert merged.guidance_files == read

@@ -121,3 +121,21 @@ def test_a_name_that_is_not_utf8_is_shown_as_git_quotes_it_and_the_body_can_be_s
     body.encode("utf-8")  # a comment body the API can take
     assert '"bad\\377.py' in body
     assert code(odd) == '`"bad\\377.py"`'
+
+
+def test_the_guidance_files_read_are_listed_as_data() -> None:
+    from orch_review.findings.report import GuidanceFile
+
+    report = replace(
+        clean_report(),
+        guidance_files=(
+            GuidanceFile("AGENTS.md"),
+            GuidanceFile(".github/instructions/py.instructions.md", True, ("src/**/*.py",)),
+            GuidanceFile("x/<img src=y>|CLAUDE.md"),
+        ),
+    )
+    text = render(report, Placement())
+    line = next(line for line in text.splitlines() if "Review guidance read" in line)
+    assert "`AGENTS.md`, `.github/instructions/py.instructions.md` (cut)" in line
+    assert "`x/<img src=y>|CLAUDE.md`" in line  # a code span: shown, never rendered
+    assert "Review guidance read" not in render(clean_report(), Placement())
