@@ -24,6 +24,7 @@ from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
+from orch_review.engine.intent import start_intent_concern, write_walkthrough
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
@@ -43,6 +44,7 @@ from orch_review.programs import require
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
+from orch_review.scope.intent import Intent
 from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
@@ -64,6 +66,8 @@ class ReportOptions:
     filter_mode: FilterMode | None = None  # None: "added" for a change, "nofilter" for --all
     baseline: frozenset[str] = frozenset()
     learnings: tuple[Learning, ...] = ()  # guidance for the agents; fingerprints suppressed
+    intent: Intent | None = None  # what the change says it does: checked by the intent concern
+    walkthrough: bool = False  # ask the model for a walkthrough of the change at the end
 
     def mode_for(self, scope: Scope) -> FilterMode:
         """The filter mode in effect for ``scope``."""
@@ -183,6 +187,9 @@ def review(
         )
         summary = ""
         notes: tuple[str, ...] = ()
+        walkthrough = None
+        if options.intent is not None:
+            warnings.extend(options.intent.notes)
         with open_session(
             config,
             env,
@@ -215,6 +222,7 @@ def review(
             # A full copy of the content is written before anything is paid for: a failure
             # to write it (a full TMPDIR) ends the review here.
             content.wait()
+            intent_check = start_intent_concern(workflow, scope, options.intent)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
                 # On a pool thread, not this one: a signal unwinds this thread, and the main
@@ -233,10 +241,17 @@ def review(
                     content.own_objects(),
                     work_tree=scope.root,
                 )
+                if options.walkthrough:
+                    walkthrough, why_not = session.pool.submit(
+                        MAIN, partial(write_walkthrough, session, workflow, main, scope)
+                    ).result()
+                    if why_not is not None:
+                        warnings.append(f"The walkthrough was not written: {why_not}.")
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
                 warnings.append(str(exc))
+            workflow.collect(intent_check)
             files = ledger_files(scope, workspace)
             client.check_usable()  # no sweep, no critic: not one of their requests can succeed
             try:
@@ -335,7 +350,7 @@ def review(
         shard=scope.shard,
         notes=notes,
     )
-    return dataclasses.replace(report, snippets=snippets)
+    return dataclasses.replace(report, snippets=snippets, walkthrough=walkthrough)
 
 
 def _cover(

@@ -11,6 +11,7 @@ from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
+from orch_review.findings.walkthrough import Walkthrough
 from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, unit_noun
 
@@ -49,6 +50,8 @@ class Report:
     # What orch-review itself did to reach full coverage (the sweep, the critic's concerns):
     # facts of the run, kept apart from the main agent's unverified summary.
     notes: tuple[str, ...] = ()
+    # The model's walkthrough of the change (unverified description), when one was asked for.
+    walkthrough: Walkthrough | None = None
 
     @property
     def reviewer_summary(self) -> str:

@@ -96,7 +96,7 @@ class GitLabClient:
     def __init__(
         self,
         api_url: str,
-        project_id: int,
+        project_id: int | str,
         token: str | None,
         *,
         job_token: str | None = None,
@@ -118,7 +118,8 @@ class GitLabClient:
             verify=ca_file or True,
             follow_redirects=False,
         )
-        self._project = f"projects/{project_id}"
+        # A project is its numeric id or its path ("group/proj"), URL-encoded as one segment.
+        self._project = f"projects/{quote(str(project_id), safe='')}"
         self._max_wait = max_wait
         self._retrying = Retrying(
             retry=retry_if_exception_type((RateLimited, ServerError)),
@@ -150,6 +151,16 @@ class GitLabClient:
     def merge_request(self, iid: int) -> dict[str, Any]:
         """``GET /projects/:id/merge_requests/:iid``."""
         return self._object("GET", f"{self._project}/merge_requests/{iid}")
+
+    def project(self) -> dict[str, Any]:
+        """``GET /projects/:id``: the project (its numeric ``id``, ``path_with_namespace``)."""
+        return self._object("GET", self._project)
+
+    def issue(self, iid: int, project: str | None = None) -> dict[str, Any]:
+        """``GET /projects/:id/issues/:issue_iid`` ("Issues API", "Single project issue"), of
+        this project or of ``project`` (its path, "group/proj") on the same instance."""
+        where = f"projects/{quote(project, safe='')}" if project else self._project
+        return self._object("GET", f"{where}/issues/{iid}")
 
     def versions(self, iid: int) -> list[dict[str, Any]]:
         """The merge request's diff versions, the latest first."""
