@@ -16,6 +16,14 @@
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
 - Notes ("Notes API"): only a note's author may edit it (403 otherwise). Resolving a thread
   needs the thread's author or at least Developer access (30).
+- Projects ("Projects API", "Get a single project"): ``:id`` is the numeric id or the
+  URL-encoded path (``group%2Fdemo``) in every route; the project has ``id`` and
+  ``path_with_namespace``.
+- Merge requests ("Merge requests API", "Get single MR"): ``title``, ``description``
+  (null when empty), ``sha`` (the head), ``diff_refs``, ``references.full`` (``group/demo!3``).
+- Issues ("Issues API", "Single project issue", ``/projects/:id/issues/:issue_iid``): ``iid``,
+  ``title``, ``description`` (null when empty), ``state``; 404 for an issue that does not
+  exist or that the token may not read.
 - Members ("Group and project members API", ``/members/all/:user_id``): access levels
   10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner; 404 for a
   non-member.
@@ -32,7 +40,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 
@@ -105,6 +113,8 @@ class FakeMR:
     versions: list[dict[str, Any]]  # latest first, each with its diffs
     source_project_id: int
     discussions: list[dict[str, Any]] = field(default_factory=list)
+    title: str = "A merge request"
+    description: str | None = None
 
 
 @dataclass
@@ -120,8 +130,10 @@ class Recorded:
 class FakeGitLabAPI:
     """The fake server; see the module docstring. Base URL: ``api_url`` (…/api/v4)."""
 
-    def __init__(self, project_id: int = 7) -> None:
+    def __init__(self, project_id: int = 7, path: str = "group/demo") -> None:
         self.project_id = project_id
+        self.path = path
+        self.issues: dict[int, tuple[str, str | None]] = {}  # iid -> (title, description)
         self.mrs: dict[int, FakeMR] = {}
         self.members: dict[int, int] = {BOT["id"]: 40, DEVELOPER["id"]: 30, REPORTER["id"]: 20}
         self.requests: list[Recorded] = []
@@ -219,9 +231,21 @@ class FakeGitLabAPI:
         if rest == "/user" and method == "GET":
             return 200, {**user, "state": "active"}, {}
         base = f"/projects/{self.project_id}"
+        by_path = "/projects/" + quote(self.path, safe="")
+        if rest == by_path or rest.startswith(by_path + "/"):
+            rest = base + rest[len(by_path) :]
+        if rest == base and method == "GET":
+            return 200, {"id": self.project_id, "path_with_namespace": self.path}, {}
         if not rest.startswith(base + "/"):
             return 404, {"message": "404 Project Not Found"}, {}
         rest = rest[len(base) :]
+        if (i := re.fullmatch(r"/issues/(\d+)", rest)) and method == "GET":
+            issue = self.issues.get(int(i.group(1)))
+            if issue is None:
+                return 404, {"message": "404 Not found"}, {}
+            title, description = issue
+            return 200, {"iid": int(i.group(1)), "project_id": self.project_id, "title": title,
+                         "description": description, "state": "opened"}, {}  # fmt: skip
         if m := re.fullmatch(r"/members/all/(\d+)", rest):
             level = self.members.get(int(m.group(1)))
             if level is None:
@@ -232,8 +256,7 @@ class FakeGitLabAPI:
             return 404, {"message": "404 Not found"}, {}
         mr, tail = self.mrs[int(m.group(1))], m.group(2) or ""
         if tail == "" and method == "GET":
-            return 200, {"iid": mr.iid, "source_project_id": mr.source_project_id,
-                         "target_project_id": self.project_id}, {}  # fmt: skip
+            return 200, self._merge_request(mr), {}
         if tail == "/versions" and method == "GET":
             listed = [{k: v for k, v in ver.items() if k != "diffs"} for ver in mr.versions]
             return self._page(listed, query)
@@ -259,6 +282,24 @@ class FakeGitLabAPI:
         if (n := re.fullmatch(r"/notes/(\d+)(/award_emoji)?", tail)) is not None:
             return self._note_route(mr, int(n.group(1)), bool(n.group(2)), method, body, user)
         return 404, {"message": "404 Not found"}, {}
+
+    def _merge_request(self, mr: FakeMR) -> dict[str, Any]:
+        latest = mr.versions[0] if mr.versions else {}
+        return {
+            "iid": mr.iid,
+            "project_id": self.project_id,
+            "source_project_id": mr.source_project_id,
+            "target_project_id": self.project_id,
+            "title": mr.title,
+            "description": mr.description,
+            "sha": latest.get("head_commit_sha"),
+            "diff_refs": {
+                "base_sha": latest.get("base_commit_sha"),
+                "head_sha": latest.get("head_commit_sha"),
+                "start_sha": latest.get("start_commit_sha"),
+            },
+            "references": {"short": f"!{mr.iid}", "full": f"{self.path}!{mr.iid}"},
+        }
 
     def _page(
         self, items: list[Any], query: dict[str, list[str]]
