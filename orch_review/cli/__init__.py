@@ -73,7 +73,7 @@ def main() -> None:
       orch-review --base origin/main --head HEAD
                                    review a pull request
       orch-review --all src/       audit every file under src/
-      orch-review pr 42            review pull request 42 from this clone (mr 42: GitLab)
+      orch-review pr 42            review pull request 42 (mr 42: GitLab)
       orch-review plan             show what would be reviewed, with no API call
       orch-review config           show every setting and where it came from
       orch-review ask "why is finding 1 a problem?"
