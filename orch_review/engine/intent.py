@@ -26,6 +26,7 @@ from orch_review.scope.intent import Intent
 from orch_review.scope.resolve import Scope
 
 log = logging.getLogger("orch_review.engine.intent")
+INTENT_CATEGORY = "intent"
 
 
 def start_intent_concern(

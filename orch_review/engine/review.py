@@ -24,7 +24,7 @@ from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
-from orch_review.engine.intent import start_intent_concern, write_walkthrough
+from orch_review.engine.intent import INTENT_CATEGORY, start_intent_concern, write_walkthrough
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
@@ -456,12 +456,14 @@ def guidance_text(guidance: Guidance) -> Callable[[str], str]:
 
 
 def _verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:
-    """Findings of the concerns this review ran and fully verified, by path."""
+    """Findings of the concerns this review ran and fully verified, by path; not the intent
+    check's, which are about the request's description, not the file alone."""
     out: dict[str, list[Finding]] = {}
     for outcome in workflow.outcomes:
         if outcome.covered and outcome.index not in workflow.answered:
             for finding in outcome.findings:
-                out.setdefault(finding.path, []).append(finding)
+                if finding.category != INTENT_CATEGORY:
+                    out.setdefault(finding.path, []).append(finding)
     return out
 
 
