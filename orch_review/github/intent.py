@@ -1,7 +1,8 @@
 """What a pull request says it does: its title, its description and the issues it links,
 read with the token already in use ("Get an issue", ``GET /repos/{owner}/{repo}/issues/{n}``).
 
-An issue the token cannot read (404, 403, 410 for a deleted one) is noted, not fatal.
+An issue the token cannot read (404, 403, 410 for a deleted one, 301 for one transferred
+to another repository: redirects are not followed) is noted, not fatal.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def _read(client: GitHubClient, ref: IssueRef) -> LinkedIssue:
     except GitHubApiError as exc:
         status = f" ({exc.status})" if exc.status else ""
         return LinkedIssue(str(ref), unread=f"this token cannot read it{status}")
+    if not isinstance(data.get("title"), str):  # 301: transferred to another repository
+        return LinkedIssue(str(ref), unread="GitHub did not return it (moved elsewhere?)")
     return LinkedIssue(
         str(ref),
         title=clean(data.get("title"), TITLE_LIMIT),
