@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
+    from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
 
 # Read once into the review's own environment, then removed from the process's, so that no
@@ -82,6 +83,10 @@ class ReviewOptions:
     sarif_file: Path | None = None
     shard: str | None = None  # "K/N": review a deterministic, size-balanced 1/N of the files
     config_file: Path | None = None  # read instead of the repository's configuration file
+    # What the change says it does (a pull request's text, --intent): the intent concern.
+    intent: Intent | None = None
+    # Ask for a walkthrough of the change (for a summary comment), unless `walkthrough` is off.
+    walkthrough: bool = False
 
     def __post_init__(self) -> None:
         # Callers pass lists and strings; keep the record immutable and typed.
@@ -204,6 +209,8 @@ def run(
         filter_mode=options.filter_mode or prepared.config.filter_mode,
         baseline=load_baseline(options.baseline) if options.baseline else frozenset(),
         learnings=prepared.learnings,
+        intent=options.intent,
+        walkthrough=options.walkthrough and prepared.config.walkthrough,
     )
     report = review_scope(
         prepared.config,

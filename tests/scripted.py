@@ -112,6 +112,11 @@ class ReviewScript:
         """The concern a subagent or verifier request is about (for a verifier of a sweep's
         findings, the concern whose claim they make)."""
         task = request.first_user_text
+        if is_intent(task):  # orch-review's own intent concern: the script's `intent` ones
+            intent = self.intent_concern(task)
+            if intent is None:
+                raise AssertionError("no scripted intent concern for this intent check")
+            return intent
         for concern in self.concerns:
             if concern.key in task:
                 return concern
@@ -120,8 +125,16 @@ class ReviewScript:
                 return concern
         raise AssertionError(f"no scripted concern matches task: {task[:200]}")
 
+    def intent_concern(self, task: str) -> Concern | None:
+        """The scripted concern (category ``intent``) for an intent check, if any."""
+        return next((c for c in self.concerns if c.category == "intent"), None)
+
     def _subagent(self, request: ModelRequest) -> Reply:
         task = request.first_user_text
+        if is_intent(task) and self.intent_concern(task) is None:
+            # The change does what it says: nothing to report.
+            summary = "compared the change with its description: it does what it says"
+            return Reply.tool_use("report_findings", {"summary": summary, "findings": []})
         if is_sweep(task):
             # A diligent sweep: it runs the check of every scripted concern about its files.
             files = sweep_files(task)
@@ -223,6 +236,14 @@ SWEEP_MARK = "Sweep review of "
 def _not_run(output: str) -> bool:
     """A tool result saying the call was cut off at the output token limit and not run."""
     return "cut off at the output token limit" in output
+
+
+INTENT_MARK = "Intent check: does the change do what "
+
+
+def is_intent(task: str) -> bool:
+    """Whether an agent's task is about orch-review's own intent concern."""
+    return INTENT_MARK in task
 
 
 def is_sweep(task: str) -> bool:

@@ -22,6 +22,7 @@ from orch_review.cli.mcp import mcp
 from orch_review.cli.merge import merge
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
+from orch_review.cli.requests import mr, pr
 from orch_review.cli.review import review
 
 
@@ -72,6 +73,7 @@ def main() -> None:
       orch-review --base origin/main --head HEAD
                                    review a pull request
       orch-review --all src/       audit every file under src/
+      orch-review pr 42            review pull request 42 (mr 42: GitLab)
       orch-review plan             show what would be reviewed, with no API call
       orch-review config           show every setting and where it came from
       orch-review ask "why is finding 1 a problem?"
@@ -99,6 +101,8 @@ for command in (
     journal,
     github,
     gitlab,
+    pr,
+    mr,
     merge,
     learn,
     config,

@@ -13,6 +13,7 @@ from orch_review.cli.options import (
     model_options,
     overrides,
     report_files_only_options,
+    walkthrough_option,
 )
 from orch_review.config.choices import COMMENT_MODES, FILTER_MODES, FilterMode
 from orch_review.errors import ExitCode
@@ -55,6 +56,7 @@ from orch_review.scope.pathspecs import from_cwd
 @click.option("--repo", "repository", metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
 @click.option("--no-fetch", is_flag=True, help="Do not fetch missing history of a shallow clone.")
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@walkthrough_option
 @click.option(
     "--from-reports",
     multiple=True,
@@ -87,6 +89,7 @@ def github(
     repository: str | None,
     no_fetch: bool,
     no_progress: bool,
+    no_walkthrough: bool,
     from_reports: tuple[Path, ...],
     conversation_file: Path | None,
 ) -> ExitCode:
@@ -141,6 +144,7 @@ def github(
         fetch=not no_fetch,
         from_reports=from_reports,
         conversation_file=conversation_file,
+        walkthrough=not no_walkthrough,
     )
     with Progress(console(stderr=True), enabled=not no_progress) as progress:
         code = run_github(

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import EXIT_CODES_HELP, model_options, overrides
+from orch_review.cli.options import EXIT_CODES_HELP, model_options, overrides, walkthrough_option
 from orch_review.config.choices import FAIL_ON_LEVELS
 from orch_review.errors import ExitCode
 
@@ -49,6 +49,7 @@ from orch_review.errors import ExitCode
     "(repeatable).",
 )
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
+@walkthrough_option
 @handle_errors
 def gitlab(
     fail_on: str,
@@ -62,6 +63,7 @@ def gitlab(
     no_post: bool,
     from_reports: tuple[Path, ...],
     no_progress: bool,
+    no_walkthrough: bool,
 ) -> ExitCode:
     """Review a merge request in a GitLab CI merge request pipeline and discuss it.
 
@@ -96,6 +98,7 @@ def gitlab(
         json_file=json_file,
         post=not no_post,
         from_reports=from_reports,
+        walkthrough=not no_walkthrough,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
         code, report = run_gitlab(

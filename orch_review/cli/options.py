@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from orch_review.config.choices import EFFORTS, FAIL_ON_LEVELS
+
+if TYPE_CHECKING:
+    from orch_review.scope.intent import Intent
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -109,6 +112,36 @@ config_option = click.option(
     "pyproject.toml (a pyproject.toml's [tool.orch-review] table; any other file is the "
     "table itself).",
 )
+
+
+# --no-walkthrough, for the commands that post a summary comment.
+walkthrough_option = click.option(
+    "--no-walkthrough",
+    is_flag=True,
+    help="Leave the walkthrough (a line per changed file, a Mermaid diagram: unverified "
+    "description) out of the summary comment.",
+)
+
+
+def read_intent(where: str) -> Intent:
+    """The task description of ``--intent FILE`` (``-``: stdin), bounded in size."""
+    import sys
+
+    from orch_review.errors import UsageError
+    from orch_review.scope.intent import DESCRIPTION_LIMIT, from_text
+
+    limit = DESCRIPTION_LIMIT * 4  # bytes: the text is cut to its limit in characters after
+    try:
+        if where == "-":
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with open(where, "rb") as handle:
+                data = handle.read(limit)
+    except OSError as exc:
+        raise UsageError(
+            f"--intent {where}: {exc.strerror or exc}; give a readable file, or - for stdin."
+        ) from None
+    return from_text(data.decode("utf-8", "replace"))
 
 
 def warn(message: str) -> None:

@@ -15,6 +15,7 @@ from orch_review.cli.options import (
     format_option,
     model_options,
     overrides,
+    read_intent,
     report_file_options,
     scope_options,
     warn,
@@ -94,6 +95,13 @@ if TYPE_CHECKING:
     help="Apply verified patches to the working tree (never to a commit or the index) "
     "where the file still has the reviewed lines, and list them on stderr.",
 )
+@click.option(
+    "--intent",
+    "intent_file",
+    metavar="FILE",
+    help="A description of what the change should do (- for stdin): an intent concern "
+    "checks the change against it.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the findings.")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also print refuted findings and their verdicts."
@@ -129,6 +137,7 @@ def review(
     baseline: Path | None,
     shard: str | None,
     fix: bool,
+    intent_file: str | None,
     quiet: bool,
     verbose: bool,
     no_progress: bool,
@@ -176,6 +185,7 @@ def review(
         sarif_file=sarif_file,
         shard=shard,
         config_file=config_file,
+        intent=read_intent(intent_file) if intent_file is not None else None,
     )
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     env = core.take_environment()

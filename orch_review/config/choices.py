@@ -39,4 +39,5 @@ CATEGORIES = (
     "testing",
     "maintainability",
     "documentation",
+    "intent",
 )

@@ -87,6 +87,7 @@ class Config:
     strictness: Strictness = "info"
     critic: bool | None = None
     verify: bool = True
+    walkthrough: bool = True
     trigger: str = "@orch-review"
     ignore_reaction: Reaction = "-1"
     suggestion_check: str | None = None
@@ -351,6 +352,12 @@ _KEYS: tuple[_Key, ...] = (
         _BOOL,
         "Run the verification wave; `false` leaves every finding unverified and the review "
         "incomplete (for measuring what verification buys).",
+    ),
+    _Key(
+        "walkthrough",
+        _BOOL,
+        "Add a walkthrough of the change (a line per file, a Mermaid diagram) to the summary "
+        "comment of `github`, `gitlab`, `pr --post` and `mr --post`: unverified description.",
     ),
     _Key(
         "trigger",

@@ -25,6 +25,7 @@ from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
+from orch_review.engine.intent import INTENT_CATEGORY, start_intent_concern, write_walkthrough
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
@@ -44,6 +45,7 @@ from orch_review.programs import require
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
+from orch_review.scope.intent import Intent
 from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
@@ -65,6 +67,8 @@ class ReportOptions:
     filter_mode: FilterMode | None = None  # None: "added" for a change, "nofilter" for --all
     baseline: frozenset[str] = frozenset()
     learnings: tuple[Learning, ...] = ()  # guidance for the agents; fingerprints suppressed
+    intent: Intent | None = None  # what the change says it does: checked by the intent concern
+    walkthrough: bool = False  # ask the model for a walkthrough of the change at the end
 
     def mode_for(self, scope: Scope) -> FilterMode:
         """The filter mode in effect for ``scope``."""
@@ -186,6 +190,9 @@ def review(
         )
         summary = ""
         notes: tuple[str, ...] = ()
+        walkthrough = None
+        if options.intent is not None:
+            warnings.extend(options.intent.notes)
         with open_session(
             config,
             env,
@@ -218,6 +225,7 @@ def review(
             # A full copy of the content is written before anything is paid for: a failure
             # to write it (a full TMPDIR) ends the review here.
             content.wait()
+            intent_check = start_intent_concern(workflow, scope, options.intent)
             try:
                 task = task_text(scope, main_guidance) + earlier.note()
                 # On a pool thread, not this one: a signal unwinds this thread, and the main
@@ -236,10 +244,17 @@ def review(
                     content.own_objects(),
                     work_tree=scope.root,
                 )
+                if options.walkthrough:
+                    walkthrough, why_not = session.pool.submit(
+                        MAIN, partial(write_walkthrough, session, workflow, main, scope)
+                    ).result()
+                    if why_not is not None:
+                        warnings.append(f"The walkthrough was not written: {why_not}.")
             except OrchReviewError as exc:
                 if exc.exit_code != ExitCode.INCOMPLETE:
                     raise
                 warnings.append(str(exc))
+            workflow.collect(intent_check)
             files = ledger_files(scope, workspace)
             client.check_usable()  # no sweep, no critic: not one of their requests can succeed
             try:
@@ -342,7 +357,7 @@ def review(
             GuidanceFile(f.path, f.truncated, f.applies_to) for f in guidance.sources
         ),
     )
-    return dataclasses.replace(report, snippets=snippets)
+    return dataclasses.replace(report, snippets=snippets, walkthrough=walkthrough)
 
 
 def _cover(
@@ -448,12 +463,14 @@ def guidance_text(guidance: Guidance) -> Callable[[str], str]:
 
 
 def _verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:
-    """Findings of the concerns this review ran and fully verified, by path."""
+    """Findings of the concerns this review ran and fully verified, by path; not the intent
+    check's, which are about the request's description, not the file alone."""
     out: dict[str, list[Finding]] = {}
     for outcome in workflow.outcomes:
         if outcome.covered and outcome.index not in workflow.answered:
             for finding in outcome.findings:
-                out.setdefault(finding.path, []).append(finding)
+                if finding.category != INTENT_CATEGORY:
+                    out.setdefault(finding.path, []).append(finding)
     return out
 
 

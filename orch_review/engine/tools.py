@@ -15,7 +15,7 @@ from orch_review.findings.provenance import confined_path
 from orch_review.findings.records import Finding, Severity, Verdict
 
 # Bump when a schema or a system prompt changes: it is part of every journal key.
-TOOLS_VERSION = "2026-12-01.4"
+TOOLS_VERSION = "2026-12-02.1"
 
 
 OTHER_CATEGORY = "other"  # what any category outside CATEGORIES becomes

@@ -11,6 +11,7 @@ from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import UsageReport
+from orch_review.findings.walkthrough import Walkthrough
 from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, unit_noun
 
@@ -60,6 +61,8 @@ class Report:
     notes: tuple[str, ...] = ()
     # The guidance files read, from the trusted revision (the base with --base).
     guidance_files: tuple[GuidanceFile, ...] = ()
+    # The model's walkthrough of the change (unverified description), when one was asked for.
+    walkthrough: Walkthrough | None = None
 
     @property
     def reviewer_summary(self) -> str:

@@ -261,9 +261,10 @@ class GitHubClient:
         """``GET /repos/{repo}/pulls/{number}``."""
         return self._json("GET", f"repos/{self._repo}/pulls/{number}")
 
-    def issue(self, number: int) -> dict[str, Any]:
-        """``GET /repos/{repo}/issues/{number}`` (a pull request is an issue too)."""
-        data = self._json("GET", f"repos/{self._repo}/issues/{number}")
+    def issue(self, number: int, repository: str | None = None) -> dict[str, Any]:
+        """``GET /repos/{repo}/issues/{number}`` (a pull request is an issue too), of this
+        repository or of ``repository`` ("owner/name") on the same host."""
+        data = self._json("GET", f"repos/{repository or self._repo}/issues/{number}")
         return data if isinstance(data, dict) else {}
 
     def pull_files(self, number: int) -> list[dict[str, Any]]:

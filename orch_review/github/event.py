@@ -65,6 +65,9 @@ class PullRequest:
     head_repository: str | None  # "owner/name" of the head; None when the fork was deleted
     base_repository: str
     draft: bool = False
+    # What the author says it does (hostile text, bounded and checked by the intent concern).
+    title: str = field(default="", repr=False)
+    body: str = field(default="", repr=False)
 
     @property
     def from_fork(self) -> bool:
@@ -85,11 +88,17 @@ class PullRequest:
                 head_repository=head_repo.get("full_name"),
                 base_repository=(base.get("repo") or {}).get("full_name") or repository,
                 draft=bool(pull.get("draft", False)),
+                title=_text(pull.get("title")),
+                body=_text(pull.get("body")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise GitHubEventError(
                 f"the pull request payload lacks {exc}: is this a `pull_request` event?"
             ) from None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def load_event(env: Mapping[str, str], path: Path | None = None) -> tuple[str, dict[str, Any]]:

@@ -75,6 +75,8 @@ class GitHubRun:
     from_reports: tuple[Path, ...] = ()
     # Keep the review's conversation here for comments' runs (the Action uploads it).
     conversation_file: Path | None = None
+    # Add the walkthrough to the summary comment (the `walkthrough` setting can turn it off).
+    walkthrough: bool = True
 
 
 def find_pull_request(
@@ -127,9 +129,13 @@ def run_github(
             env=auth_env(context.server_url, context.token, repo),
         ):
             warn(f"orch-review: {safe_line(line)}")
+    from orch_review.github.intent import pull_intent
+
     options = core.ReviewOptions(
         base=pull.base_sha,
         head=pull.head_sha,
+        intent=pull_intent(context, pull),
+        walkthrough=run.walkthrough,
         paths=run.pathspecs,
         exclude=run.exclude,
         settings=run.overrides,

@@ -123,6 +123,37 @@ def _files(report: Report) -> list[str]:
     return [*lines, ""]
 
 
+WALKTHROUGH_HEADING = "### Walkthrough (unverified)"
+WALKTHROUGH_NOTE = (
+    "> Written by the model from what the review read, as a guide to the change: a "
+    "description, not checked by a verifier like the findings above."
+)
+
+
+def _walkthrough(report: Report) -> list[str]:
+    """The walkthrough, marked as unverified description: a table of the changed files
+    (hostile text escaped cell by cell) and the diagram, canonical Mermaid written from its
+    parsed structure (plain labels only, so nothing in it can close the fence)."""
+    walkthrough = report.walkthrough
+    if walkthrough is None:
+        return []
+    lines = [
+        "",
+        WALKTHROUGH_HEADING,
+        "",
+        WALKTHROUGH_NOTE,
+        "",
+        "| Files | Change |",
+        "| --- | --- |",
+    ]
+    for entry in walkthrough.entries:
+        files = "<br>".join(code(path, 150) for path in entry.paths)
+        lines.append(f"| {files} | {cell(entry.summary, 200)} |")
+    if walkthrough.diagram is not None:
+        lines += ["", "```mermaid", walkthrough.diagram, "```"]
+    return lines
+
+
 def _coverage(report: Report) -> list[str]:
     concerns = report.concerns
     covered = sum(1 for c in concerns if c.covered)
@@ -286,6 +317,7 @@ def render(
     lines += _findings_table(rows, all_findings)
     lines += _threads(placement.threads)
     lines += _dismissed(placement.dismissed, placement.to_learn)
+    lines += _walkthrough(report)
     lines += _coverage(report)
     lines += _guidance(report)
     lines += _cost(report)

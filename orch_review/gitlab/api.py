@@ -118,7 +118,7 @@ class GitLabClient:
             verify=ca_file or True,
             follow_redirects=False,
         )
-        # A project is its number or its path ("group/name"), which the URL carries encoded.
+        # A project is its numeric id or its path ("group/proj"), URL-encoded as one segment.
         self._project = f"projects/{quote(str(project_id), safe='')}"
         self._max_wait = max_wait
         self._retrying = Retrying(
@@ -152,9 +152,15 @@ class GitLabClient:
         """``GET /projects/:id/merge_requests/:iid``."""
         return self._object("GET", f"{self._project}/merge_requests/{iid}")
 
-    def issue(self, iid: int) -> dict[str, Any]:
-        """``GET /projects/:id/issues/:issue_iid`` (its ``labels``: names)."""
-        return self._object("GET", f"{self._project}/issues/{iid}")
+    def project(self) -> dict[str, Any]:
+        """``GET /projects/:id``: the project (its numeric ``id``, ``path_with_namespace``)."""
+        return self._object("GET", self._project)
+
+    def issue(self, iid: int, project: str | None = None) -> dict[str, Any]:
+        """``GET /projects/:id/issues/:issue_iid`` ("Issues API", "Single project issue"), of
+        this project or of ``project`` (its path, "group/proj") on the same instance."""
+        where = f"projects/{quote(project, safe='')}" if project else self._project
+        return self._object("GET", f"{where}/issues/{iid}")
 
     def closes_issues(self, iid: int) -> list[dict[str, Any]]:
         """``GET /projects/:id/merge_requests/:iid/closes_issues``: the issues the merge

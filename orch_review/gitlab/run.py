@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
 from orch_review.gitlab import questions
-from orch_review.gitlab.api import Forbidden, GitLabClient
+from orch_review.gitlab.api import Forbidden, GitLabApiError, GitLabClient
 from orch_review.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.gitlab.positions import Refs, files_from_version, refs_of
 from orch_review.gitlab.publish import Published, own_threads, publish, whoami
+from orch_review.scope.intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
 
 if TYPE_CHECKING:
     import git
@@ -52,6 +53,34 @@ class GitLabRun:
     post: bool = True
     # Post these merged shard reports (`orch-review --shard K/N --json`) instead of reviewing.
     from_reports: tuple[Path, ...] = ()
+    # Add the walkthrough to the summary note (the `walkthrough` setting can turn it off).
+    walkthrough: bool = True
+
+
+def job_intent(
+    client: GitLabClient, job: MergeRequestJob, env: Mapping[str, str], readable: bool
+) -> Intent:
+    """The merge request's intent: from the API when the token may read it, else from CI's
+    CI_MERGE_REQUEST_TITLE and CI_MERGE_REQUEST_DESCRIPTION (no linked issue read then)."""
+    from orch_review.gitlab.intent import merge_request_intent
+
+    if readable:
+        try:
+            merge_request = client.merge_request(job.iid)
+        except GitLabApiError:
+            pass
+        else:
+            return merge_request_intent(client, merge_request, job.server_url)
+    fallback = {
+        "iid": job.iid,
+        "title": env.get("CI_MERGE_REQUEST_TITLE", ""),
+        "description": env.get("CI_MERGE_REQUEST_DESCRIPTION", ""),
+    }
+    return Intent(
+        f"merge request !{job.iid}",
+        clean(fallback["title"], TITLE_LIMIT),
+        clean(fallback["description"], DESCRIPTION_LIMIT),
+    )
 
 
 def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str, object]]:
@@ -187,6 +216,8 @@ def run_gitlab(
             options = core.ReviewOptions(
                 base=refs.base_sha,
                 head=refs.head_sha,
+                intent=job_intent(client, job, env, job.token is not None),
+                walkthrough=run.walkthrough and can_post,
                 settings=run.overrides,
                 json_file=run.json_file,
             )

@@ -74,6 +74,8 @@ DESCRIPTIONS = {
     "hidden coupling.",
     "documentation": "Documentation or comments that contradict the code or leave out what "
     "a user needs.",
+    "intent": "The change does not do what its request or linked issue says: a missed "
+    "acceptance criterion, a fix that does not fix, a part of the feature left out.",
 }
 
 _HELP = """\

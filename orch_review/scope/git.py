@@ -1011,3 +1011,27 @@ def user_identity(repo: git.Repo) -> str | None:
     if name and email:
         return f"{name} <{email}>"
     return name or email or None
+
+
+def remote_url(repo: git.Repo, remote: str = "origin") -> str | None:
+    """The URL of ``remote`` (hostile: it comes from .git/config), or None without one."""
+    import git
+
+    try:
+        url = str(repo.git.remote("get-url", remote)).strip()
+    except git.GitCommandError:
+        return None
+    return url or None
+
+
+def fetch_refs(repo: git.Repo, remote: str, refspecs: Collection[str]) -> None:
+    """Fetch ``refspecs`` from ``remote`` (no tags, no hooks, no ``ext::`` transport);
+    GitError with git's words on failure."""
+    import git
+
+    command = ["git", *_CLONE_CONFIG, "fetch", "--quiet", "--no-tags", "--", remote, *refspecs]
+    try:
+        repo.git.execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
+    except git.GitCommandError as exc:
+        detail = " ".join(str(exc.stderr).split())[:300]
+        raise GitError(f"cannot fetch {' '.join(refspecs)} from {remote}: {detail}") from None

@@ -85,6 +85,9 @@ class FakePull:
     reviews: list[dict[str, Any]] = field(default_factory=list)
     review_comments: list[dict[str, Any]] = field(default_factory=list)
     issue_comments: list[dict[str, Any]] = field(default_factory=list)
+    # "Get a pull request": ``title``, and ``body`` (null when the description is empty).
+    title: str = "A pull request"
+    body: str | None = None
 
     def hunks(self, path: str) -> list[tuple[int, int]] | None:
         """Right-side (first, last) lines of each hunk, from the hunk headers' counts."""
@@ -227,6 +230,8 @@ class FakeGitHubAPI:
             "draft": False,
             "state": "open",
             "html_url": f"https://github.test/{self.repository}/pull/{number}",
+            "title": pull.title,
+            "body": pull.body,
             "base": {
                 "ref": pull.base_ref,
                 "sha": pull.base_sha,

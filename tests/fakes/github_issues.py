@@ -1,7 +1,8 @@
 """The fake GitHub's issues, as "Get an issue" documents them
 (docs.github.com/rest/issues/issues#get-an-issue): ``GET /repos/{owner}/{repo}/issues/{n}``
 answers 200 with the issue and its ``labels`` (objects with a ``name``), 404 for an issue
-the token cannot see or that does not exist, and 410 for a deleted one."""
+the token cannot see or that does not exist, and 410 for a deleted one. The issue's
+``title`` and ``body`` (markdown, null when empty) are its own, or made up."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ class IssueTracker:
 
     def __init__(self, fake: FakeGitHubAPI) -> None:
         self.issues: dict[int, list[str]] = {}
+        self.texts: dict[int, tuple[str, str | None]] = {}
         self.deleted: set[int] = set()
         self.asked: list[int] = []
         fake.routes.append(self._route)
 
-    def add(self, number: int, *labels: str) -> None:
+    def add(
+        self, number: int, *labels: str, title: str | None = None, body: str | None = None
+    ) -> None:
         self.issues[number] = list(labels)
+        if title is not None or body is not None:
+            self.texts[number] = (title or f"Issue {number}", body)
 
     def _route(
         self, fake: FakeGitHubAPI, method: str, rest: str, query: str, body: Any, user: Any
@@ -39,8 +45,6 @@ class IssueTracker:
             {"id": 100 + n, "name": name, "color": "d73a4a", "default": name == "bug"}
             for n, name in enumerate(self.issues[number])
         ]
-        return (
-            200,
-            {"number": number, "title": f"Issue {number}", "state": "closed", "labels": labels},
-            {},
-        )
+        title, text = self.texts.get(number, (f"Issue {number}", None))
+        issue = {"number": number, "title": title, "body": text, "state": "closed"}
+        return 200, {**issue, "labels": labels}, {}

@@ -16,11 +16,17 @@
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
 - Notes ("Notes API"): only a note's author may edit it (403 otherwise). Resolving a thread
   needs the thread's author or at least Developer access (30).
-- Issues ("Issues API", "Single project issue"): ``/issues/:issue_iid`` with ``labels`` a
-  list of names (objects with ``name`` when ``with_labels_details=true``). A merge request
-  has ``labels`` too, and ("Merge requests API", "List issues that close on merge")
-  ``/merge_requests/:iid/closes_issues`` lists the issues it closes, paginated.
-- A project is named by its id or its URL-encoded path (``group%2Fname``).
+- Projects ("Projects API", "Get a single project"): ``:id`` is the numeric id or the
+  URL-encoded path (``group%2Fdemo``) in every route; the project has ``id`` and
+  ``path_with_namespace``.
+- Merge requests ("Merge requests API", "Get single MR"): ``title``, ``description``
+  (null when empty), ``sha`` (the head), ``diff_refs``, ``references.full`` (``group/demo!3``),
+  ``labels``; ("List issues that close on merge") ``/merge_requests/:iid/closes_issues``
+  lists the issues it closes, paginated.
+- Issues ("Issues API", "Single project issue", ``/projects/:id/issues/:issue_iid``): ``iid``,
+  ``title``, ``description`` (null when empty), ``state``, ``labels`` a list of names (objects
+  with ``name`` when ``with_labels_details=true``); 404 for an issue that does not exist or
+  that the token may not read.
 - Members ("Group and project members API", ``/members/all/:user_id``): access levels
   10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner; 404 for a
   non-member.
@@ -37,7 +43,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 
@@ -112,6 +118,16 @@ class FakeMR:
     discussions: list[dict[str, Any]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     closes: list[int] = field(default_factory=list)  # issue iids it closes when merged
+    title: str = "A merge request"
+    description: str | None = None
+
+
+@dataclass
+class FakeIssue:
+    title: str
+    description: str | None
+    labels: list[str] = field(default_factory=list)
+    state: str = "opened"
 
 
 @dataclass
@@ -127,11 +143,11 @@ class Recorded:
 class FakeGitLabAPI:
     """The fake server; see the module docstring. Base URL: ``api_url`` (…/api/v4)."""
 
-    def __init__(self, project_id: int = 7, project_path: str = "octo/demo") -> None:
+    def __init__(self, project_id: int = 7, project_path: str = "group/demo") -> None:
         self.project_id = project_id
-        self.project_path = project_path
+        self.path = project_path
+        self.issues: dict[int, FakeIssue] = {}
         self.mrs: dict[int, FakeMR] = {}
-        self.issues: dict[int, list[str]] = {}  # iid -> label names
         self.members: dict[int, int] = {BOT["id"]: 40, DEVELOPER["id"]: 30, REPORTER["id"]: 20}
         self.requests: list[Recorded] = []
         self.refused: list[tuple[str, Any]] = []  # (why, position) of every 400 on a note
@@ -168,18 +184,22 @@ class FakeGitLabAPI:
         mr = self.mrs.setdefault(iid, FakeMR(iid, [], source or self.project_id))
         mr.versions.insert(0, version)
 
-    def add_issue(self, iid: int, *labels: str) -> None:
-        self.issues[iid] = list(labels)
+    def add_issue(
+        self, iid: int, *labels: str, title: str = "An issue", description: str | None = None
+    ) -> None:
+        self.issues[iid] = FakeIssue(title, description, list(labels))
 
     def add_labelled_mr(self, iid: int, labels: list[str], closes: tuple[int, ...] = ()) -> None:
         """A merge request known by its labels and the issues it closes (no diff versions)."""
         self.mrs[iid] = FakeMR(iid, [], self.project_id, labels=list(labels), closes=list(closes))
 
     def _issue(self, iid: int, detailed: bool) -> dict[str, Any]:
-        labels: list[Any] = self.issues[iid]
+        issue = self.issues[iid]
+        labels: list[Any] = list(issue.labels)
         if detailed:
             labels = [{"id": n, "name": name} for n, name in enumerate(labels)]
-        return {"iid": iid, "project_id": self.project_id, "state": "closed", "labels": labels}
+        return {"iid": iid, "project_id": self.project_id, "title": issue.title,
+                "description": issue.description, "state": issue.state, "labels": labels}  # fmt: skip
 
     def add_human_discussion(self, iid: int, body: str, user: dict[str, Any] = DEVELOPER) -> str:
         discussion = self._discussion(body, user, None)
@@ -240,13 +260,15 @@ class FakeGitLabAPI:
         assert user is not None
         if rest == "/user" and method == "GET":
             return 200, {**user, "state": "active"}, {}
-        for name in (str(self.project_id), self.project_path.replace("/", "%2F")):
-            base = f"/projects/{name}"
-            if rest.startswith(base + "/"):
-                rest = rest[len(base) :]
-                break
-        else:
+        base = f"/projects/{self.project_id}"
+        by_path = "/projects/" + quote(self.path, safe="")
+        if rest == by_path or rest.startswith(by_path + "/"):
+            rest = base + rest[len(by_path) :]
+        if rest == base and method == "GET":
+            return 200, {"id": self.project_id, "path_with_namespace": self.path}, {}
+        if not rest.startswith(base + "/"):
             return 404, {"message": "404 Project Not Found"}, {}
+        rest = rest[len(base) :]
         detailed = query.get("with_labels_details", [""])[0] == "true"
         if (i := re.fullmatch(r"/issues/(\d+)", rest)) and method == "GET":
             if int(i.group(1)) not in self.issues:
@@ -262,8 +284,7 @@ class FakeGitLabAPI:
             return 404, {"message": "404 Not found"}, {}
         mr, tail = self.mrs[int(m.group(1))], m.group(2) or ""
         if tail == "" and method == "GET":
-            return 200, {"iid": mr.iid, "source_project_id": mr.source_project_id,
-                         "target_project_id": self.project_id, "labels": mr.labels}, {}  # fmt: skip
+            return 200, self._merge_request(mr), {}
         if tail == "/closes_issues" and method == "GET":
             closed = [self._issue(n, detailed) for n in mr.closes if n in self.issues]
             return self._page(closed, query)
@@ -292,6 +313,24 @@ class FakeGitLabAPI:
         if (n := re.fullmatch(r"/notes/(\d+)(/award_emoji)?", tail)) is not None:
             return self._note_route(mr, int(n.group(1)), bool(n.group(2)), method, body, user)
         return 404, {"message": "404 Not found"}, {}
+
+    def _merge_request(self, mr: FakeMR) -> dict[str, Any]:
+        latest = mr.versions[0] if mr.versions else {}
+        return {
+            "iid": mr.iid,
+            "project_id": self.project_id,
+            "source_project_id": mr.source_project_id,
+            "target_project_id": self.project_id,
+            "title": mr.title,
+            "description": mr.description,
+            "sha": latest.get("head_commit_sha"),
+            "diff_refs": {
+                "base_sha": latest.get("base_commit_sha"),
+                "head_sha": latest.get("head_commit_sha"),
+                "start_sha": latest.get("start_commit_sha"),
+            },
+            "references": {"short": f"!{mr.iid}", "full": f"{self.path}!{mr.iid}"},
+        }
 
     def _page(
         self, items: list[Any], query: dict[str, list[str]]
