@@ -80,12 +80,6 @@ def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
     )
 
 
-#: Seconds an interrupted review waits for the replies of requests in flight. Within a CI
-#: runner's notice before it kills a cancelled job (GitHub Actions: 7.5 s from SIGINT to
-#: SIGTERM, whose arrival ends the wait too).
-INTERRUPT_GRACE = 7.0
-
-
 def _let_in_flight_land(
     pool: PriorityPool,
     client: ModelClient,
@@ -140,15 +134,15 @@ def open_session(
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
-    grace: float = INTERRUPT_GRACE,
     cancel: threading.Event | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
     no request is sent any more, running agents stop before their next request, the replies
-    in flight are waited for up to ``grace`` seconds (so that their results are journaled),
-    and the journal is closed only once no agent can still store a result. ``cancel``, when
-    given, interrupts the session the same way when a caller in another thread sets it."""
+    in flight are waited for up to ``config.interrupt_grace`` seconds (so that their results
+    are journaled), and the journal is closed only once no agent can still store a result.
+    ``cancel``, when given, interrupts the session the same way when a caller in another
+    thread sets it."""
     ledger = Ledger(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
@@ -202,7 +196,7 @@ def open_session(
                 pool.cancel_pending()
                 # ... but replies already on their way are paid for: let them land and be
                 # journaled, for a while (a second Ctrl-C or signal ends the wait at once).
-                _let_in_flight_land(pool, client, grace, notices)
+                _let_in_flight_land(pool, client, config.interrupt_grace, notices)
                 raise
     finally:
         ended.set()
