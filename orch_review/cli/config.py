@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import config_option, model_options, overrides, warn
-from orch_review.config.choices import FAIL_ON_LEVELS
+from orch_review.cli.options import config_option, fail_on_option, model_options, overrides, warn
 
 
 @click.command("config", short_help="Show every effective setting and where it came from.")
@@ -20,7 +19,7 @@ from orch_review.config.choices import FAIL_ON_LEVELS
 )
 @config_option
 @model_options
-@click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), help="As the review's flag.")
+@fail_on_option(text="As the review's flag.")
 @click.option("--max-cost-usd", type=float, help="As the review's flag.")
 @click.option(
     "--json",

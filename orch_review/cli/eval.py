@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import model_options, overrides
 from orch_review.errors import ExitCode, UsageError
 from orch_review.wording import counted
+
+if TYPE_CHECKING:
+    from orch_review.eval.cases import Case
 
 EVAL_EXIT_CODES = """\b
 Exit codes:
@@ -150,10 +154,8 @@ def run_command(
 ) -> ExitCode:
     """Review every case of CASES.jsonl (or --mutate N changes) and report how it did."""
     from orch_review.core import take_environment
-    from orch_review.eval.cases import dump_cases, load_cases
     from orch_review.eval.matching import DEFAULT_JUDGE_MODEL, DEFAULT_JUDGE_PROMPT
     from orch_review.eval.matrix import matrix_markdown, parse_axis, run_matrix
-    from orch_review.eval.mutate import plant
     from orch_review.eval.render import markdown
     from orch_review.eval.runner import EvalSettings, run_cases
     from orch_review.eval.sources import cache_dir
@@ -166,20 +168,7 @@ def run_command(
         raise UsageError("--write-cases goes with --mutate")
     axes = [parse_axis(text) for text in axis_texts]
     env = take_environment()
-    if mutate is not None:
-        cases = plant(Path.cwd(), mutate, seed)
-        if len(cases) < mutate:
-            click.echo(
-                f"orch-review: only {counted(len(cases), 'defect site')} found; planted those.",
-                err=True,
-            )
-        if write_cases is not None:
-            write_cases.write_text("".join(line + "\n" for line in dump_cases(cases)), "utf-8")
-        base_dir = Path.cwd()
-    else:
-        assert case_file is not None
-        cases = load_cases(case_file)
-        base_dir = case_file.resolve().parent
+    cases, base_dir = _cases(case_file, mutate, seed, write_cases)
     settings = EvalSettings(
         cache=cache_dir(env),
         base_dir=base_dir,
@@ -223,6 +212,29 @@ def run_command(
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n", "utf-8")
     return _verdict(summaries, min_recall, max_fp)
+
+
+def _cases(
+    case_file: Path | None, mutate: int | None, seed: int, write_cases: Path | None
+) -> tuple[list[Case], Path]:
+    """The cases to review (``mutate`` defects planted in this repository, saved to
+    ``write_cases`` when given, or those of ``case_file``) and the directory their paths are
+    relative to."""
+    from orch_review.eval.cases import dump_cases, load_cases
+    from orch_review.eval.mutate import plant
+
+    if mutate is None:
+        assert case_file is not None
+        return load_cases(case_file), case_file.resolve().parent
+    cases = plant(Path.cwd(), mutate, seed)
+    if len(cases) < mutate:
+        click.echo(
+            f"orch-review: only {counted(len(cases), 'defect site')} found; planted those.",
+            err=True,
+        )
+    if write_cases is not None:
+        write_cases.write_text("".join(line + "\n" for line in dump_cases(cases)), "utf-8")
+    return cases, Path.cwd()
 
 
 def _verdict(

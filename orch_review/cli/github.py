@@ -110,17 +110,11 @@ def github(
     from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
-    from orch_review.errors import UsageError
     from orch_review.github.publish import CommentMode
     from orch_review.github.run import GitHubRun, run_github
     from orch_review.scope.git import open_repo, work_tree
 
-    for flag, value in (("--json", json_file), ("--sarif", sarif_file)):
-        if value is not None and str(value) == "-":
-            raise UsageError(
-                f"{flag} -: `orch-review github` prints annotations on stdout; write the "
-                "report to a file."
-            )
+    _refuse_reports_on_stdout(json_file, sarif_file)
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     run = GitHubRun(
@@ -156,3 +150,15 @@ def github(
             events=progress,
         )
     return code
+
+
+def _refuse_reports_on_stdout(json_file: Path | None, sarif_file: Path | None) -> None:
+    """A UsageError for ``--json -`` or ``--sarif -``: stdout carries the annotations."""
+    from orch_review.errors import UsageError
+
+    for flag, value in (("--json", json_file), ("--sarif", sarif_file)):
+        if value is not None and str(value) == "-":
+            raise UsageError(
+                f"{flag} -: `orch-review github` prints annotations on stdout; write the "
+                "report to a file."
+            )

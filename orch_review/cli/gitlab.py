@@ -7,8 +7,13 @@ from pathlib import Path
 import click
 
 from orch_review.cli.exits import handle_errors
-from orch_review.cli.options import EXIT_CODES_HELP, model_options, overrides, walkthrough_option
-from orch_review.config.choices import FAIL_ON_LEVELS
+from orch_review.cli.options import (
+    EXIT_CODES_HELP,
+    fail_on_option,
+    model_options,
+    overrides,
+    walkthrough_option,
+)
 from orch_review.errors import ExitCode
 
 
@@ -16,13 +21,7 @@ from orch_review.errors import ExitCode
     epilog=EXIT_CODES_HELP,
     short_help="Review a merge request in GitLab CI and discuss it on the diff.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON_LEVELS),
-    default="high",
-    show_default=True,
-    help='Exit 1 at this severity or above (with "Pipelines must succeed", it gates merging).',
-)
+@fail_on_option("high", why=' (with "Pipelines must succeed", it gates merging)')
 @model_options
 @click.option("--max-agents", type=int, help="Hard cap on agents started in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")

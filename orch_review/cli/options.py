@@ -164,24 +164,23 @@ format_option = click.option(
 )
 
 
-def fail_on_option(default: str | None = None, *, verb: str = "Exit 1") -> Decorator:
-    """``--fail-on``: the lowest severity of a confirmed finding that fails the command.
+def fail_on_option(
+    default: str | None = None, *, verb: str = "Exit 1", why: str = "", text: str | None = None
+) -> Decorator:
+    """``--fail-on``: the lowest severity of a confirmed finding that fails the command, the
+    one definition every command's flag comes from (``why`` ends its help; ``text``, when
+    given, is the whole help).
 
     Without ``default`` the flag overrides the configuration's ``fail-on`` (``high`` unless
     set); with one, the command reads no configuration and the flag's default is its own.
     """
-    if default is None:
-        return click.option(
-            "--fail-on",
-            type=click.Choice(FAIL_ON_LEVELS),
-            help=f"{verb} at this severity or above [high].",
-        )
+    shown = " [high]" if default is None else ""
     return click.option(
         "--fail-on",
         type=click.Choice(FAIL_ON_LEVELS),
         default=default,
-        show_default=True,
-        help=f"{verb} at this severity or above.",
+        show_default=default is not None,
+        help=text or f"{verb} at this severity or above{why}{shown}.",
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -150,11 +151,8 @@ def review(
     """
     from orch_review import core
     from orch_review.cli.consoles import console
-    from orch_review.cli.output import check_stdout, print_report_as
-    from orch_review.cli.progress import Progress
-    from orch_review.findings.relative import seen_from
+    from orch_review.cli.output import check_stdout
     from orch_review.reporters.files import report_files
-    from orch_review.scope.git import work_tree
 
     options = core.ReviewOptions(
         staged=staged,
@@ -190,39 +188,65 @@ def review(
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     env = core.take_environment()
     prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
-    from orch_review.reporters.files import ReportNotWritten
-
     stderr = console(stderr=True)
     # People read paths from where they ran orch-review; machine formats keep them
     # repository-relative, as documented.
     prefix = core.cwd_prefix(prepared, Path.cwd())
+    shown = _Shown(output_format, quiet, verbose, stdout_taken, prefix)
+    report = _run_and_show(prepared, shown, stderr, progress=not no_progress and not quiet)
+    if fix:
+        _apply_fixes(prepared, report, stderr, prefix)
+    return report.exit_code(prepared.config.fail_on)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """How the report is shown: ``--format``, ``--quiet``, ``--verbose``, whether a report
+    file takes stdout, and the prefix that makes paths relative to where orch-review runs."""
+
+    output_format: str
+    quiet: bool
+    verbose: bool
+    stdout_taken: bool
+    prefix: str
+
+
+def _run_and_show(
+    prepared: core.PreparedReview, shown: _Shown, stderr: Console, *, progress: bool
+) -> Report:
+    """Run the prepared review with live progress on stderr, then show its report; a report
+    that was paid for is shown even when a report file could not be written."""
+    from orch_review import core
+    from orch_review.cli.output import print_report_as
+    from orch_review.cli.progress import Progress
+    from orch_review.findings.relative import seen_from
+    from orch_review.reporters.files import ReportNotWritten
+    from orch_review.scope.git import work_tree
+
     files = (work_tree(prepared.repo), prepared.env)
 
     def show(done: Report) -> None:
-        shown = seen_from(done, prefix) if output_format == "text" else done
         print_report_as(
-            shown,
-            output_format,
-            quiet=quiet,
-            verbose=verbose,
+            seen_from(done, shown.prefix) if shown.output_format == "text" else done,
+            shown.output_format,
+            quiet=shown.quiet,
+            verbose=shown.verbose,
             files=files,
-            stdout_taken=stdout_taken,
+            stdout_taken=shown.stdout_taken,
         )
 
     try:
-        with Progress(stderr, enabled=not no_progress and not quiet) as progress:
+        with Progress(stderr, enabled=progress) as live:
             report = core.run(
                 prepared,
-                events=progress,
+                events=live,
                 notices=lambda text: stderr.print(text, style="bold yellow", highlight=False),
             )
     except ReportNotWritten as exc:  # paid for: shown all the same, then the error
         show(exc.report)
         raise
     show(report)
-    if fix:
-        _apply_fixes(prepared, report, stderr, prefix)
-    return report.exit_code(prepared.config.fail_on)
+    return report
 
 
 def _apply_fixes(

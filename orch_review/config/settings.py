@@ -63,6 +63,9 @@ class Config:
     bash_timeout: float = 60.0
     tool_output_cap: int = 8000
     request_timeout: float = 600.0
+    # Within a CI runner's notice before it kills a cancelled job (GitHub Actions: 7.5 s from
+    # SIGINT to SIGTERM, whose arrival ends the wait too).
+    interrupt_grace: float = 7.0
     max_output_tokens: int = 64000
     refresh_interval: int = 10
     max_retries: int = 4
@@ -278,6 +281,11 @@ _KEYS: tuple[_Key, ...] = (
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),
     _Key("tool_output_cap", _integer(500, 1_000_000), "Characters of tool output kept."),
     _Key("request_timeout", _positive(unit="a number of seconds"), "Seconds per API request."),
+    _Key(
+        "interrupt_grace",
+        _positive(60, "a number of seconds"),
+        "Seconds an interrupted review waits for the replies in flight.",
+    ),
     _Key("max_output_tokens", _integer(1, 1_000_000), "Output token limit per API request."),
     _Key("refresh_interval", _integer(1, 1000), "User turns between mode refreshers."),
     _Key("max_retries", _integer(0, 20), "API retries per request on transient errors."),

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.budget import Ledger
@@ -59,6 +59,29 @@ class AgentRun(Generic[T]):
     tokens: int = 0
     note: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+# A request (the messages and tool choice it was sent with) and the reply it got.
+_Answer = tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]
+# What the loop does after a reply: ask again, return the run, or stop asking.
+_Step = Literal["next", "done", "stop"]
+
+
+@dataclass(slots=True)
+class _LoopState:
+    """What one :meth:`AgentLoop.run` keeps from turn to turn."""
+
+    task_length: int  # messages of the task itself: a restart keeps these
+    started: float
+    refusals: int = 0
+    cut_offs: int = 0
+    reminded: bool = False  # told once to call the terminal tool
+    forced: bool = False  # the next turn must call it
+    # The replies of this attempt, and of those a refusal ended: a restart is answered
+    # from them while it asks what they answered (a reply cut off at the output limit
+    # included), so that it pays only from the refused turn on.
+    answered: list[_Answer] = field(default_factory=list)
+    earlier: list[_Answer] = field(default_factory=list)
 
 
 class AgentLoop(Generic[T]):
@@ -120,108 +143,141 @@ class AgentLoop(Generic[T]):
         is removed with everything after the task (one restart).
         """
         run: AgentRun[T] = AgentRun(messages=messages)
-        task_length = len(messages)
-        refusals = cut_offs = 0
-        # The replies of this attempt, and of those a refusal ended: a restart is answered
-        # from them while it asks what they answered (a reply cut off at the output limit
-        # included), so that it pays only from the refused turn on.
-        answered: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
-        earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]] = []
-        started = time.monotonic()
+        loop = _LoopState(task_length=len(messages), started=time.monotonic())
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
-        reminded = forced = False
         while run.turns < self._max_turns:
-            last_turn = run.turns == self._max_turns - 1
-            tool_choice = None
-            if (last_turn or forced) and self._terminal is not None:
-                name = self._terminal.name
-                note = self._terminal.turn_limit_note if last_turn else FINAL_TURN_NOTE
-                self._append_user_text(messages, note.replace("{tool}", name))
-                tool_choice = {"type": "tool", "name": name}
-            if before_request is not None:
-                before_request(messages)
-            reply = _replay(earlier, messages, tool_choice)
-            if reply is None:
-                reply = self._client.complete(
-                    model=self._model,
-                    system=self._system,
-                    tools=self._tools,
-                    messages=messages,
-                    tool_choice=tool_choice,
-                )
-                run.turns += 1  # a reply given again costs no turn
-            if reply.stop_reason != "refusal":
-                answered.append((list(messages), tool_choice, reply))
-            if not reply.replayed:
-                usage = self._ledger.record(
-                    self._role,
-                    self._model,
-                    reply.input_tokens,
-                    reply.output_tokens,
-                    reply.cache_write_tokens,
-                    reply.cache_read_tokens,
-                )
-                run.tokens += usage.total_tokens
-            self._emit("turn", run, f"{time.monotonic() - started:.0f}s")
+            reply = self._next_reply(loop, run, messages, before_request)
             if reply.stop_reason == "refusal":
-                # Continuing after a refusal only brings more: the API's guidance is to drop
-                # the refused turn. Start over from the task, once.
-                refusals += 1
-                if refusals > MAX_RESTARTS:
-                    run.note = "the model refused the task (stop_reason `refusal`) twice"
-                    return run
-                del messages[task_length:]
-                earlier += answered
-                answered = []
-                cut_offs, reminded, forced = 0, False, False
-                continue
-            content = _sendable(reply.content)
-            if content:
-                messages.append({"role": "assistant", "content": content})
-            if reply.cut_off:
-                cut_offs += 1
-                if cut_offs > MAX_CUT_OFF_RETRIES:
-                    run.note = "its tool calls were cut off at the output token limit twice"
-                    return run
-            uses = [b for b in content if b.get("type") == "tool_use"]
-            if uses:
-                alone = len(uses) + len(reply.cut_off) == 1
-                messages.append({"role": "user", "content": self._run_tools(uses, alone, run)})
-            for name in reply.cut_off:
-                self._append_user_text(messages, CUT_OFF_NOTE.format(name=name))
-            if run.result is not None:
-                run.text = reply.text
+                step = self._restart(loop, run, messages)
+            else:
+                step = self._take_reply(reply, loop, run, messages)
+            if step == "done":
                 return run
-            if reply.cut_off:
-                continue
-            if uses:
-                if reply.stop_reason == "max_tokens":
-                    self._append_user_text(messages, TRUNCATION_NOTE)
-                if forced:
-                    break
-                continue
-            if not content:
-                self._append_user_text(messages, EMPTY_REPLY_NOTE)
-                continue
-            if reply.stop_reason == "pause_turn":
-                continue  # the content sent back lets the model resume
+            if step == "stop":
+                break
+        return self._ended(loop, run)
+
+    def _next_reply(
+        self,
+        loop: _LoopState,
+        run: AgentRun[T],
+        messages: list[dict[str, Any]],
+        before_request: Callable[[list[dict[str, Any]]], None] | None,
+    ) -> Reply:
+        """The model's next reply (forced to the terminal tool on the last turn, or after a
+        reminder), given again from an earlier attempt when it answered the same request;
+        its usage counted."""
+        last_turn = run.turns == self._max_turns - 1
+        tool_choice = None
+        if (last_turn or loop.forced) and self._terminal is not None:
+            name = self._terminal.name
+            note = self._terminal.turn_limit_note if last_turn else FINAL_TURN_NOTE
+            self._append_user_text(messages, note.replace("{tool}", name))
+            tool_choice = {"type": "tool", "name": name}
+        if before_request is not None:
+            before_request(messages)
+        reply = _replay(loop.earlier, messages, tool_choice)
+        if reply is None:
+            reply = self._client.complete(
+                model=self._model,
+                system=self._system,
+                tools=self._tools,
+                messages=messages,
+                tool_choice=tool_choice,
+            )
+            run.turns += 1  # a reply given again costs no turn
+        if reply.stop_reason != "refusal":
+            loop.answered.append((list(messages), tool_choice, reply))
+        if not reply.replayed:
+            usage = self._ledger.record(
+                self._role,
+                self._model,
+                reply.input_tokens,
+                reply.output_tokens,
+                reply.cache_write_tokens,
+                reply.cache_read_tokens,
+            )
+            run.tokens += usage.total_tokens
+        self._emit("turn", run, f"{time.monotonic() - loop.started:.0f}s")
+        return reply
+
+    def _restart(self, loop: _LoopState, run: AgentRun[T], messages: list[dict[str, Any]]) -> _Step:
+        """After a refused turn. Continuing after a refusal only brings more: the API's
+        guidance is to drop the refused turn. Start over from the task, once."""
+        loop.refusals += 1
+        if loop.refusals > MAX_RESTARTS:
+            run.note = "the model refused the task (stop_reason `refusal`) twice"
+            return "done"
+        del messages[loop.task_length :]
+        loop.earlier += loop.answered
+        loop.answered = []
+        loop.cut_offs, loop.reminded, loop.forced = 0, False, False
+        return "next"
+
+    def _take_reply(
+        self, reply: Reply, loop: _LoopState, run: AgentRun[T], messages: list[dict[str, Any]]
+    ) -> _Step:
+        """Add ``reply`` to the conversation and run the tools it calls."""
+        content = _sendable(reply.content)
+        if content:
+            messages.append({"role": "assistant", "content": content})
+        if reply.cut_off:
+            loop.cut_offs += 1
+            if loop.cut_offs > MAX_CUT_OFF_RETRIES:
+                run.note = "its tool calls were cut off at the output token limit twice"
+                return "done"
+        uses = [b for b in content if b.get("type") == "tool_use"]
+        if uses:
+            alone = len(uses) + len(reply.cut_off) == 1
+            messages.append({"role": "user", "content": self._run_tools(uses, alone, run)})
+        for name in reply.cut_off:
+            self._append_user_text(messages, CUT_OFF_NOTE.format(name=name))
+        if run.result is not None:
+            run.text = reply.text
+            return "done"
+        if reply.cut_off:
+            return "next"
+        if uses:
             if reply.stop_reason == "max_tokens":
                 self._append_user_text(messages, TRUNCATION_NOTE)
-                continue
-            if self._terminal is not None:
-                if forced:
-                    break
-                # One reminder; the next time the report tool is forced, then we stop.
-                forced, reminded = reminded, True
-                if not forced:
-                    self._append_user_text(
-                        messages, f"You have not called {self._terminal.name} yet. Call it now."
-                    )
-                continue
-            run.text = reply.text
-            return run
-        if forced and run.turns < self._max_turns:
+            return "stop" if loop.forced else "next"
+        return self._without_tool_calls(reply, bool(content), loop, run, messages)
+
+    def _without_tool_calls(
+        self,
+        reply: Reply,
+        has_content: bool,
+        loop: _LoopState,
+        run: AgentRun[T],
+        messages: list[dict[str, Any]],
+    ) -> _Step:
+        """A reply that called no tool: the main agent's answer, or a subagent to remind of
+        its report tool (once; the next time the tool is forced, then it stops)."""
+        if not has_content:
+            self._append_user_text(messages, EMPTY_REPLY_NOTE)
+            return "next"
+        if reply.stop_reason == "pause_turn":
+            return "next"  # the content sent back lets the model resume
+        if reply.stop_reason == "max_tokens":
+            self._append_user_text(messages, TRUNCATION_NOTE)
+            return "next"
+        if self._terminal is not None:
+            if loop.forced:
+                return "stop"
+            loop.forced, loop.reminded = loop.reminded, True
+            if not loop.forced:
+                self._append_user_text(
+                    messages, f"You have not called {self._terminal.name} yet. Call it now."
+                )
+            return "next"
+        run.text = reply.text
+        return "done"
+
+    def _ended(self, loop: _LoopState, run: AgentRun[T]) -> AgentRun[T]:
+        """The run, with why it ended without a result: the turn limit, or a forced final
+        turn that still did not call the terminal tool."""
+        if loop.forced and run.turns < self._max_turns:
             run.note = (
                 f"ended without calling {self._terminal.name if self._terminal else 'its report'}"
                 " after a reminder and a final turn that required it"
@@ -285,7 +341,7 @@ class AgentLoop(Generic[T]):
 
 
 def _replay(
-    earlier: list[tuple[list[dict[str, Any]], Mapping[str, Any] | None, Reply]],
+    earlier: list[_Answer],
     messages: list[dict[str, Any]],
     tool_choice: Mapping[str, Any] | None,
 ) -> Reply | None:

@@ -390,10 +390,21 @@ class ModelClient:
 
     def _with_retries(self, model: str, request: Callable[[], T]) -> T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
-        import anthropic
-
         self.check_usable()
-        retrying = Retrying(
+        try:
+            for attempt in self._retrying():
+                with attempt:
+                    result = self._attempt(request)
+        except Exception as exc:
+            ours = self._our_error(exc, model)
+            if ours is None:
+                raise
+            raise ours from exc
+        return result
+
+    def _retrying(self) -> Retrying:
+        """The retry policy: transient faults only, with backoff, each retry logged."""
+        return Retrying(
             stop=stop_after_attempt(self._attempts),
             wait=self._backoff,
             sleep=self._sleep,
@@ -406,69 +417,72 @@ class ModelClient:
                 self._attempts,
             ),
         )
+
+    def _attempt(self, request: Callable[[], T]) -> T:
+        """One try of ``request()``, counted in flight while it runs; none once the client
+        is unusable or the review was interrupted."""
+        self.check_usable()  # another agent's answer may have ended every request
+        if self.cancel.is_set():
+            raise ApiUnavailable("The review was interrupted: no request is sent.")
+        with self._fatal_lock:
+            self._in_flight += 1
         try:
-            for attempt in retrying:
-                with attempt:
-                    self.check_usable()  # another agent's answer may have ended every request
-                    if self.cancel.is_set():
-                        raise ApiUnavailable("The review was interrupted: no request is sent.")
-                    with self._fatal_lock:
-                        self._in_flight += 1
-                    try:
-                        result = request()
-                    finally:
-                        with self._fatal_lock:
-                            self._in_flight -= 1
-        except anthropic.AuthenticationError as exc:
-            raise self._stop_all(
+            return request()
+        finally:
+            with self._fatal_lock:
+                self._in_flight -= 1
+
+    def _our_error(self, exc: Exception, model: str) -> Exception | None:
+        """The orch-review error a request's final failure stands for (None: raise it as it
+        is). Failures no other request can get past stop every request."""
+        import anthropic
+
+        if isinstance(exc, anthropic.AuthenticationError):
+            return self._stop_all(
                 AuthenticationFailed(
                     f"The API at {self._endpoint()} rejected the credentials (401): check "
                     f"{providers.CREDENTIALS[self._setup.provider]}."
                 )
-            ) from exc
-        except anthropic.PermissionDeniedError as exc:
-            raise self._stop_all(
+            )
+        if isinstance(exc, anthropic.PermissionDeniedError):
+            return self._stop_all(
                 AuthenticationFailed(
                     f"The API at {self._endpoint()} does not let these credentials use model "
                     f"`{model}` ({describe_error(exc)}): check the key's permissions and the "
                     "`model` setting."
                 )
-            ) from exc
-        except anthropic.NotFoundError as exc:
-            raise self._stop_all(
+            )
+        if isinstance(exc, anthropic.NotFoundError):
+            return self._stop_all(
                 ConfigError(
                     f"The API at {self._endpoint()} does not know model `{model}` "
                     f"({describe_error(exc)}): set `model` (or `subagent-model`) in your "
                     "configuration or with --model."
                 )
-            ) from exc
-        except anthropic.BadRequestError as exc:
+            )
+        if isinstance(exc, anthropic.BadRequestError):
             if _out_of_credit(exc):
-                raise self._stop_all(
+                return self._stop_all(
                     ApiUnusable(
                         f"The API at {self._endpoint()} serves no request for this account "
                         f"({describe_error(exc)}): add credit to the account the key belongs "
                         "to, or use another key."
                     )
-                ) from exc
-            raise RequestRejected(f"The API rejected a request: {describe_error(exc)}") from exc
-        except Exception as exc:
-            why = unreachable(exc)
-            if why is not None:
-                setting = providers.ENDPOINT_SETTING[self._setup.provider]
-                raise self._stop_all(
-                    ApiUnusable(
-                        f"Cannot reach the API at {self._endpoint()} ({why}): check {setting} "
-                        "and that the server there is up and reachable from this machine."
-                    )
-                ) from exc
-            if _is_transient(exc) or isinstance(exc, anthropic.APIError):
-                tries = f"{self._attempts} attempt{'' if self._attempts == 1 else 's'}"
-                raise ApiUnavailable(
-                    f"The API kept failing after {tries}: {describe_error(exc)}"
-                ) from exc
-            raise
-        return result
+                )
+            return RequestRejected(f"The API rejected a request: {describe_error(exc)}")
+        why = unreachable(exc)
+        if why is not None:
+            setting = providers.ENDPOINT_SETTING[self._setup.provider]
+            return self._stop_all(
+                ApiUnusable(
+                    f"Cannot reach the API at {self._endpoint()} ({why}): check {setting} "
+                    "and that the server there is up and reachable from this machine."
+                )
+            )
+        if _is_transient(exc) or isinstance(exc, anthropic.APIError):
+            tries = f"{self._attempts} attempt{'' if self._attempts == 1 else 's'}"
+            return ApiUnavailable(f"The API kept failing after {tries}: {describe_error(exc)}")
+        return None
 
     def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """One streamed request, read to its final message; raises on any fault."""

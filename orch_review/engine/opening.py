@@ -24,7 +24,7 @@ from orch_review.engine.journal import (
     cache_journal_path,
     default_journal_path,
 )
-from orch_review.engine.sandbox import resolve_sandbox
+from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
 from orch_review.events import EventSink
@@ -80,12 +80,6 @@ def new_client(config: Config, env: Mapping[str, str]) -> ModelClient:
     )
 
 
-#: Seconds an interrupted review waits for the replies of requests in flight. Within a CI
-#: runner's notice before it kills a cancelled job (GitHub Actions: 7.5 s from SIGINT to
-#: SIGTERM, whose arrival ends the wait too).
-INTERRUPT_GRACE = 7.0
-
-
 def _let_in_flight_land(
     pool: PriorityPool,
     client: ModelClient,
@@ -128,6 +122,55 @@ def _forward(outside: threading.Event, inside: threading.Event, ended: threading
     threading.Thread(target=watch, name="orch-review-cancel", daemon=True).start()
 
 
+def _ledger(config: Config) -> Ledger:
+    """The budget ledger of a session, holding the configuration's caps and prices."""
+    return Ledger(
+        Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
+        cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
+    )
+
+
+def _sandbox(
+    config: Config,
+    env: Mapping[str, str],
+    workspace: Workspace,
+    warnings: list[str] | None,
+    notices: Callable[[str], None] | None,
+) -> Sandbox:
+    """The sandbox the agents' shells run in, with ``workspace`` shown the way it allows;
+    why it is weaker than asked, if it is, said as a warning and a notice."""
+    sandbox = resolve_sandbox(
+        config.sandbox,
+        workspace.root,
+        search_path=env.get("PATH", ""),
+        bwrap_path=config.bwrap_path,
+        view=workspace.view,
+    )
+    # Only bubblewrap can show the content without a full copy of it.
+    workspace.use(mounted=sandbox.kind == "bubblewrap")
+    if sandbox.notice is not None:
+        if warnings is not None:
+            warnings.append(sandbox.notice)
+        if notices is not None:
+            notices(sandbox.notice)
+    return sandbox
+
+
+def _stop_agents(
+    config: Config,
+    pool: PriorityPool,
+    client: ModelClient,
+    notices: Callable[[str], None] | None,
+) -> None:
+    """On an error or interruption, first of all, before anything agents use goes away: no
+    agent starts, no request is sent, and running agents stop before their next request...
+    but replies already on their way are paid for: let them land and be journaled, for a
+    while (a second Ctrl-C or signal ends the wait at once)."""
+    client.cancel.set()
+    pool.cancel_pending()
+    _let_in_flight_land(pool, client, config.interrupt_grace, notices)
+
+
 @contextmanager
 def open_session(
     config: Config,
@@ -140,19 +183,16 @@ def open_session(
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
-    grace: float = INTERRUPT_GRACE,
     cancel: threading.Event | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
     no request is sent any more, running agents stop before their next request, the replies
-    in flight are waited for up to ``grace`` seconds (so that their results are journaled),
-    and the journal is closed only once no agent can still store a result. ``cancel``, when
-    given, interrupts the session the same way when a caller in another thread sets it."""
-    ledger = Ledger(
-        Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
-        cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
-    )
+    in flight are waited for up to ``config.interrupt_grace`` seconds (so that their results
+    are journaled), and the journal is closed only once no agent can still store a result.
+    ``cancel``, when given, interrupts the session the same way when a caller in another
+    thread sets it."""
+    ledger = _ledger(config)
     cancel_event = client.cancel  # set, it also stops the client sending requests (retries too)
     ended = threading.Event()
     if cancel is not None:
@@ -166,20 +206,7 @@ def open_session(
     journal = open_journal(config, git_dir, env, notices)
     try:
         with tempdirs.directory("home") as home:
-            sandbox = resolve_sandbox(
-                config.sandbox,
-                workspace.root,
-                search_path=env.get("PATH", ""),
-                bwrap_path=config.bwrap_path,
-                view=workspace.view,
-            )
-            # Only bubblewrap can show the content without a full copy of it.
-            workspace.use(mounted=sandbox.kind == "bubblewrap")
-            if sandbox.notice is not None:
-                if warnings is not None:
-                    warnings.append(sandbox.notice)
-                if notices is not None:
-                    notices(sandbox.notice)
+            sandbox = _sandbox(config, env, workspace, warnings, notices)
             try:
                 yield Session(
                     config=config,
@@ -196,13 +223,7 @@ def open_session(
                     shell_starter=starter,
                 )
             except BaseException:
-                # First of all, before anything agents use goes away: no agent starts, no
-                # request is sent, and running agents stop before their next request...
-                cancel.set()
-                pool.cancel_pending()
-                # ... but replies already on their way are paid for: let them land and be
-                # journaled, for a while (a second Ctrl-C or signal ends the wait at once).
-                _let_in_flight_land(pool, client, grace, notices)
+                _stop_agents(config, pool, client, notices)
                 raise
     finally:
         ended.set()

@@ -46,13 +46,16 @@ def _division_verifier(request: ModelRequest) -> bool:
 def _start_review_that_hangs(
     fake_api: FakeMessagesAPI, repo: Path, env: dict[str, str]
 ) -> tuple[subprocess.Popen[str], Fault]:
-    """`orch-review --all` in the background, its division verifier hanging on the API."""
+    """`orch-review --all` in the background, its division verifier hanging on the API.
+
+    The hung reply never lands, so an interrupted run waits out the grace for replies in
+    flight: shortened here (the wait itself is tested where replies do land)."""
     fake_api.policy = planted_script()
     hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
     proc = subprocess.Popen(
         [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
         cwd=repo,
-        env=env,
+        env={"ORCH_REVIEW_INTERRUPT_GRACE": "0.5", **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -183,7 +183,8 @@ def test_snapshot_is_removed_after_ctrl_c_and_after_an_error(
     write(repo, {"app.py": STAGED_APP})
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
-    env = {**api_env, "TMPDIR": str(private_tmp)}
+    # The hung reply never lands: a short wait for replies in flight after Ctrl-C.
+    env = {**api_env, "TMPDIR": str(private_tmp), "ORCH_REVIEW_INTERRUPT_GRACE": "0.5"}
     fake_api.policy = _script("grep -n 'eval(' app.py")
     hang = fake_api.add_fault("hang", delay=120)
     proc = subprocess.Popen(

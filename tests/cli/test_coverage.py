@@ -1,7 +1,8 @@
 """Coverage counted in files: the engine covers what the model left out, and says what it could not.
 
-A model that asks for one subtask per changed file of a 450-file change gets 200 of them run
-(the per-call cap) and never calls Workflow again; the engine's sweep reviews the rest.
+A model that asks for one subtask per changed file of a 60-file change gets 20 of them run
+(the per-call cap, lowered from its default of 200 so that the change stays small) and never
+calls Workflow again; the engine's sweep reviews the rest.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from tests.scripted import is_sweep
 # One worker builds the shared, expensive fixture once.
 pytestmark = pytest.mark.xdist_group("big-change")
 
-CHANGED = 450
-BUGS = (310, 420, 449)  # far down the list: beyond the 200 subtasks one Workflow call runs
+CHANGED = 60
+CAP = 20  # max-subtasks: the subtasks one Workflow call runs
+BUGS = (31, 52, 59)  # far down the list: beyond the subtasks one Workflow call runs
 
 
 def _path(number: int) -> str:
-    return f"pkg/m{number // 50:02d}/f{number:03d}.py"
+    return f"pkg/m{number // 10:02d}/f{number:03d}.py"
 
 
 def _content(number: int) -> str:
@@ -36,7 +38,7 @@ def _content(number: int) -> str:
 
 @pytest.fixture(scope="module")
 def big_change(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository whose branch `feature` adds 450 small files (built once, copied)."""
+    """A repository whose branch `feature` adds 60 small files (built once, copied)."""
     repo = tmp_path_factory.mktemp("big") / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -61,6 +63,10 @@ def _sha(repo: Path, ref: str) -> str:
     return git(repo, "rev-parse", ref).strip()
 
 
+def _capped(api_env: dict[str, str]) -> dict[str, str]:
+    return {**api_env, "ORCH_REVIEW_MAX_SUBTASKS": str(CAP)}
+
+
 def test_every_file_of_a_large_change_is_covered_and_every_bug_reported(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], big_change: Path, tmp_path: Path
 ) -> None:
@@ -69,7 +75,7 @@ def test_every_file_of_a_large_change_is_covered_and_every_bug_reported(
     fake_api.policy = model
     out = tmp_path / "report.json"
 
-    result = run_cli(repo, api_env, "--base", "main", "--json", str(out), timeout=900)
+    result = run_cli(repo, _capped(api_env), "--base", "main", "--json", str(out), timeout=900)
 
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert f"{CHANGED} of {CHANGED} changed files covered." in result.stdout
@@ -79,14 +85,14 @@ def test_every_file_of_a_large_change_is_covered_and_every_bug_reported(
     assert data["incomplete"] is False
     files = {f["path"]: f for f in data["coverage"]["files"]}
     assert len(files) == CHANGED and all(f["status"] == "covered" for f in files.values())
-    # The model's 200 per-file concerns, then the sweep: a few large concerns, not 250 small.
+    # The model's first CAP per-file concerns, then the sweep: a few large concerns, not 40 small.
     per_file = [t for t in model.subagent_tasks if not is_sweep(t)]
     sweeps = [t for t in model.subagent_tasks if is_sweep(t)]
-    assert len(per_file) == 200
+    assert len(per_file) == CAP
     assert 1 <= len(sweeps) <= 12
-    assert files[_path(449)]["concerns"][0] > 200  # covered by a sweep concern
+    assert files[_path(59)]["concerns"][0] > CAP  # covered by a sweep concern
     swept_ids = {c["index"] for c in data["concerns"] if "Sweep review" in c["concern"]}
-    assert set(files[_path(449)]["concerns"]) <= swept_ids
+    assert set(files[_path(59)]["concerns"]) <= swept_ids
 
 
 def test_a_cap_that_cannot_cover_the_change_exits_3_naming_the_uncovered_files(
@@ -97,13 +103,13 @@ def test_a_cap_that_cannot_cover_the_change_exits_3_naming_the_uncovered_files(
     out = tmp_path / "report.json"
 
     result = run_cli(
-        repo, api_env, "--base", "main", "--max-agents", "20", "--json", str(out), timeout=600
+        repo, api_env, "--base", "main", "--max-agents", "5", "--json", str(out), timeout=600
     )
 
     assert result.returncode == 3, result.stderr[-3000:]
     data = json.loads(out.read_text())
     uncovered = [f for f in data["coverage"]["files"] if f["status"] == "uncovered"]
-    assert len(uncovered) >= CHANGED - 20
+    assert len(uncovered) >= CHANGED - 5
     assert data["coverage"]["changed_files"]["complete"] is False
     assert all("agent" in f["reason"] for f in uncovered)
     # One line per reason they share, with the count and the first few paths.
@@ -182,7 +188,8 @@ def test_shards_cover_the_change_once_and_merge_into_one_report(
         model = OneSubtaskPerFile(base=_sha(repo, "main"))
         fake_api.policy = model
         out = tmp_path / f"shard-{shard[0]}.json"
-        result = run_cli(repo, api_env, "--base", "main", "--shard", shard, "--json", str(out))
+        argv = ("--base", "main", "--shard", shard, "--json", str(out))
+        result = run_cli(repo, _capped(api_env), *argv)
         assert result.returncode == 1, result.stderr[-3000:]
         data = json.loads(out.read_text())
         assert data["shard"] == shard

@@ -438,11 +438,13 @@ def test_the_hook_runs_under_pre_commit_3_0(
     api_env: dict[str, str],
     repo: Path,
     hook_source: tuple[Path, str],
-    tmp_path: Path,
+    pre_commit_home: Path,
     old_pre_commit: Path,
 ) -> None:
     fake_api.policy = planted_script()
-    env = _env(api_env, tmp_path / "old-pre-commit-home")
+    # The session's cache: both releases read its store, so the hook's environment (a full
+    # install of orch-review) is built once. The manifest is read on every run all the same.
+    env = _env(api_env, pre_commit_home)
     path, rev = hook_source
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {path}\n    rev: {rev}\n    hooks:\n      - id: orch-review\n"

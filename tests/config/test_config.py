@@ -438,3 +438,14 @@ def test_vertex_refuses_a_bedrock_model_id(tmp_path: Path) -> None:
     assert "a Bedrock model id, but the provider is vertex" in error(tmp_path, env)
     env["ORCH_REVIEW_MODEL"] = "claude-opus-4-6"
     assert load(tmp_path, env).model == "claude-opus-4-6"
+
+
+def test_interrupt_grace_defaults_to_7_s_and_takes_a_positive_number_of_seconds(
+    tmp_path: Path,
+) -> None:
+    assert load_config(tmp_path, {}, {}).interrupt_grace == 7.0
+    shorter = load_config(tmp_path, {"ORCH_REVIEW_INTERRUPT_GRACE": "0.5"}, {})
+    assert shorter.interrupt_grace == 0.5
+    for wrong in ("0", "-1", "61", "soon"):
+        with pytest.raises(ConfigError, match="ORCH_REVIEW_INTERRUPT_GRACE must be a number of"):
+            load_config(tmp_path, {"ORCH_REVIEW_INTERRUPT_GRACE": wrong}, {})

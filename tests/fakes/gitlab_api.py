@@ -198,8 +198,14 @@ class FakeGitLabAPI:
         labels: list[Any] = list(issue.labels)
         if detailed:
             labels = [{"id": n, "name": name} for n, name in enumerate(labels)]
-        return {"iid": iid, "project_id": self.project_id, "title": issue.title,
-                "description": issue.description, "state": issue.state, "labels": labels}  # fmt: skip
+        return {
+            "iid": iid,
+            "project_id": self.project_id,
+            "title": issue.title,
+            "description": issue.description,
+            "state": issue.state,
+            "labels": labels,
+        }
 
     def add_human_discussion(self, iid: int, body: str, user: dict[str, Any] = DEVELOPER) -> str:
         discussion = self._discussion(body, user, None)

@@ -233,3 +233,16 @@ def test_a_paid_review_is_posted_even_when_its_report_file_hits_a_full_disk(
     assert ("app.py", 6) in _comments(github_api)  # posted all the same
     assert len(github_api.pulls[NUMBER].issue_comments) == 1
     assert list((tmp_path / "cache" / "orch-review" / "reports").glob("report-*.json"))
+
+
+@pytest.mark.parametrize("flag", ["--json", "--sarif"])
+def test_a_report_on_stdout_is_refused_before_anything_runs(flag: str) -> None:
+    from click.testing import CliRunner
+
+    from orch_review.cli import main
+
+    result = CliRunner().invoke(main, ["github", flag, "-"])
+
+    assert result.exit_code == 2, result.output
+    assert f"{flag} -: `orch-review github` prints annotations on stdout" in result.output
+    assert "Traceback" not in result.output
