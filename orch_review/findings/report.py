@@ -10,7 +10,7 @@ from orch_review.errors import ExitCode
 from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
-from orch_review.findings.usage import UsageReport
+from orch_review.findings.usage import CostRange, UsageReport
 from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, unit_noun
 
@@ -49,6 +49,8 @@ class Report:
     # What orch-review itself did to reach full coverage (the sweep, the critic's concerns):
     # facts of the run, kept apart from the main agent's unverified summary.
     notes: tuple[str, ...] = ()
+    # What the review was estimated to cost before it started (shown against the actual).
+    estimate: CostRange | None = None
 
     @property
     def reviewer_summary(self) -> str:
