@@ -125,6 +125,7 @@ def main() -> None:
     quick_runs = ["--runs", "3"] if args.quick else []
     quick_plan = ["--files", "10000", "--runs", "1"] if args.quick else []
     quick_scale = ["--large", "10000", "--runs", "1"] if args.quick else []
+    quick_estimate = ["--sizes", "10", "--lines", "2"] if args.quick else []
     benches = [
         Bench("fan-out", fanout, OUT / "fanout.json"),
         Bench("critic", critic, OUT / "critic.json"),
@@ -136,6 +137,7 @@ def main() -> None:
         Bench("hook", ["-m", "bench.hook_bench", *quick_runs], OUT / "hook.json"),
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
         Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),
+        Bench("estimate", ["-m", "bench.estimate_bench", *quick_estimate], OUT / "estimate.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()
