@@ -138,6 +138,7 @@ def main() -> None:
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
         Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),
         Bench("estimate", ["-m", "bench.estimate_bench", *quick_estimate], OUT / "estimate.json"),
+        Bench("question", ["-m", "bench.question_bench"], OUT / "question.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()
