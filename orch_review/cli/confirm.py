@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import click
 
+from orch_review.cli.consoles import in_ci
 from orch_review.errors import ReviewDeclined
 from orch_review.wording import usd
 
 if TYPE_CHECKING:
     from orch_review.core import PreparedReview
-
-# Set by the CI systems orch-review runs in (GitHub Actions, GitLab CI, and most others).
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI")
-_NOT_SET = {"", "0", "false", "no"}
-
-
-def in_ci(env: Mapping[str, str]) -> bool:
-    """Whether a CI system runs orch-review: nobody is there to answer."""
-    return any(env.get(name, "").strip().lower() not in _NOT_SET for name in CI_VARIABLES)
 
 
 def interactive() -> bool:
@@ -48,10 +39,7 @@ def confirm_cost(prepared: PreparedReview, *, assume_yes: bool) -> None:
         err=True,
         nl=False,
     )
-    try:
-        answer = sys.stdin.readline()
-    except EOFError:
-        answer = ""
+    answer = sys.stdin.readline()  # "" at the end of input: no
     if answer.strip().lower() not in {"y", "yes"}:
         raise ReviewDeclined(
             "review not started: answer y to start it, or pass --yes, or raise "

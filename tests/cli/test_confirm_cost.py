@@ -13,7 +13,7 @@ from tests.scripted import planted_script
 
 pytestmark = pytest.mark.slow
 
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI")
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "TF_BUILD", "JENKINS_URL")
 QUESTION = b"Continue? [y/N]"
 # Far below what the planted review is estimated to cost, so it asks.
 LOW = ("--all", "--no-progress", "--confirm-above-usd", "0.0001")
