@@ -100,7 +100,11 @@ def cost_lines(cost: dict[str, Any] | None) -> list[str]:
         )
     for model in cost["unknown_price_models"]:
         lines.append(f"  no price for {terminal(model)}: priced as the dearest known model")
-    lines.append(f"  calibration: {cost['calibration']}")
+    calibration = cost["calibration"]
+    lines.append(
+        f"  input tokens per agent, from {calibration['source']} on {calibration['date']}:"
+    )
+    lines += [f"    {figure}" for figure in calibration["input_tokens"]]
     return lines
 
 

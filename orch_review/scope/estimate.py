@@ -61,19 +61,24 @@ class Calibration:
     critic: RoleTokens
     verified_share: float  # of concerns that report a finding, so get a verifier (high end)
 
-    def describe(self) -> str:
-        """One line: what the estimate rests on."""
-        parts = [
-            f"{name} {r.base:,} + {r.per_file:g}/file + {r.per_line:g}/changed line"
-            for name, r in (
-                ("main", self.main_sweep),
-                ("main fanning out", self.main_fanout),
-                ("per subagent", self.subagent),
-                ("per verifier", self.verifier),
-                ("critic", self.critic),
-            )
-        ]
-        return f"input tokens: {', '.join(parts)}; from {self.source} on {self.date}"
+    def describe(self) -> dict[str, object]:
+        """What the estimate rests on: input tokens per agent of each role, and the bench run
+        that measured them."""
+        roles = (
+            ("main", self.main_sweep),
+            ("main fanning out", self.main_fanout),
+            ("per subagent", self.subagent),
+            ("per verifier", self.verifier),
+            ("critic", self.critic),
+        )
+        return {
+            "source": self.source,
+            "date": self.date,
+            "input_tokens": [
+                f"{name} {r.base:,} + {r.per_file:g}/file + {r.per_line:g}/changed line"
+                for name, r in roles
+            ],
+        }
 
 
 # Measured with `python -m bench.estimate_bench --fit --sizes 10 40` against the fake
@@ -116,7 +121,7 @@ class Estimate:
     changed_lines: int
     concerns: tuple[int, int]
     roles: tuple[RoleEstimate, ...]
-    calibration: str
+    calibration: dict[str, object]
     unknown_price_models: tuple[str, ...] = ()
 
     @property

@@ -29,7 +29,9 @@ def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepo
     assert roles["subagents"]["agents"][0] < roles["subagents"]["agents"][1] == 31
     assert all(r["model"] == "claude-opus-5-5" and r["effort"] == "xhigh" for r in roles.values())
     assert sum(r["low_usd"] for r in roles.values()) == pytest.approx(cost["low_usd"], abs=1e-5)
-    assert CALIBRATION.source in cost["calibration"] and CALIBRATION.date in cost["calibration"]
+    calibration = cost["calibration"]
+    assert (calibration["source"], calibration["date"]) == (CALIBRATION.source, CALIBRATION.date)
+    assert calibration["input_tokens"][0].startswith(f"main {CALIBRATION.main_sweep.base:,} + ")
 
 
 def test_more_files_cheaper_models_and_less_effort_move_the_estimate(
@@ -67,6 +69,7 @@ def test_the_plan_for_people_prints_the_range_and_what_it_rests_on(
     )
     assert any("no price for my-own-model" in line for line in lines)
     assert any(
-        line.strip().startswith("calibration: ") and "bench/estimate_bench.py" in line
+        line.strip()
+        == f"input tokens per agent, from bench/estimate_bench.py on {CALIBRATION.date}:"
         for line in lines
     )
