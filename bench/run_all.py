@@ -126,6 +126,7 @@ def main() -> None:
     quick_plan = ["--files", "10000", "--runs", "1"] if args.quick else []
     quick_scale = ["--large", "10000", "--runs", "1"] if args.quick else []
     quick_sandbox = ["--shells", "30"] if args.quick else []
+    quick_estimate = ["--sizes", "10", "--lines", "2"] if args.quick else []
     benches = [
         Bench("fan-out", fanout, OUT / "fanout.json"),
         Bench("critic", critic, OUT / "critic.json"),
@@ -138,6 +139,8 @@ def main() -> None:
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
         Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),
         Bench("sandbox", ["-m", "bench.sandbox_bench", *quick_sandbox], OUT / "sandbox.json"),
+        Bench("estimate", ["-m", "bench.estimate_bench", *quick_estimate], OUT / "estimate.json"),
+        Bench("question", ["-m", "bench.question_bench"], OUT / "question.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()

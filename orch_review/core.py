@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
+    from orch_review.scope.estimate import Estimate
     from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
 
@@ -185,6 +186,15 @@ def prepare(
     return PreparedReview(opened, config, scope, env, options, learnings)
 
 
+def estimate(prepared: PreparedReview) -> Estimate:
+    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``)."""
+    from orch_review.engine.review import critic_wanted
+    from orch_review.scope.estimate import estimate_cost
+
+    config = prepared.config
+    return estimate_cost(prepared.scope, config, critic=critic_wanted(config, prepared.scope))
+
+
 def run(
     prepared: PreparedReview,
     *,
@@ -222,6 +232,7 @@ def run(
         cancel=cancel,
     )
     report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
+    report = _with_estimate(report, prepared)
     kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
     try:
         written = write_reports(report, options.report_files)
@@ -233,6 +244,12 @@ def run(
         raise ReportNotWritten(not_written(exc, rescued, kept), report) from None
     remember_reports(prepared.repo, written)
     return report
+
+
+def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
+    import dataclasses
+
+    return dataclasses.replace(report, estimate=estimate(prepared).range)
 
 
 def _keep_report(prepared: PreparedReview, report: Report) -> bool:

@@ -37,6 +37,11 @@ class UsageError(OrchReviewError):
     """Options that contradict each other or cannot be carried out (names what to change)."""
 
 
+class ReviewDeclined(OrchReviewError):
+    """The person at the terminal chose not to start a review estimated above
+    `confirm-above-usd` (exit 2: nothing ran; the message says how not to be asked)."""
+
+
 class OutputError(OrchReviewError):
     """A report file cannot be written where it was asked for."""
 

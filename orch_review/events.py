@@ -21,6 +21,10 @@ class AgentEvent:
     turns: int = 0
     tokens: int = 0
     detail: str = ""
+    # The review's totals when the event was sent (None: not known to the sender).
+    cost_usd: float | None = None
+    files_covered: int | None = None
+    files_total: int | None = None
 
 
 EventSink = Callable[[AgentEvent], None]

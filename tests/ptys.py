@@ -17,9 +17,16 @@ from pathlib import Path
 LIMIT = 180.0
 
 
-def run_cli_on_pty(cwd: Path, env: Mapping[str, str], columns: int, *args: str) -> tuple[int, str]:
+def run_cli_on_pty(
+    cwd: Path,
+    env: Mapping[str, str],
+    columns: int,
+    *args: str,
+    answer: tuple[bytes, bytes] | None = None,
+) -> tuple[int, str]:
     """``orch-review ARGS`` on a pty ``columns`` wide: its exit code and all it printed
-    (stdout and stderr, escape sequences included)."""
+    (stdout and stderr, escape sequences included). ``answer``: (question, reply): type
+    ``reply`` once ``question`` has been printed, as a person would."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     process = subprocess.Popen(
@@ -45,6 +52,9 @@ def run_cli_on_pty(cwd: Path, env: Mapping[str, str], columns: int, *args: str) 
             if not data:
                 break
             chunks.append(data)
+            if answer is not None and answer[0] in b"".join(chunks):
+                os.write(leader, answer[1])
+                answer = None
         code = process.wait(timeout=LIMIT)
     finally:
         if process.poll() is None:

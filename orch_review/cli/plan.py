@@ -59,8 +59,9 @@ def plan(
     """Show what a review would cover, without calling the API.
 
     Prints the scope, the files to review with their changed lines, the skipped files with
-    the reason for each, and an estimate of the first prompt's size. Takes the same scope
-    flags as the review.
+    the reason for each, an estimate of the first prompt's size, and the estimated cost of
+    the review (a range, per role, with the figures it rests on). Takes the same scope flags
+    and configuration as the review.
     """
     from orch_review import core
     from orch_review.cli.consoles import console
@@ -85,7 +86,7 @@ def plan(
     env = core.take_environment()
     prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
     counted = _count_tokens(prepared) if count_tokens else None
-    data = plan_data(prepared.scope, MAIN_SYSTEM, counted)
+    data = plan_data(prepared.scope, MAIN_SYSTEM, counted, core.estimate(prepared))
     if json_file is None:
         # People read paths from where they ran orch-review; the JSON keeps them as git has them.
         print_plan(

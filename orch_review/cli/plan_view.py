@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich import box
@@ -11,6 +12,7 @@ from rich.text import Text
 
 from orch_review.sanitize import terminal
 from orch_review.scope.diff import quote_path
+from orch_review.wording import counted, usd
 
 
 def print_plan(data: dict[str, Any], console: Console, limit: int | None = None) -> None:
@@ -62,6 +64,8 @@ def print_plan(data: dict[str, Any], console: Console, limit: int | None = None)
     if data["nothing_to_review"]:
         console.print(Text(terminal(data["nothing_to_review"]), style="bold"))
     console.print(Text(_token_line(data["tokens"])))
+    for text in cost_lines(data["cost"]):
+        console.print(Text(text))
 
 
 def _token_line(tokens: dict[str, Any]) -> str:
@@ -71,6 +75,37 @@ def _token_line(tokens: dict[str, Any]) -> str:
     else:
         figure = f"~{tokens['estimate']:,}"
     return f"pre-scout prompt: {figure} input tokens ({tokens['method']})"
+
+
+def _span(low: float, high: float, show: Callable[[float], str] = str) -> str:
+    return show(low) if show(low) == show(high) else f"{show(low)}-{show(high)}"
+
+
+def cost_lines(cost: dict[str, Any] | None) -> list[str]:
+    """The estimated cost: the total range, one line per role (model, effort, agents,
+    dollars), and the calibration it rests on. Model names come from configuration."""
+    if cost is None:
+        return []
+    lines = [
+        f"estimated cost: {_span(cost['low_usd'], cost['high_usd'], usd)} "
+        f"({counted(cost['files'], 'file')}, {counted(cost['changed_lines'], 'changed line')}, "
+        f"{_span(*cost['concerns'])} concerns)"
+    ]
+    for role in cost["roles"]:
+        agents = _span(*role["agents"])
+        lines.append(
+            f"  {role['role']:<10} {terminal(role['model'])} (effort {role['effort']}), "
+            f"{agents} agent{'' if agents == '1' else 's'}: "
+            f"{_span(role['low_usd'], role['high_usd'], usd)}"
+        )
+    for model in cost["unknown_price_models"]:
+        lines.append(f"  no price for {terminal(model)}: priced as the dearest known model")
+    calibration = cost["calibration"]
+    lines.append(
+        f"  input tokens per agent, from {calibration['source']} on {calibration['date']}:"
+    )
+    lines += [f"    {figure}" for figure in calibration["input_tokens"]]
+    return lines
 
 
 def _shown(name: str) -> str:
@@ -120,6 +155,7 @@ def plain_plan(data: dict[str, Any], limit: int | None = None) -> list[str]:
     if data["nothing_to_review"]:
         lines.append(terminal(data["nothing_to_review"]) + "\n")
     lines.append(_token_line(data["tokens"]) + "\n")
+    lines += [text + "\n" for text in cost_lines(data["cost"])]
     return lines
 
 

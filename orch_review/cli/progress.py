@@ -24,7 +24,7 @@ from rich.text import Text
 
 from orch_review.events import AgentEvent
 from orch_review.sanitize import line as safe_line
-from orch_review.wording import counted
+from orch_review.wording import counted, usd
 
 _FINAL = ("done", "failed", "cached", "skipped")
 #: Roles counted in the totals line, and what their work is called there.
@@ -98,6 +98,8 @@ class Progress:
         self._finished: Counter[tuple[str, str]] = Counter()
         self._ended: set[str] = set()  # agents whose last event was final
         self._started = 0
+        self._cost: float | None = None  # the review's cost so far, as the events tell it
+        self._covered: tuple[int, int] | None = None  # files covered, of the total
         self._live: Live | None = None
 
     def __enter__(self) -> Progress:
@@ -129,6 +131,7 @@ class Progress:
             if event.state in _FINAL and event.agent_id in self._ended:
                 return  # its end was told already (by the agent and by its caller)
             agent = self._update(event, now)
+            self._count(event)
             totals = self._totals_locked() if event.state in _FINAL else ""
             # Printed under the lock: lines from different threads keep the order their
             # totals were counted in, so the counts never go backwards.
@@ -150,6 +153,14 @@ class Progress:
             self._finished[(event.role, event.state)] += 1
         return agent
 
+    def _count(self, event: AgentEvent) -> None:
+        # Events from several threads may arrive out of order: both figures only grow.
+        if event.cost_usd is not None:
+            self._cost = max(self._cost or 0.0, event.cost_usd)
+        if event.files_covered is not None and event.files_total is not None:
+            before = self._covered[0] if self._covered else 0
+            self._covered = (max(before, event.files_covered), event.files_total)
+
     def _log(self, event: AgentEvent, agent: _Running | None, now: float, totals: str) -> None:
         line = f"[{event.role} {event.agent_id}] {event.state}: {_label(event.label)}"
         facts = []
@@ -166,7 +177,8 @@ class Progress:
         self._console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def totals(self) -> str:
-        """``N running · subagents: 3 done, 1 failed · verifications: 2 done``."""
+        """``N running · subagents: 3 done, 1 failed · verifications: 2 done · $0.42 so far ·
+        3/10 files covered``."""
         with self._lock:
             return self._totals_locked()
 
@@ -178,6 +190,10 @@ class Progress:
             ]
             if counts:
                 parts.append(f"{name}: {', '.join(counts)}")
+        if self._cost is not None:
+            parts.append(f"{usd(self._cost)} so far")
+        if self._covered is not None:
+            parts.append(f"{self._covered[0]:,}/{self._covered[1]:,} files covered")
         return " · ".join(parts)
 
     def renderable(self) -> Group:

@@ -42,6 +42,13 @@ if TYPE_CHECKING:
 @click.option("--max-total-tokens", type=int, help="Hard cap on tokens used in this review.")
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost in USD.")
 @click.option(
+    "--confirm-above-usd",
+    type=float,
+    metavar="USD",
+    help="In a terminal, ask before a review estimated above this [5.0].",
+)
+@click.option("-y", "--yes", is_flag=True, help="Never ask before starting a costly review.")
+@click.option(
     "--request-timeout",
     type=float,
     metavar="SECONDS",
@@ -124,6 +131,8 @@ def review(
     max_agents: int | None,
     max_total_tokens: int | None,
     max_cost_usd: float | None,
+    confirm_above_usd: float | None,
+    yes: bool,
     request_timeout: float | None,
     journal_path: Path | None,
     no_journal: bool,
@@ -170,6 +179,7 @@ def review(
             max_agents=max_agents,
             max_total_tokens=max_total_tokens,
             max_cost_usd=max_cost_usd,
+            confirm_above_usd=confirm_above_usd,
             request_timeout=request_timeout,
             journal_path=journal_path.resolve() if journal_path else None,
             journal=False if no_journal else None,
@@ -188,6 +198,9 @@ def review(
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     env = core.take_environment()
     prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    from orch_review.cli.confirm import confirm_cost
+
+    confirm_cost(prepared, assume_yes=yes)  # before any request
     stderr = console(stderr=True)
     # People read paths from where they ran orch-review; machine formats keep them
     # repository-relative, as documented.

@@ -74,6 +74,7 @@ class Config:
     max_agents: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
+    confirm_above_usd: float = 5.0
     fail_on: FailOn = "high"
     exclude: tuple[str, ...] = ()
     sandbox: SandboxMode = "auto"
@@ -294,6 +295,12 @@ _KEYS: tuple[_Key, ...] = (
     _Key("max_agents", _integer(1), "Session cap on agents started."),
     _Key("max_total_tokens", _integer(1), "Session cap on tokens across all agents."),
     _Key("max_cost_usd", _positive(), "Session cap on estimated cost in USD."),
+    _Key(
+        "confirm_above_usd",
+        _positive(),
+        "In a terminal, ask before starting a review whose estimated cost may exceed this many"
+        " USD (never in CI, with `--yes`, or when not on a terminal).",
+    ),
     _Key("fail_on", _choice(get_args(FailOn)), "Lowest severity that makes the exit code 1."),
     _Key("exclude", _GLOBS, "Gitignore-style globs of paths not to review."),
     _Key(

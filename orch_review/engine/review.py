@@ -26,6 +26,7 @@ from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
 from orch_review.engine.intent import INTENT_CATEGORY, start_intent_concern, write_walkthrough
+from orch_review.engine.live import LiveTotals
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
@@ -173,6 +174,8 @@ def review(
     require("bash", agent_environment(env, "")["PATH"])
     warnings: list[str] = []
     repo = open_repo(scope.root, env)
+    live = LiveTotals(events, len(scope.files)) if events is not None else None
+    events = live or events
     with (
         closing(new_client(config, env)) as client,
         _snapshot_in_progress(repo, scope, env, events) as content,
@@ -206,6 +209,9 @@ def review(
             cancel=cancel,
         ) as session:
             earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
+            if live is not None:
+                live.ledger = session.ledger
+                live.reused = lambda: earlier.paths
             if scope.kind != "all" and config.journal:
                 earlier.load(scope.paths)  # reads the files under review through git
             critic: Critic | None = None
@@ -220,6 +226,8 @@ def review(
                 earlier=earlier,
                 on_concerns=start_critic,
             )
+            if live is not None:
+                live.workflow = workflow
             if critic_wanted(config, scope):
                 critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
             # A full copy of the content is written before anything is paid for: a failure

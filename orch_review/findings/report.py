@@ -10,7 +10,7 @@ from orch_review.errors import ExitCode
 from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
-from orch_review.findings.usage import UsageReport
+from orch_review.findings.usage import CostRange, UsageReport
 from orch_review.findings.walkthrough import Walkthrough
 from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, unit_noun
@@ -63,6 +63,8 @@ class Report:
     guidance_files: tuple[GuidanceFile, ...] = ()
     # The model's walkthrough of the change (unverified description), when one was asked for.
     walkthrough: Walkthrough | None = None
+    # What the review was estimated to cost before it started (shown against the actual).
+    estimate: CostRange | None = None
 
     @property
     def reviewer_summary(self) -> str:

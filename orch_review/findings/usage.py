@@ -51,6 +51,14 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class CostRange:
+    """What a review was estimated to cost before it started, in USD (``scope/estimate.py``)."""
+
+    low_usd: float
+    high_usd: float
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReport:
     """What the session used, per role, and which cap stopped it if any."""
 

@@ -188,7 +188,25 @@ def _cost(report: Report) -> list[str]:
         line += f", **{reused} reused from the journal** of an earlier run (not paid again)"
     models = {report.model, report.agent_model}
     shown = report.model if len(models) == 1 else f"{report.model} / {report.agent_model}"
-    return ["", line + f"; {shown}."]
+    return ["", line + f"; {shown}.", *_against_estimate(report)]
+
+
+def _against_estimate(report: Report) -> list[str]:
+    """What ``plan`` estimated before the review, against what it cost."""
+    estimate = report.estimate
+    if estimate is None:
+        return []
+    low, high, actual = estimate.low_usd, estimate.high_usd, report.usage.total.cost_usd
+    if actual > high:
+        where = f"above it ({actual / high:.1f}x the high end)" if high else "above it"
+    elif actual < low:
+        where = f"below it ({actual / low:.1f}x the low end)"
+    else:
+        where = "within it"
+    return [
+        "",
+        f"Estimated before the review: {usd(low)}-{usd(high)}; actual {usd(actual)}, {where}.",
+    ]
 
 
 def _link(comment: PostedComment) -> str:

@@ -99,7 +99,8 @@ def build_server(repo: Path, service: ReviewService) -> MCPServer:
         paths: list[str] | None = None,
     ) -> dict[str, Any]:
         """What a review would cover, with no API call and no cost: the files to review
-        with their changed lines, and the skipped files with the reason for each.
+        with their changed lines, the skipped files with the reason for each, and `cost`:
+        what the review is estimated to cost (`low_usd` to `high_usd`, per role).
 
         With no scope argument: the change on the current branch (committed, uncommitted
         and new untracked files) against the default branch. `staged`: exactly the index.

@@ -83,13 +83,13 @@ class ReviewService:
         )
 
     def plan(self, scope: ScopeArgs) -> dict[str, Any]:
-        """What a review of ``scope`` would cover, with no API call."""
+        """What a review of ``scope`` would cover and cost, with no API call."""
         from orch_review import core
         from orch_review.engine.prompts import MAIN_SYSTEM
         from orch_review.scope.plan import plan_data
 
         prepared = core.prepare(self._repo, self._options(scope, {}), self._env)
-        return plan_data(prepared.scope, MAIN_SYSTEM)
+        return plan_data(prepared.scope, MAIN_SYSTEM, cost=core.estimate(prepared))
 
     def review(
         self,

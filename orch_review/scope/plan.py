@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from orch_review.scope.diff import path_fields, text_for_json
+from orch_review.scope.estimate import Estimate
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 
@@ -17,10 +18,16 @@ def estimate_tokens(scope: Scope, system: str) -> int:
     return (len(system) + len(task_text(scope))) // CHARS_PER_TOKEN
 
 
-def plan_data(scope: Scope, system: str, counted_tokens: int | None = None) -> dict[str, Any]:
+def plan_data(
+    scope: Scope,
+    system: str,
+    counted_tokens: int | None = None,
+    cost: Estimate | None = None,
+) -> dict[str, Any]:
     """The plan as JSON-ready data (sorted, deterministic; names that are not UTF-8 in
     git's C-quoted form, so the JSON is valid UTF-8, with their bytes in base64 beside);
-    ``system``: the main agent's system prompt, counted in the estimate."""
+    ``system``: the main agent's system prompt, counted in the estimate; ``cost``: the
+    estimated cost of the review (``scope/estimate.py``)."""
     return {
         "scope": {
             "kind": scope.kind,
@@ -61,6 +68,7 @@ def plan_data(scope: Scope, system: str, counted_tokens: int | None = None) -> d
             "counted": counted_tokens,
             "method": "count_tokens API" if counted_tokens is not None else "local estimate",
         },
+        "cost": None if cost is None else cost.to_json(),
     }
 
 

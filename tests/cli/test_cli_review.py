@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -405,3 +406,22 @@ def test_an_unreadable_file_makes_the_review_incomplete_and_is_named(
     assert "app.py:6" in result.stdout  # the rest is reviewed
     assert "INCOMPLETE: 1 unreadable file not reviewed: locked.py" in result.stdout
     assert "SECRET" not in json.dumps([r.body for r in fake_api.requests])
+
+
+def test_progress_shows_the_running_cost_and_the_files_covered(
+    planted_review: subprocess.CompletedProcess[str],
+) -> None:
+    totals = [
+        line.split(" — ", 1)[1]
+        for line in planted_review.stderr.splitlines()
+        if line.startswith("[") and " — " in line
+    ]
+    costs = [float(c) for t in totals for c in re.findall(r"\$([\d.]+) so far", t)]
+    assert costs and costs == sorted(costs) and costs[-1] > 0, totals
+    covered = [
+        tuple(map(int, c)) for t in totals for c in re.findall(r"(\d+)/(\d+) files covered", t)
+    ]
+    assert covered, totals
+    assert [done for done, _ in covered] == sorted(done for done, _ in covered)
+    done, total = covered[-1]
+    assert done == total > 0

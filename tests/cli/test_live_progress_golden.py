@@ -116,7 +116,8 @@ def _live_rows(lines: list[str]) -> list[str]:
 
 
 def mask(rows: list[str]) -> list[str]:
-    """Elapsed times, and token counts other than 0, masked in their right-aligned columns;
+    """Elapsed times, token counts other than 0 and the cost so far masked (the first two in
+    their right-aligned columns);
     the agents' rows sorted by name (they are listed in the order their threads happened to
     start, which the operating system decides)."""
     header = rows[0]
@@ -128,7 +129,8 @@ def mask(rows: list[str]) -> list[str]:
             if name == "elapsed" or value != "0":
                 row = row[:start] + "<n>".rjust(end - start) + row[end:]
         masked.append(row)
-    return [header, *sorted(masked[1:], key=_agent_order), rows[-1]]
+    totals = re.sub(r"\$[\d.]+", "$<n>", rows[-1])  # the cost so far: what has answered yet
+    return [header, *sorted(masked[1:], key=_agent_order), totals]
 
 
 def _agent_order(row: str) -> tuple[int, str]:
@@ -182,7 +184,10 @@ def test_the_live_view_on_a_real_terminal_matches_golden(
     assert all(len(row) <= columns for row in live)
     for row in live[1:-1]:
         assert re.match(r"^(main|s\d review) .*\s\d+\s+(\d+|\d+\.\dk)\s+\d+s$", row), row
-    assert live[-1] == f"{len(CONCERNS) + 1} running"
+    # Nothing is covered while every subagent is held; the cost is the main agent's so far.
+    assert re.fullmatch(
+        rf"{len(CONCERNS) + 1} running · \$[\d.]+ so far · 0/3 files covered", live[-1]
+    ), live[-1]
     assert_snapshot(f"progress/live-{columns}.txt", "\n".join(mask(live)) + "\n")
     plain = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", rest).decode("utf-8", "replace")
     assert "app.py:6" in plain  # and then the report

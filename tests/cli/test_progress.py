@@ -196,3 +196,38 @@ def test_the_live_view_cuts_a_concern_between_words() -> None:
 )
 def test_cut_words(text: str, limit: int, expected: str) -> None:
     assert cut_words(text, limit) == expected
+
+
+def test_totals_show_the_cost_so_far_and_files_covered_and_never_go_back() -> None:
+    console, buffer = _plain()
+    with Progress(console, clock=Clock()) as progress:
+        progress(AgentEvent("s1", "subagent", "a", "started", cost_usd=0.0))
+        progress(
+            AgentEvent(
+                "s1", "subagent", "a", "done", cost_usd=0.25, files_covered=3, files_total=10
+            )
+        )
+        # A slower thread's event, sent before the one above was counted: stale figures.
+        progress(
+            AgentEvent(
+                "s2", "subagent", "b", "done", cost_usd=0.125, files_covered=1, files_total=10
+            )
+        )
+        progress(
+            AgentEvent(
+                "s3", "subagent", "c", "done", cost_usd=1.5, files_covered=10, files_total=10
+            )
+        )
+
+    lines = buffer.getvalue().splitlines()
+    assert lines[1].endswith("subagents: 1 done · $0.25 so far · 3/10 files covered")
+    assert lines[2].endswith("subagents: 2 done · $0.25 so far · 3/10 files covered")
+    assert lines[3].endswith("subagents: 3 done · $1.50 so far · 10/10 files covered")
+    assert "so far" in _text(console, progress.renderable())
+
+
+def test_without_figures_the_totals_say_nothing_of_cost_or_coverage() -> None:
+    console, buffer = _plain()
+    with Progress(console, clock=Clock()) as progress:
+        progress(AgentEvent("s1", "subagent", "a", "done"))
+    assert buffer.getvalue().strip() == "[subagent s1] done: a — 0 running · subagents: 1 done"

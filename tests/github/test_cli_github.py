@@ -4,6 +4,7 @@ fake GitHub REST API, in a real repository with a pull request."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,14 @@ def test_opened_pull_request_gets_inline_comments_on_diff_lines_and_one_summary(
     assert "| medium | `calc.py:2` |" in body and "lines outside the diff" in body
     assert "| low | `lib.py:2` |" in body and "file not changed in this pull request" in body
     assert "Refuted findings (1)" in body
+    # What plan estimates, against what the review cost: the numbers of the report.
+    estimate = re.search(
+        r"Estimated before the review: \$([\d.]+)-\$([\d.]+); actual \$([\d.]+)", body
+    )
+    assert estimate, body
+    cost = json.loads(report.read_text())["usage"]["total"]["cost_usd"]
+    assert float(estimate.group(3)) == pytest.approx(cost, rel=0.05)
+    assert 0 < float(estimate.group(1)) < float(estimate.group(2))
     outputs = read_outputs(env)
     assert outputs["findings-count"] == "4" and outputs["high-count"] == "1"
     assert outputs["incomplete"] == "false"

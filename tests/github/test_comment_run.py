@@ -522,3 +522,40 @@ def test_a_comment_by_someone_without_write_access_costs_one_question(
         ["git", "cat-file", "-e", pull_repo.head], cwd=checkout, capture_output=True, check=False
     )
     assert present.returncode != 0
+
+
+def test_a_thread_question_costs_at_most_three_requests_even_if_the_model_tries_to_fan_out(
+    opened_env: dict[str, str],
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    store: ArtifactStore,
+    tmp_path: Path,
+) -> None:
+    env = _step_env(opened_env, tmp_path)
+    review_and_upload(env, pull_repo, fake_api, store)
+    top, asked = ask_in_thread(github_api, fake_api, "@orch-review why is this a problem?", "")
+
+    asked_so_far: list[ModelRequest] = []
+
+    def fans_out_then_checks_then_answers(request: ModelRequest) -> Reply:
+        assert request.role == "main", request.role  # no subagent, no verifier
+        asked_so_far.append(request)
+        if len(asked_so_far) == 1:  # as the model did that fanned out to answer a question
+            return Reply.tool_use("Workflow", {"subtasks": ["Review app.py again."]})
+        if len(asked_so_far) == 2:
+            return Reply.tool_use("bash", {"command": "grep -n execute app.py"})
+        return Reply.text("The query is built from the name: see line 6.")
+
+    fake_api.policy = fans_out_then_checks_then_answers
+    checkout = default_branch_checkout(pull_repo, tmp_path / "merge-checkout")
+    event = review_comment_event(pull_repo, asked, tmp_path / "comment.json")
+
+    result = answer({**env, **event}, checkout, fake_api)
+
+    assert result.returncode == 0, result.stderr
+    # A follow-up with the mode off: the conversation, the finding, bash; Workflow refused.
+    assert len(fake_api.message_requests) == 3
+    replies = [c for c in thread(github_api, NUMBER, top["id"]) if c["user"] == BOT]
+    assert len(replies) == 1 and "The query is built from the name" in replies[0]["body"]
+    assert "orchestration mode off" in replies[0]["body"]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from orch_review.config.learnings import Learning
+from orch_review.findings.usage import CostRange
 from orch_review.github.comments import PostedComment
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.summary import (
@@ -139,3 +140,23 @@ def test_the_guidance_files_read_are_listed_as_data() -> None:
     assert "`AGENTS.md`, `.github/instructions/py.instructions.md` (cut)" in line
     assert "`x/<img src=y>|CLAUDE.md`" in line  # a code span: shown, never rendered
     assert "Review guidance read" not in render(clean_report(), Placement())
+
+
+def test_the_summary_shows_the_estimate_against_the_actual_cost() -> None:
+    report = sample_report()  # it cost $1.96
+    lines = {
+        estimate: next(
+            line
+            for line in render(
+                replace(report, estimate=estimate), sample_placement(), head_sha="0" * 40
+            ).splitlines()
+            if line.startswith("Estimated before the review")
+        )
+        for estimate in (CostRange(1.0, 3.0), CostRange(0.25, 0.98), CostRange(3.92, 8.0))
+    }
+    assert list(lines.values()) == [
+        "Estimated before the review: $1.00-$3.00; actual $1.96, within it.",
+        "Estimated before the review: $0.25-$0.98; actual $1.96, above it (2.0x the high end).",
+        "Estimated before the review: $3.92-$8.00; actual $1.96, below it (0.5x the low end).",
+    ]
+    assert "Estimated before the review" not in render(report, sample_placement(), head_sha="0")

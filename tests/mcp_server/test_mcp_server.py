@@ -78,6 +78,7 @@ def test_plan_lists_the_files_and_costs_nothing(
 
     assert [f["path"] for f in plan["files"]] == ["app.py"]
     assert [s["path"] for s in plan["skipped"]] == ["logo.png"]
+    assert 0 < plan["cost"]["low_usd"] < plan["cost"]["high_usd"]  # estimated, not spent
     assert fake_api.requests == []
 
 

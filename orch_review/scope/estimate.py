@@ -1,0 +1,230 @@
+"""What a review of a scope would cost, before it starts: a range of US dollars.
+
+The model (docs/cost.md): a review runs one main agent, one subagent per concern, a verifier
+per concern that reports findings, and for large changes a critic. Each agent reads a fixed
+prompt (system prompt, tools, the task), plus tokens for every file it is given and every
+changed line it reads; it writes a few tokens per file. The number of concerns is what
+nobody knows in advance, so the range spans the two ways a review covers its files:
+
+* low: the main agent fans out little and the sweep packs the files into concerns of up to
+  40 files (``engine/sweep.py``), one verifier in all;
+* high: one concern per file (up to ``max-subtasks``, the rest swept), a verifier for a
+  quarter of the concerns, the critic when it runs, and the thinking the effort allows.
+
+The per-agent figures are :data:`CALIBRATION`, measured by the bench it names; dollars come
+from the configured price table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from orch_review.config.pricing import Price
+from orch_review.config.settings import Config
+from orch_review.findings.usage import CostRange
+from orch_review.scope.resolve import Scope
+
+BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
+SWEEP_FILES = 40  # engine/sweep.py SweepLimits.max_files
+SWEEP_LINES = 1500  # engine/sweep.py SweepLimits.max_lines
+
+
+@dataclass(frozen=True, slots=True)
+class RoleTokens:
+    """One agent of a role: input tokens (fixed, per file, per changed line), output tokens
+    (fixed, per file), and the share of its input read from the prompt cache."""
+
+    base: int
+    per_file: float
+    per_line: float
+    output: int
+    output_per_file: float
+    cache_read_share: float
+
+    def tokens(self, files: float, lines: float) -> tuple[float, float]:
+        """(input, output) tokens of one agent given ``files`` with ``lines`` changed."""
+        read = self.base + self.per_file * files + self.per_line * lines
+        return read, self.output + self.output_per_file * files
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The per-agent token figures and the bench run that measured them."""
+
+    source: str
+    date: str
+    main_sweep: RoleTokens  # a main agent that leaves the files to the sweep (low end)
+    main_fanout: RoleTokens  # one that writes a subtask per file (high end)
+    subagent: RoleTokens
+    verifier: RoleTokens
+    critic: RoleTokens
+    verified_share: float  # of concerns that report a finding, so get a verifier (high end)
+
+    def describe(self) -> dict[str, object]:
+        """What the estimate rests on: input tokens per agent of each role, and the bench run
+        that measured them."""
+        roles = (
+            ("main", self.main_sweep),
+            ("main fanning out", self.main_fanout),
+            ("per subagent", self.subagent),
+            ("per verifier", self.verifier),
+            ("critic", self.critic),
+        )
+        return {
+            "source": self.source,
+            "date": self.date,
+            "input_tokens": [
+                f"{name} {r.base:,} + {r.per_file:g}/file + {r.per_line:g}/changed line"
+                for name, r in roles
+            ],
+        }
+
+
+# Measured with `python -m bench.estimate_bench --fit --sizes 10 40` against the fake
+# Messages API (whose token counts are ceil(characters / 4) of each block): 10 and 40 files
+# of 2 and of 30 changed lines, a main agent that fans out one subtask per file and one that
+# leaves everything to the sweep, subagents that read their files (per changed line: the
+# difference between 2 and 30 lines; per file: between 10 and 40 files in one concern).
+CALIBRATION = Calibration(
+    source="bench/estimate_bench.py",
+    date="2026-12-02",
+    main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
+    main_fanout=RoleTokens(4090, 72, 0, 80, 10.7, 0.57),
+    subagent=RoleTokens(2300, 42, 8.7, 85, 10, 0.75),
+    verifier=RoleTokens(1450, 0, 0, 77, 0, 0.48),
+    critic=RoleTokens(3000, 4, 0, 44, 0, 0.46),
+    verified_share=0.25,
+)
+
+# Output tokens of a request at each effort, over the same request with no thinking: the
+# fake API does not think, so this is the documented allowance, applied to the high end only.
+THINKING = {"low": 1.0, "medium": 1.5, "high": 2.0, "xhigh": 3.0, "max": 4.0}
+
+
+@dataclass(frozen=True, slots=True)
+class RoleEstimate:
+    """One role's part of the estimate: its model and effort, agents and dollars."""
+
+    role: str
+    model: str
+    effort: str
+    agents: tuple[int, int]  # low, high
+    usd: tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """The estimated cost of a review, per role, with what it rests on."""
+
+    files: int
+    changed_lines: int
+    concerns: tuple[int, int]
+    roles: tuple[RoleEstimate, ...]
+    calibration: dict[str, object]
+    unknown_price_models: tuple[str, ...] = ()
+
+    @property
+    def range(self) -> CostRange:
+        """The total, low to high."""
+        return CostRange(sum(r.usd[0] for r in self.roles), sum(r.usd[1] for r in self.roles))
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready data for ``plan --json``."""
+        total = self.range
+        return {
+            "low_usd": round(total.low_usd, 6),
+            "high_usd": round(total.high_usd, 6),
+            "files": self.files,
+            "changed_lines": self.changed_lines,
+            "concerns": list(self.concerns),
+            "roles": [
+                {
+                    "role": r.role,
+                    "model": r.model,
+                    "effort": r.effort,
+                    "agents": list(r.agents),
+                    "low_usd": round(r.usd[0], 6),
+                    "high_usd": round(r.usd[1], 6),
+                }
+                for r in self.roles
+            ],
+            "calibration": self.calibration,
+            "unknown_price_models": list(self.unknown_price_models),
+        }
+
+
+def _file_lines(scope: Scope) -> list[int]:
+    return [
+        f.change.additions + f.change.deletions if f.change else max(1, f.size // BYTES_PER_LINE)
+        for f in scope.files
+    ]
+
+
+def _sweep_groups(lines: list[int]) -> int:
+    """How many concerns the sweep packs these files into (by files and by lines)."""
+    if not lines:
+        return 0
+    return max(math.ceil(len(lines) / SWEEP_FILES), math.ceil(sum(lines) / SWEEP_LINES))
+
+
+def _cost(price: Price, role: RoleTokens, read: float, written: float) -> float:
+    cached = read * role.cache_read_share
+    return price.cost(0, round(written), round(read - cached), round(cached))
+
+
+def estimate_cost(
+    scope: Scope, config: Config, *, critic: bool, calibration: Calibration = CALIBRATION
+) -> Estimate:
+    """The estimated cost of reviewing ``scope`` with ``config``; ``critic``: whether the
+    critic runs (``engine.review.critic_wanted``)."""
+    lines = _file_lines(scope)
+    files, changed = len(lines), sum(lines)
+    fanned = min(files, config.max_subtasks)
+    low_concerns = _sweep_groups(lines)
+    high_concerns = fanned + _sweep_groups(sorted(lines)[: files - fanned])
+    thinking = THINKING.get(config.effort, 1.0)
+    prices = {m: config.price_for(m) for m in (config.model, config.agent_model)}
+    unknown = tuple(sorted(m for m, (_, known) in prices.items() if not known))
+
+    def role(
+        name: str,
+        model: str,
+        tokens: RoleTokens,
+        low: int,
+        high: int,
+        dear: RoleTokens | None = None,
+    ) -> RoleEstimate:
+        price = prices[model][0]
+        dearer = dear or tokens
+        # Low: the files spread over the fewest agents; high: over the most, thinking more.
+        few = tokens.tokens(files / low, changed / low) if low else (0.0, 0.0)
+        many = dearer.tokens(files / high, changed / high) if high else (0.0, 0.0)
+        return RoleEstimate(
+            name,
+            model,
+            config.effort,
+            (low, high),
+            (
+                low * _cost(price, tokens, *few),
+                high * _cost(price, dearer, many[0], many[1] * thinking),
+            ),
+        )
+
+    cal = calibration
+    verifiers = max(1, math.ceil(high_concerns * cal.verified_share)) if files else 0
+    roles = [
+        role("main", config.model, cal.main_sweep, 1, 1, cal.main_fanout),
+        role("subagents", config.agent_model, cal.subagent, low_concerns, high_concerns),
+        role("verifiers", config.agent_model, cal.verifier, min(1, files), verifiers),
+    ]
+    if critic:
+        roles.append(role("critic", config.model, cal.critic, 1, 1))
+    return Estimate(
+        files=files,
+        changed_lines=changed,
+        concerns=(low_concerns, high_concerns),
+        roles=tuple(roles),
+        calibration=cal.describe(),
+        unknown_price_models=unknown,
+    )

@@ -1,0 +1,75 @@
+"""``plan``'s cost estimate: a range per role, from the calibration it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from orch_review.scope.estimate import CALIBRATION
+from tests.conftest import GitRepoFactory
+from tests.helpers import run_cli
+from tests.scope.test_plan import _env, plan_json
+
+pytestmark = pytest.mark.slow
+
+
+def _files(count: int, lines: int = 2) -> dict[str, str]:
+    return {f"pkg/f{n}.py": "".join(f"x{i} = {i}\n" for i in range(lines)) for n in range(count)}
+
+
+def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"README.md": "# r\n", **_files(30)})
+
+    cost = plan_json(repo, "--all")["cost"]
+
+    assert 0 < cost["low_usd"] < cost["high_usd"]
+    assert cost["files"] == 31
+    roles = {r["role"]: r for r in cost["roles"]}
+    assert set(roles) == {"main", "subagents", "verifiers", "critic"}  # --all runs the critic
+    assert roles["main"]["agents"] == [1, 1]
+    assert roles["subagents"]["agents"][0] < roles["subagents"]["agents"][1] == 31
+    assert all(r["model"] == "claude-opus-5-5" and r["effort"] == "xhigh" for r in roles.values())
+    assert sum(r["low_usd"] for r in roles.values()) == pytest.approx(cost["low_usd"], abs=1e-5)
+    calibration = cost["calibration"]
+    assert (calibration["source"], calibration["date"]) == (CALIBRATION.source, CALIBRATION.date)
+    assert calibration["input_tokens"][0].startswith(f"main {CALIBRATION.main_sweep.base:,} + ")
+
+
+def test_more_files_cheaper_models_and_less_effort_move_the_estimate(
+    git_repo: GitRepoFactory,
+) -> None:
+    small = git_repo({"README.md": "# r\n", **_files(5)})
+    large = git_repo({"README.md": "# r\n", **_files(50, lines=40)})
+    base = plan_json(small, "--all")["cost"]
+
+    bigger = plan_json(large, "--all")["cost"]
+    cheaper = plan_json(
+        small,
+        "--all",
+        env=_env(ORCH_REVIEW_SUBAGENT_MODEL="claude-haiku-4-5", ORCH_REVIEW_EFFORT="low"),
+    )["cost"]
+
+    assert bigger["low_usd"] > base["low_usd"] and bigger["high_usd"] > base["high_usd"]
+    assert cheaper["high_usd"] < base["high_usd"]
+    subagents = next(r for r in cheaper["roles"] if r["role"] == "subagents")
+    assert subagents["model"] == "claude-haiku-4-5" and subagents["effort"] == "low"
+
+
+def test_the_plan_for_people_prints_the_range_and_what_it_rests_on(
+    git_repo: GitRepoFactory,
+) -> None:
+    repo = git_repo({"README.md": "# r\n", **_files(3)})
+
+    result = run_cli(repo, _env(ORCH_REVIEW_MODEL="my-own-model"), "plan", "--all")
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("estimated cost: $") and "4 files" in line for line in lines)
+    assert any(
+        line.strip().startswith("main") and "my-own-model (effort xhigh)" in line for line in lines
+    )
+    assert any("no price for my-own-model" in line for line in lines)
+    assert any(
+        line.strip()
+        == f"input tokens per agent, from bench/estimate_bench.py on {CALIBRATION.date}:"
+        for line in lines
+    )
