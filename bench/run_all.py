@@ -136,6 +136,7 @@ def main() -> None:
         Bench("hook", ["-m", "bench.hook_bench", *quick_runs], OUT / "hook.json"),
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
         Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),
+        Bench("re-review", ["-m", "bench.rereview_bench"], OUT / "rereview.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()
