@@ -22,9 +22,24 @@ from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
+from orch_review.engine.completion import (
+    agents_left,
+    cover_rest,
+    coverage_of,
+    ledger_files,
+    verified_by_path,
+)
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
+from orch_review.engine.delta import (
+    NOTHING_CHANGED,
+    critic_wanted,
+    delta_scope,
+    guidance_text,
+    main_task,
+    reuse_base,
+)
 from orch_review.engine.main_agent import run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
@@ -33,7 +48,6 @@ from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sandbox import Sandbox
 from orch_review.engine.scheduler import MAIN
 from orch_review.engine.session import Session
-from orch_review.engine.sweep import covering, run_sweep
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
@@ -47,7 +61,6 @@ from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
 from orch_review.scope.prescout import summary as prescout_summary
-from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
@@ -89,22 +102,6 @@ def _load_guidance(
 
     names = gitops.files_called(repo, revision, config.guidance_files)
     return load_guidance(config, names, read, learnings)
-
-
-CRITIC_FILES = 20
-CRITIC_LINES = 500
-
-
-def critic_wanted(config: Config, scope: Scope) -> bool:
-    """The critic setting, or by default: a full audit or a large change. On a re-review
-    ``scope`` is the delta (the files no earlier complete review covers): a small delta, at
-    most ``CRITIC_FILES`` files and ``CRITIC_LINES`` changed lines, runs no critic."""
-    if config.critic is not None:
-        return config.critic
-    if scope.kind == "all":
-        return True
-    changed = sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
-    return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
 
 
 _PREPARE = "copying the content under review into a read-only snapshot"
@@ -254,7 +251,7 @@ def _run_agents(
     for the next one."""
     config, scope = state.config, state.scope
     main_guidance, state.guidance_truncated = guidance.for_main()
-    earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
+    earlier = EarlierReviews(session, reuse_base(scope), guidance_text(guidance))
     if scope.kind != "all" and config.journal:
         earlier.load(scope.paths)  # reads the files under review through git
     delta = delta_scope(scope, earlier)
@@ -271,9 +268,9 @@ def _run_agents(
     client.check_usable()  # no sweep, no critic: not one of their requests can succeed
     state.notes += _sweep_and_criticise(state, session, workflow, critic, files, earlier.paths)
     client.check_usable()
-    coverage = _coverage(scope, files, workflow, earlier.paths)
+    coverage = coverage_of(scope, files, workflow, earlier.paths)
     if coverage.complete and session.ledger.report().cap_reached is None:
-        earlier.store(coverage, _verified_by_path(workflow), state.summary)
+        earlier.store(coverage, verified_by_path(workflow), state.summary)
     return _AgentsDone(workflow, earlier, coverage, session.ledger, session.shell_sandbox)
 
 
@@ -297,28 +294,6 @@ def _fan_out(
     if delta.files and critic_wanted(session.config, delta):
         critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
     return workflow, critic
-
-
-def delta_scope(scope: Scope, earlier: EarlierReviews) -> Scope:
-    """``scope`` without the files an earlier complete review covers: what is left to pay
-    for (``scope`` itself when nothing is reused)."""
-    if not earlier.paths:
-        return scope
-    return dataclasses.replace(
-        scope, files=tuple(f for f in scope.files if f.path not in earlier.paths)
-    )
-
-
-def main_task(delta: Scope, main_guidance: str, earlier: EarlierReviews) -> str:
-    """The main agent's first turn: the files to scout (on a re-review only those changed
-    since the earlier review), then what the earlier review covers."""
-    return task_text(delta, main_guidance) + earlier.note()
-
-
-NOTHING_CHANGED = (
-    "Nothing changed since an earlier complete review of the same base: its coverage and "
-    "verified findings are reused."
-)
 
 
 def _run_main(
@@ -356,16 +331,16 @@ def _sweep_and_criticise(
     files: list[LedgerFile],
     reused: frozenset[str],
 ) -> tuple[str, ...]:
-    """The sweep and the critic (see :func:`_cover`); a cap they reach is a warning."""
+    """The sweep and the critic (see :func:`cover_rest`); a cap they reach is a warning."""
     config, ledger = state.config, session.ledger
     try:
-        return _cover(
+        return cover_rest(
             workflow,
             critic,
             files,
             state.scope,
             reused,
-            lambda: _agents_left(config, ledger),
+            lambda: agents_left(config, ledger),
             state.warnings,
         )
     except OrchReviewError as exc:
@@ -483,54 +458,6 @@ def _build_report(state: _Review, agents: _AgentsDone, findings: list[Finding]) 
     )
 
 
-def _cover(
-    workflow: Workflow,
-    critic: Critic | None,
-    files: list[LedgerFile],
-    scope: Scope,
-    done: frozenset[str],
-    agents_left: Callable[[], int | None],
-    warnings: list[str],
-) -> tuple[str, ...]:
-    """After the main agent: the sweep over files nothing covers, and the critic's concerns
-    (started with the first concern list, so usually queued or done by now); the report's
-    notes on what they did. Files the critic's queued concerns name are swept only if those fail."""
-    if critic is not None:
-        critic.wait_queued()
-    pending = workflow.pending_files()
-    swept = run_sweep(
-        workflow,
-        [f for f in files if f.path not in pending],
-        scope.base_commit,
-        done=done,
-        agents_left=agents_left(),
-    )
-    added: list[str] = []
-    if critic is not None:
-        run = critic.finish()
-        if run.failure:
-            warnings.append(run.failure)
-        if run.outcomes:
-            added.append(
-                f"The completeness critic added {counted(len(run.outcomes), 'concern')} the "
-                "first wave had not covered."
-            )
-        swept += run_sweep(
-            workflow,
-            [f for f in files if f.path in pending],
-            scope.base_commit,
-            done=done,
-            agents_left=agents_left(),
-        )
-    if swept:
-        count = sum(len(workflow.files_of[o.index]) for o in swept)
-        sweeps = "a sweep" if len(swept) == 1 else counted(len(swept), "sweep")
-        added.insert(
-            0, f"orch-review reviewed {counted(count, 'file')} no concern had covered, in {sweeps}."
-        )
-    return tuple(added)
-
-
 def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
     skipped = [SkippedPath(s.path, s.reason) for s in scope.skipped]
     unit = "files" if scope.kind == "all" else "changed files"
@@ -549,61 +476,4 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         coverage=build_coverage([], covered_by={}, skipped=skipped, unit=unit),
         shard=scope.shard,
         notes=tuple(filter(None, [scope.nothing_reviewable()])),
-    )
-
-
-def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
-    """Every reviewable file in scope: for a change its changed lines and hunks, for a full
-    audit its length (read from the snapshot, so call it once the content is in place)."""
-    out = []
-    for file in scope.files:
-        if file.change is not None:
-            changed = file.change.additions + file.change.deletions
-            out.append(LedgerFile(file.path, changed, file.change.hunks))
-        else:
-            out.append(LedgerFile(file.path, workspace.line_count(file.path) or 0))
-    return out
-
-
-def _agents_left(config: Config, ledger: Ledger) -> int | None:
-    if config.max_agents is None:
-        return None
-    return max(0, config.max_agents - sum(ledger.report().agents_started.values()))
-
-
-def _reuse_base(scope: Scope) -> str | None:
-    """What earlier reviews must have been compared with to be reused (None: no reuse)."""
-    return None if scope.kind == "all" else scope.base_commit
-
-
-def guidance_text(guidance: Guidance) -> Callable[[str], str]:
-    """The review guidance an agent about one path receives."""
-
-    def text(path: str) -> str:
-        return guidance.for_paths([path])[0]
-
-    return text
-
-
-def _verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:
-    """Findings of the concerns this review ran and fully verified, by path."""
-    out: dict[str, list[Finding]] = {}
-    for outcome in workflow.outcomes:
-        if outcome.covered and outcome.index not in workflow.answered:
-            for finding in outcome.findings:
-                out.setdefault(finding.path, []).append(finding)
-    return out
-
-
-def _coverage(
-    scope: Scope, files: list[LedgerFile], workflow: Workflow, reused: frozenset[str]
-) -> Coverage:
-    covered_by, reasons = covering(workflow.outcomes, workflow.files_of, workflow.answered)
-    return build_coverage(
-        files,
-        covered_by=covered_by,
-        reused=reused,
-        reasons=reasons,
-        skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
-        unit="files" if scope.kind == "all" else "changed files",
     )
