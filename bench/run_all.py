@@ -141,6 +141,7 @@ def main() -> None:
         Bench("sandbox", ["-m", "bench.sandbox_bench", *quick_sandbox], OUT / "sandbox.json"),
         Bench("estimate", ["-m", "bench.estimate_bench", *quick_estimate], OUT / "estimate.json"),
         Bench("question", ["-m", "bench.question_bench"], OUT / "question.json"),
+        Bench("re-review", ["-m", "bench.rereview_bench"], OUT / "rereview.json"),
     ]
     load_before = os.getloadavg()[0]  # other work on the machine skews every figure
     started = time.perf_counter()

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -22,18 +22,35 @@ from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
+from orch_review.engine.client import ModelClient
+from orch_review.engine.completion import (
+    agents_left,
+    cover_rest,
+    coverage_of,
+    ledger_files,
+    verified_by_path,
+)
 from orch_review.engine.confinement import agent_environment
 from orch_review.engine.conversation import save_conversation
 from orch_review.engine.critic import Critic
-from orch_review.engine.intent import INTENT_CATEGORY, start_intent_concern, write_walkthrough
+from orch_review.engine.delta import (
+    NOTHING_CHANGED,
+    critic_wanted,
+    delta_scope,
+    guidance_text,
+    main_task,
+    reuse_base,
+)
+from orch_review.engine.intent import start_intent_concern, write_walkthrough
 from orch_review.engine.live import LiveTotals
-from orch_review.engine.main_agent import run_main_agent
+from orch_review.engine.main_agent import MainResult, run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
 from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
+from orch_review.engine.sandbox import Sandbox
 from orch_review.engine.scheduler import MAIN
-from orch_review.engine.sweep import covering, run_sweep
+from orch_review.engine.session import Session
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
@@ -42,13 +59,13 @@ from orch_review.findings.records import Finding
 from orch_review.findings.report import GuidanceFile, Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
+from orch_review.findings.walkthrough import Walkthrough
 from orch_review.programs import require
 from orch_review.scope import git as gitops
 from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
 from orch_review.scope.intent import Intent
 from orch_review.scope.prescout import summary as prescout_summary
-from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
@@ -96,20 +113,6 @@ def _load_guidance(
     return load_guidance(config, names, read, learnings, rules)
 
 
-CRITIC_FILES = 20
-CRITIC_LINES = 500
-
-
-def critic_wanted(config: Config, scope: Scope) -> bool:
-    """The critic setting, or by default: a full audit or a large change."""
-    if config.critic is not None:
-        return config.critic
-    if scope.kind == "all":
-        return True
-    changed = sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
-    return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
-
-
 _PREPARE = "copying the content under review into a read-only snapshot"
 _REMOVE = "removing the snapshot"
 _CHECK = "checking suggested fixes with suggestion-check"
@@ -150,6 +153,36 @@ def _line_reader(content: Snapshot) -> Callable[[str], list[str] | None]:
     return read
 
 
+@dataclass(slots=True)
+class _Review:
+    """What the stages of one review hand on to the next: the request, and what is known so
+    far about its outcome."""
+
+    config: Config
+    scope: Scope
+    options: ReportOptions
+    mode: FilterMode
+    started: float
+    warnings: list[str] = field(default_factory=list)
+    summary: str = ""
+    notes: tuple[str, ...] = ()
+    guidance_truncated: bool = False
+    live: LiveTotals | None = None  # the running cost and coverage shown while it runs
+    walkthrough: Walkthrough | None = None
+    guidance_files: tuple[GuidanceFile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _AgentsDone:
+    """What the agents left behind once the session is closed."""
+
+    workflow: Workflow
+    earlier: EarlierReviews
+    coverage: Coverage
+    ledger: Ledger
+    sandbox: Sandbox
+
+
 def review(
     config: Config,
     scope: Scope,
@@ -164,38 +197,30 @@ def review(
     Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt).
 
     ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
+
+    The stages, in order: the snapshot and the guidance; the session, in which earlier
+    reviews are looked up, the main agent scouts what they do not cover and fans out, the
+    sweep and the critic cover the rest, and the coverage is recorded; then the findings are
+    triaged and their suggested fixes checked, and the report is built.
     """
     options = options or ReportOptions()
-    mode = options.mode_for(scope)
-    started = time.monotonic()
+    state = _Review(config, scope, options, options.mode_for(scope), time.monotonic())
     if not scope.files:  # a shard with no file: complete, nothing to ask a model
-        return _empty_report(config, scope, mode)
+        return _empty_report(config, scope, state.mode)
     # Before the snapshot and the first request: agents cannot work without a shell.
     require("bash", agent_environment(env, "")["PATH"])
-    warnings: list[str] = []
     repo = open_repo(scope.root, env)
-    live = LiveTotals(events, len(scope.files)) if events is not None else None
-    events = live or events
+    if events is not None:
+        state.live = LiveTotals(events, len(scope.files))
+        events = state.live
+    if options.intent is not None:
+        state.warnings.extend(options.intent.notes)
     with (
         closing(new_client(config, env)) as client,
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
-        skipped = {s.path: s.reason for s in scope.skipped}
         guidance = _load_guidance(config, content.repo, scope, content.commit, options.learnings)
-        main_guidance, truncated = guidance.for_main()
-        workspace = Workspace(
-            content.root,
-            scope.paths,
-            content.content_id,
-            skipped,
-            ready=content.wait,
-            content=content,
-        )
-        summary = ""
-        notes: tuple[str, ...] = ()
-        walkthrough = None
-        if options.intent is not None:
-            warnings.extend(options.intent.notes)
+        workspace = _workspace(scope, content)
         with open_session(
             config,
             env,
@@ -205,215 +230,275 @@ def review(
             guidance=guidance,
             events=events,
             notices=notices,
-            warnings=warnings,
+            warnings=state.warnings,
             cancel=cancel,
         ) as session:
-            earlier = EarlierReviews(session, _reuse_base(scope), guidance_text(guidance))
-            if live is not None:
-                live.ledger = session.ledger
-                live.reused = lambda: earlier.paths
-            if scope.kind != "all" and config.journal:
-                earlier.load(scope.paths)  # reads the files under review through git
-            critic: Critic | None = None
-
-            def start_critic(concerns: list[str]) -> None:
-                if critic is not None:
-                    critic.start(concerns)
-
-            workflow = Workflow(
-                session,
-                require_files=scope.kind != "all",
-                earlier=earlier,
-                on_concerns=start_critic,
-            )
-            if live is not None:
-                live.workflow = workflow
-            if critic_wanted(config, scope):
-                critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
-            # A full copy of the content is written before anything is paid for: a failure
-            # to write it (a full TMPDIR) ends the review here.
-            content.wait()
-            intent_check = start_intent_concern(workflow, scope, options.intent)
-            try:
-                task = task_text(scope, main_guidance) + earlier.note()
-                # On a pool thread, not this one: a signal unwinds this thread, and the main
-                # agent's reply in flight then still lands and is journaled.
-                main = session.pool.submit(
-                    MAIN, partial(run_main_agent, session, workflow, task)
-                ).result()
-                summary = main.summary
-                if main.note:
-                    warnings.append(f"main agent: {main.note}")
-                save_conversation(
-                    session.journal,
-                    main,
-                    content.commit,
-                    scope.describe(),
-                    content.own_objects(),
-                    work_tree=scope.root,
-                )
-                if options.walkthrough:
-                    walkthrough, why_not = session.pool.submit(
-                        MAIN, partial(write_walkthrough, session, workflow, main, scope)
-                    ).result()
-                    if why_not is not None:
-                        warnings.append(f"The walkthrough was not written: {why_not}.")
-            except OrchReviewError as exc:
-                if exc.exit_code != ExitCode.INCOMPLETE:
-                    raise
-                warnings.append(str(exc))
-            workflow.collect(intent_check)
-            files = ledger_files(scope, workspace)
-            client.check_usable()  # no sweep, no critic: not one of their requests can succeed
-            try:
-                ledger = session.ledger
-                notes = _cover(
-                    workflow,
-                    critic,
-                    files,
-                    scope,
-                    earlier.paths,
-                    lambda: _agents_left(config, ledger),
-                    warnings,
-                )
-            except OrchReviewError as exc:
-                if exc.exit_code != ExitCode.INCOMPLETE:
-                    raise
-                warnings.append(str(exc))
-            client.check_usable()
-            ledger = session.ledger
-            sandbox = session.shell_sandbox
-            coverage = _coverage(scope, files, workflow, earlier.paths)
-            if coverage.complete and ledger.report().cap_reached is None:
-                earlier.store(coverage, _verified_by_path(workflow))
+            agents = _run_agents(state, session, client, content, workspace, guidance)
         read = _line_reader(content)
-        reviewed = [o for o in workflow.outcomes if o.index not in workflow.answered]
-        carried = [f for found in earlier.findings.values() for f in found]
-        findings = triage(
-            [*(f for outcome in reviewed for f in outcome.findings), *carried],
-            read=read,
-            changes=scope.changes if scope.kind != "all" else None,
-            mode=mode,
-            baseline=options.baseline,
-            floor=config.strictness,
-            dismissed=learned.dismissed(options.learnings),
-        )
-        checking = config.suggestion_check is not None and any(f.replacement for f in findings)
-        if checking:
-            workspace.wait()  # the check reads the content where agents read it
-            _stage(events, "started", "patches", _CHECK)
-        # The launcher scrubs the environment too; no secret is handed to it in the first place.
-        check_env = agent_environment(env, "/")
-        # Only bubblewrap may run the reviewed code: elsewhere, no check runs at all.
-        refusal = unconfined_reason(sandbox)
-        if checking and refusal is not None:
-            warnings.append(
-                f"suggestion-check did not run: {refusal}; the suggested fixes stay unverified "
-                "(install bubblewrap to check them)."
-            )
-        findings = PatchChecker(
-            content.read,
-            config.suggestion_check,
-            sandbox if refusal is None else None,
-            workspace.root,
-            check_env,
-            unavailable=refusal or "no sandbox",
-        ).check_all(findings)
-        if checking:
-            _stage(events, "done", "patches", _CHECK)
+        findings = _triage(state, agents, read)
+        findings = _check_fixes(state, findings, agents.sandbox, workspace, content, env, events)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
-    warnings += guidance.notes
-    if truncated or workflow.guidance_truncated:
+    state.warnings += guidance.notes
+    _closing_warnings(state, agents)
+    state.guidance_files = tuple(
+        GuidanceFile(f.path, f.truncated, f.applies_to) for f in guidance.sources
+    )
+    report = _build_report(state, agents, findings)
+    return dataclasses.replace(report, snippets=snippets, walkthrough=state.walkthrough)
+
+
+def _workspace(scope: Scope, content: Snapshot) -> Workspace:
+    """Where the agents read the content under review."""
+    skipped = {s.path: s.reason for s in scope.skipped}
+    return Workspace(
+        content.root,
+        scope.paths,
+        content.content_id,
+        skipped,
+        ready=content.wait,
+        content=content,
+    )
+
+
+def _run_agents(
+    state: _Review,
+    session: Session,
+    client: ModelClient,
+    content: Snapshot,
+    workspace: Workspace,
+    guidance: Guidance,
+) -> _AgentsDone:
+    """The paid part: what earlier reviews do not cover is scouted by the main agent and
+    fanned out, the sweep and the critic cover the rest, and a complete review is recorded
+    for the next one."""
+    config, scope = state.config, state.scope
+    main_guidance, state.guidance_truncated = guidance.for_main()
+    earlier = EarlierReviews(session, reuse_base(scope), guidance_text(guidance))
+    if state.live is not None:
+        state.live.ledger = session.ledger
+        state.live.reused = lambda: earlier.paths
+    if scope.kind != "all" and config.journal:
+        earlier.load(scope.paths)  # reads the files under review through git
+    delta = delta_scope(scope, earlier)
+    workflow, critic = _fan_out(session, scope, delta, earlier, main_guidance)
+    if state.live is not None:
+        state.live.workflow = workflow
+    # A full copy of the content is written before anything is paid for: a failure to
+    # write it (a full TMPDIR) ends the review here.
+    content.wait()
+    intent_check = start_intent_concern(workflow, scope, state.options.intent)
+    if delta.files:
+        _run_main(state, session, workflow, main_task(delta, main_guidance, earlier), content)
+    else:  # nothing changed since a complete review: nothing to scout, nothing to ask
+        state.summary = earlier.summary() or NOTHING_CHANGED
+        state.notes = (earlier.reused_note(len(scope.files)),)
+    workflow.collect(intent_check)
+    files = ledger_files(scope, workspace)
+    client.check_usable()  # no sweep, no critic: not one of their requests can succeed
+    state.notes += _sweep_and_criticise(state, session, workflow, critic, files, earlier.paths)
+    client.check_usable()
+    coverage = coverage_of(scope, files, workflow, earlier.paths)
+    if coverage.complete and session.ledger.report().cap_reached is None:
+        earlier.store(coverage, verified_by_path(workflow), state.summary)
+    return _AgentsDone(workflow, earlier, coverage, session.ledger, session.shell_sandbox)
+
+
+def _fan_out(
+    session: Session, scope: Scope, delta: Scope, earlier: EarlierReviews, main_guidance: str
+) -> tuple[Workflow, Critic | None]:
+    """The Workflow the main agent fans out through, and the critic it starts when the part
+    of the change left to review (``delta``) calls for one (see :func:`critic_wanted`)."""
+    critic: Critic | None = None
+
+    def start_critic(concerns: list[str]) -> None:
+        if critic is not None:
+            critic.start(concerns)
+
+    workflow = Workflow(
+        session,
+        require_files=scope.kind != "all",
+        earlier=earlier,
+        on_concerns=start_critic,
+    )
+    if delta.files and critic_wanted(session.config, delta):
+        critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
+    return workflow, critic
+
+
+def _run_main(
+    state: _Review, session: Session, workflow: Workflow, task: str, content: Snapshot
+) -> None:
+    """Run the main agent, keep its conversation for follow-up questions; a review it left
+    incomplete goes on (the sweep covers what it did not)."""
+    scope = state.scope
+    try:
+        # On a pool thread, not this one: a signal unwinds this thread, and the main
+        # agent's reply in flight then still lands and is journaled.
+        main = session.pool.submit(MAIN, partial(run_main_agent, session, workflow, task)).result()
+        state.summary = main.summary
+        if main.note:
+            state.warnings.append(f"main agent: {main.note}")
+        save_conversation(
+            session.journal,
+            main,
+            content.commit,
+            scope.describe(),
+            content.own_objects(),
+            work_tree=scope.root,
+        )
+        if state.options.walkthrough:
+            _write_walkthrough(state, session, workflow, main)
+    except OrchReviewError as exc:
+        if exc.exit_code != ExitCode.INCOMPLETE:
+            raise
+        state.warnings.append(str(exc))
+
+
+def _write_walkthrough(
+    state: _Review, session: Session, workflow: Workflow, main: MainResult
+) -> None:
+    """The model's walkthrough of the change, one follow-up turn of the main conversation
+    (unverified description); a warning says why when there is none."""
+    task = partial(write_walkthrough, session, workflow, main, state.scope)
+    state.walkthrough, why_not = session.pool.submit(MAIN, task).result()
+    if why_not is not None:
+        state.warnings.append(f"The walkthrough was not written: {why_not}.")
+
+
+def _sweep_and_criticise(
+    state: _Review,
+    session: Session,
+    workflow: Workflow,
+    critic: Critic | None,
+    files: list[LedgerFile],
+    reused: frozenset[str],
+) -> tuple[str, ...]:
+    """The sweep and the critic (see :func:`cover_rest`); a cap they reach is a warning."""
+    config, ledger = state.config, session.ledger
+    try:
+        return cover_rest(
+            workflow,
+            critic,
+            files,
+            state.scope,
+            reused,
+            lambda: agents_left(config, ledger),
+            state.warnings,
+        )
+    except OrchReviewError as exc:
+        if exc.exit_code != ExitCode.INCOMPLETE:
+            raise
+        state.warnings.append(str(exc))
+        return ()
+
+
+def _triage(
+    state: _Review, agents: _AgentsDone, read: Callable[[str], list[str] | None]
+) -> list[Finding]:
+    """The findings of the concerns this review ran, and those carried over from earlier
+    reviews, triaged for the report."""
+    workflow, options, scope = agents.workflow, state.options, state.scope
+    reviewed = [o for o in workflow.outcomes if o.index not in workflow.answered]
+    carried = [f for found in agents.earlier.findings.values() for f in found]
+    return triage(
+        [*(f for outcome in reviewed for f in outcome.findings), *carried],
+        read=read,
+        changes=scope.changes if scope.kind != "all" else None,
+        mode=state.mode,
+        baseline=options.baseline,
+        floor=state.config.strictness,
+        dismissed=learned.dismissed(options.learnings),
+    )
+
+
+def _check_fixes(
+    state: _Review,
+    findings: list[Finding],
+    sandbox: Sandbox,
+    workspace: Workspace,
+    content: Snapshot,
+    env: Mapping[str, str],
+    events: EventSink | None,
+) -> list[Finding]:
+    """Suggested fixes checked with ``suggestion-check``, confined by bubblewrap or not run."""
+    config = state.config
+    checking = config.suggestion_check is not None and any(f.replacement for f in findings)
+    if checking:
+        workspace.wait()  # the check reads the content where agents read it
+        _stage(events, "started", "patches", _CHECK)
+    # The launcher scrubs the environment too; no secret is handed to it in the first place.
+    check_env = agent_environment(env, "/")
+    # Only bubblewrap may run the reviewed code: elsewhere, no check runs at all.
+    refusal = unconfined_reason(sandbox)
+    if checking and refusal is not None:
+        state.warnings.append(
+            f"suggestion-check did not run: {refusal}; the suggested fixes stay unverified "
+            "(install bubblewrap to check them)."
+        )
+    checked = PatchChecker(
+        content.read,
+        config.suggestion_check,
+        sandbox if refusal is None else None,
+        workspace.root,
+        check_env,
+        unavailable=refusal or "no sandbox",
+    ).check_all(findings)
+    if checking:
+        _stage(events, "done", "patches", _CHECK)
+    return checked
+
+
+def _closing_warnings(state: _Review, agents: _AgentsDone) -> None:
+    """What the report warns about once the agents are done."""
+    config, scope, warnings = state.config, state.scope, state.warnings
+    if state.guidance_truncated or agents.workflow.guidance_truncated:
         warnings.append(
             f"Review guidance was cut to {config.guidance_max_bytes:,} bytes per agent "
             "(guidance-max-bytes); the most specific guidance was kept."
         )
-    unreadable = tuple(s.path for s in scope.skipped if s.reason == UNREADABLE)
+    unreadable = _unreadable(scope)
     if unreadable:
         warnings.append(
             f"Not reviewed: {counted(len(unreadable), 'file')} this user may not read "
             f"({', '.join(quote_path(p) for p in unreadable)}); give read permission and run "
             "again."
         )
-    refused = refusal_warning(workflow.refused)
+    refused = refusal_warning(agents.workflow.refused)
     if refused is not None:
         warnings.append(refused)
-    usage = ledger.report()
+    usage = agents.ledger.report()
     if usage.unknown_price_models:
         warnings.append(
             "Cost is estimated with the highest known price for "
             + ", ".join(usage.unknown_price_models)
             + "; add their prices under [tool.orch-review.prices]."
         )
-    report = build_report(
+
+
+def _unreadable(scope: Scope) -> tuple[str, ...]:
+    return tuple(s.path for s in scope.skipped if s.reason == UNREADABLE)
+
+
+def _build_report(state: _Review, agents: _AgentsDone, findings: list[Finding]) -> Report:
+    config, scope = state.config, state.scope
+    return build_report(
         scope=scope.describe(),
-        summary=summary,
-        concerns=workflow.outcomes,
-        usage=usage,
-        wall_seconds=time.monotonic() - started,
+        summary=state.summary,
+        concerns=agents.workflow.outcomes,
+        usage=agents.ledger.report(),
+        wall_seconds=time.monotonic() - state.started,
         model=config.model,
         agent_model=config.agent_model,
-        warnings=warnings,
+        warnings=state.warnings,
         findings=findings,
         scope_kind=scope.kind,
-        filter_mode=mode,
-        unreadable=unreadable,
-        coverage=coverage,
+        filter_mode=state.mode,
+        unreadable=_unreadable(scope),
+        coverage=agents.coverage,
         shard=scope.shard,
-        notes=notes,
-        guidance_files=tuple(
-            GuidanceFile(f.path, f.truncated, f.applies_to) for f in guidance.sources
-        ),
+        notes=state.notes,
+        guidance_files=state.guidance_files,
     )
-    return dataclasses.replace(report, snippets=snippets, walkthrough=walkthrough)
-
-
-def _cover(
-    workflow: Workflow,
-    critic: Critic | None,
-    files: list[LedgerFile],
-    scope: Scope,
-    done: frozenset[str],
-    agents_left: Callable[[], int | None],
-    warnings: list[str],
-) -> tuple[str, ...]:
-    """After the main agent: the sweep over files nothing covers, and the critic's concerns
-    (started with the first concern list, so usually queued or done by now); the report's
-    notes on what they did. Files the critic's queued concerns name are swept only if those fail."""
-    if critic is not None:
-        critic.wait_queued()
-    pending = workflow.pending_files()
-    swept = run_sweep(
-        workflow,
-        [f for f in files if f.path not in pending],
-        scope.base_commit,
-        done=done,
-        agents_left=agents_left(),
-    )
-    added: list[str] = []
-    if critic is not None:
-        run = critic.finish()
-        if run.failure:
-            warnings.append(run.failure)
-        if run.outcomes:
-            added.append(
-                f"The completeness critic added {counted(len(run.outcomes), 'concern')} the "
-                "first wave had not covered."
-            )
-        swept += run_sweep(
-            workflow,
-            [f for f in files if f.path in pending],
-            scope.base_commit,
-            done=done,
-            agents_left=agents_left(),
-        )
-    if swept:
-        count = sum(len(workflow.files_of[o.index]) for o in swept)
-        sweeps = "a sweep" if len(swept) == 1 else counted(len(swept), "sweep")
-        added.insert(
-            0, f"orch-review reviewed {counted(count, 'file')} no concern had covered, in {sweeps}."
-        )
-    return tuple(added)
 
 
 def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
@@ -434,63 +519,4 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         coverage=build_coverage([], covered_by={}, skipped=skipped, unit=unit),
         shard=scope.shard,
         notes=tuple(filter(None, [scope.nothing_reviewable()])),
-    )
-
-
-def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
-    """Every reviewable file in scope: for a change its changed lines and hunks, for a full
-    audit its length (read from the snapshot, so call it once the content is in place)."""
-    out = []
-    for file in scope.files:
-        if file.change is not None:
-            changed = file.change.additions + file.change.deletions
-            out.append(LedgerFile(file.path, changed, file.change.hunks))
-        else:
-            out.append(LedgerFile(file.path, workspace.line_count(file.path) or 0))
-    return out
-
-
-def _agents_left(config: Config, ledger: Ledger) -> int | None:
-    if config.max_agents is None:
-        return None
-    return max(0, config.max_agents - sum(ledger.report().agents_started.values()))
-
-
-def _reuse_base(scope: Scope) -> str | None:
-    """What earlier reviews must have been compared with to be reused (None: no reuse)."""
-    return None if scope.kind == "all" else scope.base_commit
-
-
-def guidance_text(guidance: Guidance) -> Callable[[str], str]:
-    """The review guidance an agent about one path receives."""
-
-    def text(path: str) -> str:
-        return guidance.for_paths([path])[0]
-
-    return text
-
-
-def _verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:
-    """Findings of the concerns this review ran and fully verified, by path; not the intent
-    check's, which are about the request's description, not the file alone."""
-    out: dict[str, list[Finding]] = {}
-    for outcome in workflow.outcomes:
-        if outcome.covered and outcome.index not in workflow.answered:
-            for finding in outcome.findings:
-                if finding.category != INTENT_CATEGORY:
-                    out.setdefault(finding.path, []).append(finding)
-    return out
-
-
-def _coverage(
-    scope: Scope, files: list[LedgerFile], workflow: Workflow, reused: frozenset[str]
-) -> Coverage:
-    covered_by, reasons = covering(workflow.outcomes, workflow.files_of, workflow.answered)
-    return build_coverage(
-        files,
-        covered_by=covered_by,
-        reused=reused,
-        reasons=reasons,
-        skipped=[SkippedPath(s.path, s.reason) for s in scope.skipped],
-        unit="files" if scope.kind == "all" else "changed files",
     )

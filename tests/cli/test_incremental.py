@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import GitRepoFactory, git, write
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.files_model import MARKER, OneSubtaskPerFile
 from tests.helpers import run_cli
 
@@ -113,3 +113,108 @@ def test_the_same_subtask_about_an_edited_file_is_reviewed_again(
     assert f"<subtask>\nReview `{_path(1)}` for defects.\n</subtask>" in task
     assert f"{_path(1)}:2" in again.stdout
     assert "3 of 3 changed files covered (2 reused" in again.stdout
+
+
+class WithCritic(OneSubtaskPerFile):
+    """The per-file model, answering the completeness critic too: it proposes nothing."""
+
+    def __call__(self, request: ModelRequest) -> Reply:
+        if request.has_tool("report_concerns"):
+            return Reply.tool_use("report_concerns", {"concerns": []})
+        return super().__call__(request)
+
+
+def _forty_files(git_repo: GitRepoFactory) -> tuple[Path, str]:
+    repo = git_repo({"README.md": "# demo\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {_path(n): _content(n) for n in range(FILES)})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "forty files")
+    return repo, git(repo, "rev-parse", "main").strip()
+
+
+def _tokens(api: FakeMessagesAPI) -> int:
+    """What the requests received so far cost in input tokens, as the fake API counts them."""
+    return sum(len(json.dumps(r.body)) for r in api.message_requests)
+
+
+def test_a_re_review_scouts_only_the_delta_and_skips_the_critic_on_a_small_one(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    """40 changed files call for the critic by default; a one-file push does not."""
+    env = {k: v for k, v in api_env.items() if k != "ORCH_REVIEW_CRITIC"}
+    repo, base = _forty_files(git_repo)
+    fake_api.policy = WithCritic(base=base, wording=reworded, run=0)
+
+    assert run_cli(repo, env, "--base", "main").returncode == 1
+    first_requests, first_bytes = len(fake_api.message_requests), _tokens(fake_api)
+    assert len(fake_api.requests_for("other")) == 1  # the critic proposed nothing
+
+    write(repo, {_path(EDITED): _content(EDITED, step=2)})
+    git(repo, "commit", "-q", "-am", "edit one file")
+    fake_api.reset()
+    fake_api.policy = WithCritic(base=base, wording=reworded, run=1)
+
+    again = run_cli(repo, env, "--base", "main")
+
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert f"{FILES} of {FILES} changed files covered ({FILES - 1} reused" in again.stdout
+    assert fake_api.requests_for("other") == []  # a one-file delta is small: no critic
+    task = fake_api.requests_for("main")[0].model_request().first_user_text
+    to_scout = task.split("<files>")[1].split("</files>")[0]
+    assert to_scout.split()[0] == _path(EDITED) and _path(BUG) not in to_scout
+    assert "reviewable files: 1 " in task  # the delta, not the whole change
+    covered = task.split("<already_covered>")[1].split("</already_covered>")[0].split()
+    assert sorted(covered) == sorted(_path(n) for n in range(FILES) if n != EDITED)
+    assert "1 finding carried over" in task  # the reused verified result is stated
+    requests, sent = len(fake_api.message_requests), _tokens(fake_api)
+    assert requests <= 0.15 * first_requests, (requests, first_requests)
+    assert sent <= 0.15 * first_bytes, (sent, first_bytes)
+
+
+def test_a_re_run_with_nothing_changed_sends_no_request(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo, base = _forty_files(git_repo)
+    fake_api.policy = OneSubtaskPerFile(base=base, wording=reworded, run=0, summary="All read.")
+    first = run_cli(repo, api_env, "--base", "main")
+    assert first.returncode == 1, first.stdout + first.stderr
+    fake_api.reset()
+    fake_api.policy = OneSubtaskPerFile(base=base, wording=reworded, run=1)
+    out = tmp_path / "again.json"
+
+    again = run_cli(repo, api_env, "--base", "main", "--json", str(out))
+
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert fake_api.message_requests == []
+    assert f"{FILES} of {FILES} changed files covered ({FILES} reused" in again.stdout
+    assert f"{_path(BUG)}:2" in again.stdout  # the finding is carried over
+    data = json.loads(out.read_text())
+    assert data["summary"] == "All read."  # the summary of the review whose inputs these are
+    assert data["incomplete"] is False
+    assert data["usage"]["total"]["requests"] == 0
+
+
+def test_reused_coverage_counts_only_for_unchanged_content(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    """The edited file is not covered by the earlier review: when nothing can review it, the
+    review is incomplete and names it, although every other file is reused."""
+    repo, base = _forty_files(git_repo)
+    fake_api.policy = OneSubtaskPerFile(base=base, wording=reworded, run=0)
+    assert run_cli(repo, api_env, "--base", "main").returncode == 1
+    write(repo, {_path(EDITED): _content(EDITED, step=2)})
+    git(repo, "commit", "-q", "-am", "edit one file")
+    fake_api.reset()
+    fake_api.policy = OneSubtaskPerFile(base=base, wording=reworded, run=1)
+    fake_api.add_fault("status", times=None, status=500, match=lambda r: r.role == "subagent")
+    out = tmp_path / "again.json"
+    env = {**api_env, "ORCH_REVIEW_MAX_RETRIES": "0"}
+
+    again = run_cli(repo, env, "--base", "main", "--json", str(out))
+
+    assert again.returncode == 3, again.stdout + again.stderr
+    assert _path(EDITED) in again.stdout
+    statuses = {f["path"]: f["status"] for f in json.loads(out.read_text())["coverage"]["files"]}
+    assert statuses.pop(_path(EDITED)) not in ("covered", "reused")
+    assert set(statuses.values()) == {"reused"}

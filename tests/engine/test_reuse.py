@@ -169,3 +169,45 @@ def test_every_file_is_looked_up_and_stored_whatever_comes_before_it(tmp_path: P
         files = [LedgerFile(p, 1) for p in ("0-uncovered.py", *sorted(FILES))]
         earlier.store(build_coverage(files, covered_by={p: [1] for p in FILES}), {})
     assert _load(journal).paths == set(FILES)
+
+
+def _store_complete(journal: Path, files: Mapping[str, bytes], summary: str) -> None:
+    content = Files(journal.parent, files)
+    with session(journal.parent, content, StandIn(content), journal=journal) as s:
+        earlier = EarlierReviews(s, "base1", _rules("house rules"))
+        earlier.load(sorted(files))
+        ledger = [LedgerFile(p, 1) for p in sorted(files)]
+        earlier.store(build_coverage(ledger, covered_by={p: [1] for p in files}), {}, summary)
+
+
+def _summary(
+    journal: Path,
+    files: Mapping[str, bytes] = FILES,
+    guidance: Callable[[str], str] | None = None,
+    config: Config | None = None,
+) -> str | None:
+    content = Files(journal.parent, files)
+    with session(journal.parent, content, StandIn(content), journal=journal, config=config) as s:
+        earlier = EarlierReviews(s, "base1", guidance or _rules("house rules"))
+        earlier.load(sorted(files))
+        return earlier.summary()
+
+
+def test_the_summary_of_a_complete_review_is_reused_only_for_the_same_files(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    _store_complete(journal, FILES, "All good.")
+    assert _summary(journal) == "All good."
+    assert _summary(journal, {**FILES, "a.py": b"x = 2\n"}) is None  # content
+    assert _summary(journal, {"a.py": FILES["a.py"]}) is None  # another set of files
+    assert _summary(journal, guidance=_rules("new rules")) is None  # guidance
+    assert _summary(journal, config=Config(model="claude-sonnet-4-5")) is None  # main model
+
+
+def test_the_note_states_the_reused_findings(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    _store(journal)
+    note = _load(journal).note()
+    assert "1 finding carried over" in note
+    assert "Scout only the files listed above" in note
