@@ -59,6 +59,9 @@ class UsageReport:
     agents_from_journal: dict[str, int]
     cap_reached: str | None
     unknown_price_models: tuple[str, ...] = field(default=())
+    # What the agents of concerns that ended in verified coverage spent.
+    verified_cost_usd: float = 0.0
+    verified_tokens: int = 0
 
     @property
     def total(self) -> Usage:
@@ -67,3 +70,15 @@ class UsageReport:
         for usage in self.by_role.values():
             total = total + usage
         return total
+
+    @property
+    def verified_share(self) -> float | None:
+        """The share of the spend that ended in verified coverage: what the subagents and
+        verifiers of concerns that ended covered spent, over everything the review spent
+        (by cost; by tokens when no price is known). None when nothing was spent."""
+        total = self.total
+        if total.cost_usd > 0:
+            return min(1.0, self.verified_cost_usd / total.cost_usd)
+        if total.total_tokens > 0:
+            return min(1.0, self.verified_tokens / total.total_tokens)
+        return None
