@@ -1,10 +1,11 @@
 """What an agent of the fan-out is expected to cost, for admitting it under a cap.
 
 The model is deliberately simple (``docs/caps.md``): the expected cost of an agent of a role
-is the running mean of what the agents of that role that ended have spent, with one prior
-observation of :data:`PRIOR_INPUT_TOKENS` input and :data:`PRIOR_OUTPUT_TOKENS` output
-tokens at the agent model's price (a few turns of a typical subagent), so that the first
-agents are admitted on a guess and the guess fades as agents end.
+is the running mean of what the agents of that role that ended have spent (of the other
+fan-out role while none has, and before any agent ended a prior of
+:data:`PRIOR_INPUT_TOKENS` input and :data:`PRIOR_OUTPUT_TOKENS` output tokens at the agent
+model's price: a few turns of a typical subagent). Verifying a concern is expected to cost
+a verifier's mean times the share of subagents whose findings needed a verifier.
 """
 
 from __future__ import annotations
@@ -54,10 +55,13 @@ class _Mean:
 
 
 class Estimates:
-    """Running means of what agents of each role spent (not thread-safe: the ledger locks)."""
+    """Running means of what agents of each role spent, and how often a subagent's findings
+    needed a verifier (not thread-safe: the ledger locks)."""
 
     def __init__(self) -> None:
         self._means: dict[str, _Mean] = {}
+        self._verified = 0  # subagents whose findings went to a verifier
+        self._ended = 0  # subagents that ended, with or without findings
 
     def learn(self, role: str, spent: Amount) -> None:
         """An agent of ``role`` ended having spent ``spent``."""
@@ -65,16 +69,30 @@ class Estimates:
         mean.count += 1
         mean.total = mean.total + spent
 
+    def learn_found(self, found: bool) -> None:
+        """A subagent ended; ``found``: its findings go to a verifier."""
+        self._ended += 1
+        self._verified += int(found)
+
     def measured(self, role: str) -> bool:
         """True once an agent of ``role`` has ended."""
         mean = self._means.get(role)
         return mean is not None and mean.count > 0
 
     def expected(self, role: str, model: str, cost: CostFunction) -> Amount:
-        """What the next agent of ``role`` on ``model`` is expected to spend."""
+        """What the next agent of ``role`` on ``model`` is expected to spend: the mean of
+        its role once one ended, else of the other fan-out role, else the prior."""
+        for name in (role, "verifier" if role == "subagent" else "subagent"):
+            mean = self._means.get(name)
+            if mean is not None and mean.count:
+                return Amount(mean.total.usd / mean.count, mean.total.tokens // mean.count)
         usd, _ = cost(model, PRIOR_INPUT_TOKENS, PRIOR_OUTPUT_TOKENS, 0, 0)
-        prior = Amount(usd, PRIOR_INPUT_TOKENS + PRIOR_OUTPUT_TOKENS)
-        mean = self._means.get(role, _Mean())
-        total = prior + mean.total
-        n = mean.count + 1
-        return Amount(total.usd / n, total.tokens // n)
+        return Amount(usd, PRIOR_INPUT_TOKENS + PRIOR_OUTPUT_TOKENS)
+
+    def expected_verification(self, model: str, cost: CostFunction) -> Amount:
+        """What verifying a subagent's findings is expected to add: a verifier's expected
+        cost times the share of subagents whose findings needed one (with one prior
+        subagent that did)."""
+        share = (self._verified + 1) / (self._ended + 1)
+        verifier = self.expected("verifier", model, cost)
+        return Amount(verifier.usd * share, int(verifier.tokens * share))

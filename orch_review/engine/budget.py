@@ -119,9 +119,11 @@ class Ledger:
             self._running.add(key)
             if key not in self._committed:
                 self._committed[key] = self._estimates.expected(role, model, self._cost)
+            elif role == "verifier":
+                self._estimates.learn_found(True)
             if verify_after:
                 verifier = ("verifier", index)
-                self._committed[verifier] = self._estimates.expected("verifier", model, self._cost)
+                self._committed[verifier] = self._estimates.expected_verification(model, self._cost)
             return True
 
     def _admission_refusal(
@@ -144,7 +146,7 @@ class Ledger:
             return (self._agent_cap_reason(2) or "", True) if busy else None
         need = self._estimates.expected(key[0], model, self._cost)
         if verify_after:
-            need = need + self._estimates.expected("verifier", model, self._cost)
+            need = need + self._estimates.expected_verification(model, self._cost)
         if self._fits(self._total_amount() + self._outstanding() + need):
             return None
         if busy:
@@ -167,7 +169,8 @@ class Ledger:
     def withdraw(self, role: str, index: int) -> None:
         """``(role, index)`` will not run (its subagent found nothing to verify)."""
         with self._changed:
-            self._committed.pop((role, index), None)
+            if self._committed.pop((role, index), None) is not None and role == "verifier":
+                self._estimates.learn_found(False)
             self._changed.notify_all()
 
     def reused(self, role: str) -> None:
@@ -320,6 +323,9 @@ class Ledger:
     def report(self) -> UsageReport:
         """A consistent snapshot of the usage so far."""
         with self._lock:
+            reached = self._usage_cap_reason()  # a spend at the cap says so, whoever saw it
+            if reached is not None:
+                self._cap_reached = self._cap_reached or reached
             verified = sum(
                 (amount for (_, index), amount in self._spent.items() if self._covered.get(index)),
                 NO_AMOUNT,

@@ -73,12 +73,16 @@ class UsageReport:
 
     @property
     def verified_share(self) -> float | None:
-        """The share of the spend that ended in verified coverage: what the subagents and
-        verifiers of concerns that ended covered spent, over everything the review spent
-        (by cost; by tokens when no price is known). None when nothing was spent."""
-        total = self.total
-        if total.cost_usd > 0:
-            return min(1.0, self.verified_cost_usd / total.cost_usd)
-        if total.total_tokens > 0:
-            return min(1.0, self.verified_tokens / total.total_tokens)
+        """The share of the fan-out's spend that ended in verified coverage: what the
+        subagents and verifiers of concerns that ended covered spent, over what every
+        subagent and verifier spent (by cost; by tokens when no price is known). The main
+        agent and the critic plan the work and are not part of it. None when no subagent
+        or verifier spent anything."""
+        work = Usage()
+        for role in ("subagent", "verifier"):
+            work = work + self.by_role.get(role, Usage())
+        if work.cost_usd > 0:
+            return min(1.0, self.verified_cost_usd / work.cost_usd)
+        if work.total_tokens > 0:
+            return min(1.0, self.verified_tokens / work.total_tokens)
         return None

@@ -274,19 +274,19 @@ def _spend(ledger: Ledger, agent: tuple[str, int], output_tokens: int) -> None:
 
 def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit() -> None:
     ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
-    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)  # the prior: $0.06 each
     _spend(ledger, ("subagent", 0), 40_000)  # $0.20
     ledger.finished("subagent", 0)
     assert ledger.admit("verifier", 0, "m", verify_after=False)  # committed with it
     _spend(ledger, ("verifier", 0), 40_000)  # $0.20
     ledger.finished("verifier", 0)
-    # With the prior ($0.06), a subagent is expected to cost $0.13, a verifier too: $0.26
-    # for the next concern, and $0.40 of the $1.00 is spent.
+    # A subagent is expected to cost $0.20, and so is a verifier, which every subagent so
+    # far needed: $0.40 for the next concern, and $0.40 of the $1.00 is spent.
     assert ledger.admit("subagent", 1, "m", verify_after=True)
     _spend(ledger, ("subagent", 1), 40_000)
     ledger.finished("subagent", 1)
     ledger.withdraw("verifier", 1)  # it found nothing
-    # $0.60 spent; the next concern is expected to cost $0.15 + $0.13 = $0.28: it fits.
+    # $0.60 spent; the next concern: $0.20, and a verifier for 2 of 3 subagents ($0.13).
     assert ledger.admit("subagent", 2, "m", verify_after=True)
     _spend(ledger, ("subagent", 2), 40_000)
     ledger.finished("subagent", 2)
@@ -300,7 +300,7 @@ def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit(
     assert ledger.admit("verifier", 2, "m", verify_after=False)  # its verifier still runs
     _spend(ledger, ("verifier", 2), 20_000)  # $0.10
     ledger.finished("verifier", 2)
-    # $0.90 spent, nothing running: a concern expected to cost $0.30 does not start.
+    # $0.90 spent, nothing running: a concern expected to cost $0.33 does not start.
     assert ledger.over_budget() is None
     assert not ledger.admit("subagent", 3, "m", verify_after=True)
     assert ledger.report().cap_reached == "cost cap reached ($1.00)"
@@ -367,5 +367,5 @@ def test_the_report_states_what_ended_in_verified_coverage() -> None:
     report = ledger.report()
     assert report.total.cost_usd == pytest.approx(1.0)
     assert report.verified_cost_usd == pytest.approx(0.6)
-    assert report.verified_share == pytest.approx(0.6)
+    assert report.verified_share == pytest.approx(0.6 / 0.9)  # of the fan-out's $0.90
     assert Ledger(Caps(), _cost).report().verified_share is None
