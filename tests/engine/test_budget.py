@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -216,7 +217,7 @@ def test_once_the_spend_reaches_the_token_cap_no_request_is_sent() -> None:
     assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) == "interrupted"
     ledger.record("subagent", "m", 300, 700, 0, 0)  # 1,000: the cap
 
-    assert ledger.reserve(SUBAGENT, "m", 1, 1) == "token cap reached (1,000 tokens)"
+    assert ledger.reserve(SUBAGENT, "m", 1, 1, stop) == "token cap reached (1,000 tokens)"
 
 
 def test_a_request_without_a_response_gives_its_reservation_back() -> None:
@@ -239,19 +240,27 @@ def test_many_threads_overshoot_a_cap_by_at_most_one_request_each(cap: Caps) -> 
     sizes = itertools.cycle([(20_000, 10_000), (5_000, 1_000), (20_000, 2_000), (1, 1)])
     lock = threading.Lock()
 
+    stop = threading.Event()  # ends a slot stuck waiting: a ledger that never releases
+
     def slot() -> None:
-        while True:
+        for _ in range(500):  # far more requests than either cap allows
             with lock:
                 inp, out = next(sizes)
-            if ledger.reserve(SUBAGENT, "m", 20_000, 10_000) is not None:
+            if ledger.reserve(SUBAGENT, "m", 20_000, 10_000, stop) is not None:
                 return
             ledger.record("subagent", "m", inp, out, 0, 0)
 
     threads = [threading.Thread(target=slot) for _ in range(8)]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + 30  # a guard against a deadlock, not a measure of time
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = any(thread.is_alive() for thread in threads)
+    stop.set()
     for thread in threads:
         thread.join()
+    assert not stuck, "requests waited for reservations nobody releases"
 
     total = ledger.report().total
     if cap.max_cost_usd is not None:
