@@ -1,8 +1,20 @@
 """Usage accounting and the session-wide budget caps.
 
 One :class:`Ledger` per review session is shared by every agent thread. It counts agents
-started, sums usage per role and refuses to start a new agent once a cap is reached; agents
-already running finish.
+started, sums usage per role and holds the caps in three places (``docs/caps.md``):
+
+- A request waits until what is spent plus what the requests in flight may still cost (each
+  one's reservation: its input and ``max_tokens`` at the model's price) is under every cap,
+  and is refused once the spend alone reaches one. A reservation is replaced by the
+  request's usage when the agent records it; so a cap is overshot by at most the requests
+  in flight when it was reached, one per request slot.
+- An agent of the fan-out is admitted only when its expected cost, plus verifying what it
+  will find, fits in what is left once the spend and the expected rest of the agents
+  already admitted are counted (:mod:`orch_review.engine.admission`).
+- ``max_agents`` is exact: no more agents start, whatever the threads.
+
+It also keeps what each concern's agents spent, so the report can say which share of the
+spend ended in verified coverage.
 """
 
 from __future__ import annotations
@@ -11,10 +23,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from orch_review.engine.admission import NO_AMOUNT, Amount, Estimates, fits
 from orch_review.findings.usage import Usage, UsageReport
 from orch_review.wording import counted, usd
 
 ROLES = ("main", "subagent", "verifier", "critic")
+
+# An agent of the fan-out: (role, concern index).
+AgentKey = tuple[str, int]
+
+# How long a waiting request or agent sleeps before it looks at ``cancel`` again.
+_POLL_SECONDS = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +49,14 @@ class Caps:
 CostFunction = Callable[[str, int, int, int, int], tuple[float, bool]]
 
 
+@dataclass(frozen=True, slots=True)
+class _Hold:
+    """The reservation of one request in flight, and the agent it is for."""
+
+    amount: Amount
+    agent: AgentKey | None
+
+
 class Ledger:
     """Thread-safe usage accounting and budget enforcement for one session."""
 
@@ -37,26 +64,157 @@ class Ledger:
         self._caps = caps
         self._cost = cost
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._usage = {role: Usage() for role in ROLES}
         self._started = dict.fromkeys(ROLES, 0)
         self._reused = dict.fromkeys(ROLES, 0)
         self._cap_reached: str | None = None
         self._unknown_models: set[str] = set()
+        # Thread id -> the reservation of the request that thread has in flight.
+        self._holds: dict[int, _Hold] = {}
+        self._estimates = Estimates()
+        # Admitted agents (a verifier from when its subagent was admitted) -> expected cost.
+        self._committed: dict[AgentKey, Amount] = {}
+        self._running: set[AgentKey] = set()  # admitted and not finished
+        self._spent: dict[AgentKey, Amount] = {}  # what each fan-out agent spent so far
+        self._covered: dict[int, bool] = {}  # concern index -> ended in verified coverage
+
+    # -- agents ---------------------------------------------------------------------------
 
     def start_agent(self, role: str) -> bool:
         """Count a new agent of ``role``; False (and nothing counted) when a cap is reached."""
         with self._lock:
-            reason = self._cap_reason()
+            reason = self._cap_reason() or self._agent_cap_reason(1)
             if reason is not None:
                 self._cap_reached = self._cap_reached or reason
                 return False
             self._started[role] += 1
             return True
 
+    def admit(
+        self,
+        role: str,
+        index: int,
+        model: str,
+        *,
+        verify_after: bool,
+        cancel: threading.Event | None = None,
+    ) -> bool:
+        """Start the fan-out agent ``(role, index)`` when what it is expected to cost (plus,
+        with ``verify_after``, a verifier for its findings, committed now) fits in what is
+        left; while it does not fit but admitted agents may still leave room, wait. False
+        (nothing counted) when it cannot fit, or on ``cancel``. A verifier committed with
+        its subagent is admitted while the caps are not reached."""
+        key = (role, index)
+        with self._changed:
+            while True:
+                reason = self._admission_refusal(key, model, verify_after)
+                if reason is None:
+                    break
+                if not reason[1] or (cancel is not None and cancel.is_set()):
+                    self._cap_reached = self._cap_reached or reason[0]
+                    return False
+                self._changed.wait(_POLL_SECONDS)
+            self._started[role] += 1
+            self._running.add(key)
+            if key not in self._committed:
+                self._committed[key] = self._estimates.expected(role, model, self._cost)
+            elif role == "verifier":
+                self._estimates.learn_found(True)
+            if verify_after:
+                verifier = ("verifier", index)
+                self._committed[verifier] = self._estimates.expected_verification(model, self._cost)
+            return True
+
+    def _admission_refusal(
+        self, key: AgentKey, model: str, verify_after: bool
+    ) -> tuple[str, bool] | None:
+        """Why ``key`` may not start now and whether waiting may change that; None: start."""
+        reason = self._cap_reason()
+        if reason is not None:
+            return reason, False
+        if key in self._committed:  # a verifier its subagent's admission paid for
+            reason = self._agent_cap_reason(1, exclude=key)
+            return None if reason is None else (reason, False)
+        agents = 2 if verify_after else 1
+        reason = self._agent_cap_reason(1)
+        if reason is not None:
+            return reason, False
+        busy = bool(self._committed)  # agents that may still leave room when they end
+        if agents == 2 and self._agent_cap_reason(2) is not None:
+            # No verifier would fit after it: wait for one, or run unverified when alone.
+            return (self._agent_cap_reason(2) or "", True) if busy else None
+        need = self._estimates.expected(key[0], model, self._cost)
+        if verify_after:
+            need = need + self._estimates.expected_verification(model, self._cost)
+        if self._fits(self._total_amount() + self._outstanding() + need):
+            return None
+        if busy:
+            return self._cap_words(), True
+        if not self._estimates.measured(key[0]):
+            return None  # nothing to go by yet but the prior: try one
+        return self._cap_words(), False
+
+    def finished(self, role: str, index: int) -> None:
+        """The fan-out agent ``(role, index)`` ended: what it spent teaches the estimate."""
+        key = (role, index)
+        with self._changed:
+            self._committed.pop(key, None)
+            self._running.discard(key)
+            spent = self._spent.get(key)
+            if spent is not None and spent != NO_AMOUNT:
+                self._estimates.learn(role, spent)
+            self._changed.notify_all()
+
+    def withdraw(self, role: str, index: int) -> None:
+        """``(role, index)`` will not run (its subagent found nothing to verify)."""
+        with self._changed:
+            if self._committed.pop((role, index), None) is not None and role == "verifier":
+                self._estimates.learn_found(False)
+            self._changed.notify_all()
+
     def reused(self, role: str) -> None:
         """Count an agent whose result came from the journal (no request made)."""
         with self._lock:
             self._reused[role] += 1
+
+    # -- requests -------------------------------------------------------------------------
+
+    def reserve(
+        self,
+        agent: AgentKey | None,
+        model: str,
+        input_tokens: int,
+        max_tokens: int,
+        cancel: threading.Event | None = None,
+    ) -> str | None:
+        """Wait until one request of the calling thread may be sent, and hold what it may
+        cost until :meth:`record` (or :meth:`release`) from the same thread; returns None,
+        or the cap that refuses it (nothing held)."""
+        cost, _ = self._cost(model, input_tokens, max_tokens, 0, 0)
+        hold = _Hold(Amount(cost, input_tokens + max_tokens), agent)
+        with self._changed:
+            while True:
+                reason = self._usage_cap_reason()
+                if reason is not None:
+                    self._cap_reached = self._cap_reached or reason
+                    return reason
+                reserved = self._reserved()
+                if reserved == NO_AMOUNT or self._fits(
+                    self._total_amount() + reserved, strict=True
+                ):
+                    break
+                if cancel is not None and cancel.is_set():
+                    return "interrupted"
+                self._changed.wait(_POLL_SECONDS)
+            self._holds[threading.get_ident()] = hold
+            return None
+
+    def release(self) -> None:
+        """Drop the calling thread's reservation: its request got no response."""
+        with self._changed:
+            if self._holds.pop(threading.get_ident(), None) is not None:
+                self._changed.notify_all()
 
     def record(
         self,
@@ -67,28 +225,90 @@ class Ledger:
         cache_write_tokens: int,
         cache_read_tokens: int,
     ) -> Usage:
-        """Add one request's usage; returns that request's :class:`Usage`."""
+        """Add one request's usage in place of the calling thread's reservation; returns that
+        request's :class:`Usage`."""
         cost, known = self._cost(
             model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens
         )
         usage = Usage(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, 1)
-        with self._lock:
+        with self._changed:
             self._usage[role] = self._usage[role] + usage
             if not known:
                 self._unknown_models.add(model)
+            hold = self._holds.pop(threading.get_ident(), None)
+            if hold is not None:
+                if hold.agent is not None:
+                    spent = self._spent.get(hold.agent, NO_AMOUNT)
+                    self._spent[hold.agent] = spent + Amount(cost, usage.total_tokens)
+                self._changed.notify_all()
         return usage
 
-    def _cap_reason(self) -> str | None:
-        caps = self._caps
-        started = sum(self._started.values())
+    # -- concerns -------------------------------------------------------------------------
+
+    def concern_ended(self, index: int, covered: bool) -> None:
+        """Concern ``index`` ended, in verified coverage or not (for the verified share)."""
+        with self._lock:
+            self._covered[index] = covered
+
+    # -- caps -----------------------------------------------------------------------------
+
+    def _total_amount(self) -> Amount:
         total = Usage()
         for usage in self._usage.values():
             total = total + usage
-        if caps.max_agents is not None and started >= caps.max_agents:
+        return Amount(total.cost_usd, total.total_tokens)
+
+    def _reserved(self) -> Amount:
+        reserved = NO_AMOUNT
+        for hold in self._holds.values():
+            reserved = reserved + hold.amount
+        return reserved
+
+    def _outstanding(self) -> Amount:
+        """What admitted agents are still expected to spend beyond what they have."""
+        rest = NO_AMOUNT
+        for key, expected in self._committed.items():
+            rest = rest + (expected - self._spent.get(key, NO_AMOUNT))
+        return rest
+
+    def _fits(self, amount: Amount, *, strict: bool = False) -> bool:
+        caps = self._caps
+        return fits(amount, caps.max_cost_usd, caps.max_total_tokens, strict=strict)
+
+    def _cap_words(self) -> str:
+        caps = self._caps
+        if caps.max_cost_usd is not None:
+            return f"cost cap reached ({usd(caps.max_cost_usd, exact=True)})"
+        return f"token cap reached ({counted(caps.max_total_tokens or 0, 'token')})"
+
+    def _agent_cap_reason(self, agents: int, exclude: AgentKey | None = None) -> str | None:
+        """Why ``agents`` more may not start: the agents started and the verifiers committed
+        (but for ``exclude``) leave no room under ``max_agents``."""
+        cap = self._caps.max_agents
+        if cap is None:
+            return None
+        waiting = sum(
+            1
+            for key in self._committed
+            if key[0] == "verifier" and key != exclude and key not in self._running
+        )
+        if sum(self._started.values()) + waiting + agents > cap:
+            return f"agent cap reached ({counted(cap, 'agent')})"
+        return None
+
+    def _cap_reason(self) -> str | None:
+        caps = self._caps
+        if caps.max_agents is not None and sum(self._started.values()) >= caps.max_agents:
             return f"agent cap reached ({counted(caps.max_agents, 'agent')})"
-        if caps.max_total_tokens is not None and total.total_tokens >= caps.max_total_tokens:
+        return self._usage_cap_reason()
+
+    def _usage_cap_reason(self) -> str | None:
+        """The token or cost cap the spend has reached, if any."""
+        caps = self._caps
+        total = self._total_amount()
+        if caps.max_total_tokens is not None and total.tokens >= caps.max_total_tokens:
             return f"token cap reached ({counted(caps.max_total_tokens, 'token')})"
-        if caps.max_cost_usd is not None and total.cost_usd >= caps.max_cost_usd:
+        if caps.max_cost_usd is not None and total.usd >= caps.max_cost_usd:
             return f"cost cap reached ({usd(caps.max_cost_usd, exact=True)})"
         return None
 
@@ -103,10 +323,19 @@ class Ledger:
     def report(self) -> UsageReport:
         """A consistent snapshot of the usage so far."""
         with self._lock:
+            reached = self._usage_cap_reason()  # a spend at the cap says so, whoever saw it
+            if reached is not None:
+                self._cap_reached = self._cap_reached or reached
+            verified = sum(
+                (amount for (_, index), amount in self._spent.items() if self._covered.get(index)),
+                NO_AMOUNT,
+            )
             return UsageReport(
                 by_role={role: replace(u) for role, u in self._usage.items()},
                 agents_started=dict(self._started),
                 agents_from_journal=dict(self._reused),
                 cap_reached=self._cap_reached,
                 unknown_price_models=tuple(sorted(self._unknown_models)),
+                verified_cost_usd=verified.usd,
+                verified_tokens=verified.tokens,
             )

@@ -48,6 +48,8 @@ def _usage(data: Mapping[str, Any]) -> UsageReport:
         agents_from_journal={k: int(v) for k, v in data["agents_from_journal"].items()},
         cap_reached=data.get("cap_reached"),
         unknown_price_models=tuple(data.get("unknown_price_models") or ()),
+        verified_cost_usd=float(data.get("verified_cost_usd") or 0.0),
+        verified_tokens=int(data.get("verified_tokens") or 0),
     )
 
 
@@ -239,6 +241,8 @@ def _add(a: UsageReport, b: UsageReport) -> UsageReport:
         unknown_price_models=tuple(
             sorted(set(a.unknown_price_models) | set(b.unknown_price_models))
         ),
+        verified_cost_usd=a.verified_cost_usd + b.verified_cost_usd,
+        verified_tokens=a.verified_tokens + b.verified_tokens,
     )
 
 

@@ -109,12 +109,16 @@ class Report:
     @property
     def incomplete(self) -> bool:
         """True when part of the review did not happen: with a ledger, a reviewable file
-        left uncovered (or a budget cap reached, or a file this process could not read);
-        users count files, not concerns."""
-        if self.usage.cap_reached is not None or self.unreadable:
+        left uncovered (or a file this process could not read); users count files, not
+        concerns. A budget cap reached makes a review incomplete only without a ledger: with
+        one, the files it left uncovered say what is missing, and a cap touched once every
+        file was covered took nothing away."""
+        if self.unreadable:
             return True
         if self.coverage is not None:
             return not self.coverage.complete
+        if self.usage.cap_reached is not None:
+            return True
         return bool(self.uncovered) or not self.concerns
 
     @property

@@ -67,6 +67,9 @@ class UsageReport:
     agents_from_journal: dict[str, int]
     cap_reached: str | None
     unknown_price_models: tuple[str, ...] = field(default=())
+    # What the agents of concerns that ended in verified coverage spent.
+    verified_cost_usd: float = 0.0
+    verified_tokens: int = 0
 
     @property
     def total(self) -> Usage:
@@ -75,3 +78,19 @@ class UsageReport:
         for usage in self.by_role.values():
             total = total + usage
         return total
+
+    @property
+    def verified_share(self) -> float | None:
+        """The share of the fan-out's spend that ended in verified coverage: what the
+        subagents and verifiers of concerns that ended covered spent, over what every
+        subagent and verifier spent (by cost; by tokens when no price is known). The main
+        agent and the critic plan the work and are not part of it. None when no subagent
+        or verifier spent anything."""
+        work = Usage()
+        for role in ("subagent", "verifier"):
+            work = work + self.by_role.get(role, Usage())
+        if work.cost_usd > 0:
+            return min(1.0, self.verified_cost_usd / work.cost_usd)
+        if work.total_tokens > 0:
+            return min(1.0, self.verified_tokens / work.total_tokens)
+        return None

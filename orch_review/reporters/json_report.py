@@ -92,6 +92,9 @@ def to_data(report: Report) -> dict[str, Any]:
             "agents_from_journal": dict(usage.agents_from_journal),
             "cap_reached": usage.cap_reached,
             "unknown_price_models": list(usage.unknown_price_models),
+            "verified_cost_usd": round(usage.verified_cost_usd, 6),
+            "verified_tokens": usage.verified_tokens,
+            "verified_share": _share(usage.verified_share),
         },
         "wall_seconds": round(report.wall_seconds, 3),
         "warnings": list(report.warnings),
@@ -100,6 +103,10 @@ def to_data(report: Report) -> dict[str, Any]:
             for f in report.guidance_files
         ],
     }
+
+
+def _share(share: float | None) -> float | None:
+    return None if share is None else round(share, 4)
 
 
 def render(report: Report) -> str:

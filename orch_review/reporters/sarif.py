@@ -320,10 +320,16 @@ def _log(
                     "filterMode": report.filter_mode,
                     "incomplete": report.incomplete,
                     "counts": report.counts(),
+                    "verifiedShare": _share(report.usage.verified_share),
                 },
             }
         ],
     }
+
+
+def _share(share: float | None) -> float | None:
+    """The share of the spend that ended in verified coverage, rounded (None: none spent)."""
+    return None if share is None else round(share, 4)
 
 
 def _dumps(data: dict[str, Any]) -> str:

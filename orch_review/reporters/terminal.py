@@ -488,6 +488,12 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
         + (f" · agents {report.agent_model}" if report.agent_model != report.model else ""),
         "dim",
     )
+    share = report.usage.verified_share
+    if report.usage.cap_reached and share is not None:
+        yield Text(
+            f"{report.usage.cap_reached}: {share:.0%} of the spend ended in verified coverage",
+            "dim",
+        )
     for warning in report.warnings:
         yield Text.assemble(("warning: ", "yellow"), safe(warning))
     if report.incomplete:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 
 from orch_review.engine.budget import ROLES, Caps, Ledger
 from orch_review.findings.usage import Usage
+
+T = TypeVar("T")
 
 
 def _cost(model: str, inp: int, out: int, write: int, read: int) -> tuple[float, bool]:
@@ -157,3 +163,218 @@ def test_a_report_is_a_snapshot() -> None:
     ledger.record("main", "m", 1, 0, 0, 0)
     ledger.start_agent("main")
     assert before.by_role["main"].input_tokens == 1 and before.agents_started["main"] == 1
+
+
+# -- requests in flight: reserved at what they may cost, replaced by what they cost ---------
+
+SUBAGENT = ("subagent", 0)
+
+
+def _in_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` run on a thread of its own (a reservation belongs to the thread that made it)."""
+    out: list[T] = []
+    thread = threading.Thread(target=lambda: out.append(fn()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def test_a_request_waits_while_the_requests_in_flight_may_reach_the_cost_cap() -> None:
+    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    stop = threading.Event()
+    stop.set()  # a request that would wait gives up at once instead
+    # 100,000 in and 100,000 out: each may cost $0.60.
+    assert ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop) is None
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop)) is None
+    # $1.20 may be on its way: a third request is not sent.
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop)) == (
+        "interrupted"
+    )
+
+    ledger.record("subagent", "m", 100_000, 10_000, 0, 0)  # this thread's request: $0.15
+
+    # The reservation is replaced by the cost: $0.15 spent and $0.60 in flight leave room.
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop)) is None
+    assert ledger.report().cap_reached is None
+    assert ledger.report().total.cost_usd == pytest.approx(0.15)
+
+
+def test_once_the_spend_reaches_the_cost_cap_no_request_is_sent() -> None:
+    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    assert ledger.reserve(SUBAGENT, "m", 10, 10) is None
+    ledger.record("subagent", "m", 0, 200_000, 0, 0)  # $1.00
+
+    assert ledger.reserve(SUBAGENT, "m", 10, 10) == "cost cap reached ($1.00)"
+    assert ledger.report().cap_reached == "cost cap reached ($1.00)"
+
+
+def test_once_the_spend_reaches_the_token_cap_no_request_is_sent() -> None:
+    ledger = Ledger(Caps(max_total_tokens=1000), _cost)
+    stop = threading.Event()
+    stop.set()
+    assert ledger.reserve(SUBAGENT, "m", 300, 600, stop) is None  # 900 tokens may come
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100, 100, stop)) is None
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) == "interrupted"
+    ledger.record("subagent", "m", 300, 700, 0, 0)  # 1,000: the cap
+
+    assert ledger.reserve(SUBAGENT, "m", 1, 1, stop) == "token cap reached (1,000 tokens)"
+
+
+def test_a_request_without_a_response_gives_its_reservation_back() -> None:
+    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    stop = threading.Event()
+    stop.set()
+    assert ledger.reserve(SUBAGENT, "m", 0, 200_000, stop) is None  # $1.00 may come
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) == "interrupted"
+    ledger.release()
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) is None
+    assert ledger.report().total == Usage()
+
+
+@pytest.mark.parametrize("cap", [Caps(max_cost_usd=0.5), Caps(max_total_tokens=100_000)])
+def test_many_threads_overshoot_a_cap_by_at_most_one_request_each(cap: Caps) -> None:
+    """Eight request slots, each sending requests that cost up to their reservation, until
+    the ledger refuses: the spend ends within the cap plus one request per slot."""
+    ledger = Ledger(cap, _cost)
+    biggest = Usage(20_000, 10_000, 0, 0, (20_000 + 5 * 10_000) / 1e6)
+    sizes = itertools.cycle([(20_000, 10_000), (5_000, 1_000), (20_000, 2_000), (1, 1)])
+    lock = threading.Lock()
+
+    stop = threading.Event()  # ends a slot stuck waiting: a ledger that never releases
+
+    def slot() -> None:
+        for _ in range(500):  # far more requests than either cap allows
+            with lock:
+                inp, out = next(sizes)
+            if ledger.reserve(SUBAGENT, "m", 20_000, 10_000, stop) is not None:
+                return
+            ledger.record("subagent", "m", inp, out, 0, 0)
+
+    threads = [threading.Thread(target=slot) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30  # a guard against a deadlock, not a measure of time
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = any(thread.is_alive() for thread in threads)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert not stuck, "requests waited for reservations nobody releases"
+
+    total = ledger.report().total
+    if cap.max_cost_usd is not None:
+        assert cap.max_cost_usd <= total.cost_usd <= cap.max_cost_usd + biggest.cost_usd
+    else:
+        assert cap.max_total_tokens is not None
+        assert cap.max_total_tokens <= total.total_tokens
+        assert total.total_tokens <= cap.max_total_tokens + biggest.total_tokens
+    assert ledger.report().cap_reached is not None
+
+
+# -- admission: an agent starts when it and the verification of its findings fit ------------
+
+
+def _spend(ledger: Ledger, agent: tuple[str, int], output_tokens: int) -> None:
+    """One request of ``agent`` costing ``output_tokens`` x $5 per million."""
+    assert ledger.reserve(agent, "m", 0, output_tokens) is None
+    ledger.record(agent[0], "m", 0, output_tokens, 0, 0)
+
+
+def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit() -> None:
+    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)  # the prior: $0.06 each
+    _spend(ledger, ("subagent", 0), 40_000)  # $0.20
+    ledger.finished("subagent", 0)
+    assert ledger.admit("verifier", 0, "m", verify_after=False)  # committed with it
+    _spend(ledger, ("verifier", 0), 40_000)  # $0.20
+    ledger.finished("verifier", 0)
+    # A subagent is expected to cost $0.20, and so is a verifier, which every subagent so
+    # far needed: $0.40 for the next concern, and $0.40 of the $1.00 is spent.
+    assert ledger.admit("subagent", 1, "m", verify_after=True)
+    _spend(ledger, ("subagent", 1), 40_000)
+    ledger.finished("subagent", 1)
+    ledger.withdraw("verifier", 1)  # it found nothing
+    # $0.60 spent; the next concern: $0.20, and a verifier for 2 of 3 subagents ($0.13).
+    assert ledger.admit("subagent", 2, "m", verify_after=True)
+    _spend(ledger, ("subagent", 2), 40_000)
+    ledger.finished("subagent", 2)
+    # $0.80 spent, the verifier of concern 2 still to come ($0.13): another concern would
+    # leave no room to verify what it finds, although the cap is not reached; it waits
+    # for that verifier (here: gives up at once).
+    assert ledger.over_budget() is None
+    stop = threading.Event()
+    stop.set()
+    assert not _in_thread(lambda: ledger.admit("subagent", 3, "m", verify_after=True, cancel=stop))
+    assert ledger.admit("verifier", 2, "m", verify_after=False)  # its verifier still runs
+    _spend(ledger, ("verifier", 2), 20_000)  # $0.10
+    ledger.finished("verifier", 2)
+    # $0.90 spent, nothing running: a concern expected to cost $0.33 does not start.
+    assert ledger.over_budget() is None
+    assert not ledger.admit("subagent", 3, "m", verify_after=True)
+    assert ledger.report().cap_reached == "cost cap reached ($1.00)"
+    assert ledger.report().agents_started == {"main": 0, "subagent": 3, "verifier": 2, "critic": 0}
+
+
+def test_an_agent_that_does_not_fit_waits_for_the_agents_running() -> None:
+    ledger = Ledger(Caps(max_cost_usd=0.1), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)  # $0.12 expected, alone
+    stop = threading.Event()
+    stop.set()
+    assert not _in_thread(lambda: ledger.admit("subagent", 1, "m", verify_after=True, cancel=stop))
+
+    admitted: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: admitted.append(ledger.admit("subagent", 1, "m", verify_after=False))
+    )
+    waiter.start()
+    _spend(ledger, ("subagent", 0), 1_000)  # $0.005: far less than expected
+    ledger.finished("subagent", 0)
+    ledger.withdraw("verifier", 0)
+    waiter.join()
+
+    assert admitted == [True]
+
+
+def test_the_agent_cap_keeps_room_for_the_verifiers_it_committed_to() -> None:
+    ledger = Ledger(Caps(max_agents=3), _cost)
+    stop = threading.Event()
+    stop.set()
+    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    assert ledger.start_agent("critic")
+    # Agent 3 is concern 0's verifier: no other agent may take its place.
+    assert not _in_thread(lambda: ledger.admit("subagent", 1, "m", verify_after=True, cancel=stop))
+    assert not ledger.start_agent("critic")
+    ledger.finished("subagent", 0)
+    assert ledger.admit("verifier", 0, "m", verify_after=False)
+    assert sum(ledger.report().agents_started.values()) == 3
+    assert not ledger.admit("subagent", 1, "m", verify_after=False)
+    assert ledger.report().cap_reached == "agent cap reached (3 agents)"
+
+
+def test_alone_under_the_agent_cap_an_agent_runs_even_with_no_room_to_verify() -> None:
+    ledger = Ledger(Caps(max_agents=1), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    ledger.finished("subagent", 0)
+    assert not ledger.admit("verifier", 0, "m", verify_after=False)
+    assert ledger.report().agents_started["subagent"] == 1
+
+
+def test_the_report_states_what_ended_in_verified_coverage() -> None:
+    ledger = Ledger(Caps(), _cost)
+    ledger.record("main", "m", 0, 20_000, 0, 0)  # $0.10
+    for index, output in ((0, 100_000), (1, 40_000)):
+        assert ledger.admit("subagent", index, "m", verify_after=True)
+        _spend(ledger, ("subagent", index), output)
+        ledger.finished("subagent", index)
+        assert ledger.admit("verifier", index, "m", verify_after=False)
+        _spend(ledger, ("verifier", index), 20_000)
+        ledger.finished("verifier", index)
+    ledger.concern_ended(0, covered=True)  # $0.50 + $0.10
+    ledger.concern_ended(1, covered=False)  # $0.20 + $0.10, not verified
+
+    report = ledger.report()
+    assert report.total.cost_usd == pytest.approx(1.0)
+    assert report.verified_cost_usd == pytest.approx(0.6)
+    assert report.verified_share == pytest.approx(0.6 / 0.9)  # of the fan-out's $0.90
+    assert Ledger(Caps(), _cost).report().verified_share is None
