@@ -147,8 +147,10 @@ def covering(
         for finding in outcome.findings:
             if finding.verdict is None and outcome.index not in answered:
                 covered_by.pop(finding.path, None)
+                why = f" ({outcome.error})" if outcome.error else ""
                 reasons[finding.path] = (
-                    f"concern [{outcome.index + 1}] reported a finding here that was not verified"
+                    f"concern [{outcome.index + 1}] reported a finding here that was not "
+                    f"verified{why}"
                 )
     return dict(covered_by), reasons
 

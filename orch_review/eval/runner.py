@@ -100,7 +100,8 @@ def incompleteness(report: Report, verify: bool) -> str | None:
     """Why the review did not finish, ignoring the expected gap of verification off."""
     if report.usage.cap_reached is not None:
         return f"budget reached: {report.usage.cap_reached}"
-    if not report.concerns:
+    reused_all = report.coverage is not None and report.coverage.complete
+    if not report.concerns and not reused_all:  # all reused from a complete review: scored
         return "no review workflow ran"
     for concern in report.uncovered:
         if verify or concern.error != VERIFICATION_OFF:

@@ -98,8 +98,8 @@ def test_covering_counts_only_finished_verified_concerns_and_says_why_not() -> N
     assert {path: why for path, why in reasons.items() if path not in covered_by} == {
         "c.py": "concern [3] failed: API kept failing",
         "d.py": "concern [4] was not run: agent cap reached (4 agents)",
-        "e.py": "concern [5] reported a finding here that was not verified",
-        "f.py": "concern [6] reported a finding here that was not verified",
+        "e.py": "concern [5] reported a finding here that was not verified (no verdict for 1)",
+        "f.py": "concern [6] reported a finding here that was not verified (verification off)",
     }
 
 
@@ -110,7 +110,9 @@ def test_an_unverified_finding_uncovers_its_file_whoever_else_covered_it() -> No
     ]
     covered_by, reasons = covering(outcomes, {0: ("a.py", "b.py"), 1: ("b.py",)})
     assert covered_by == {"b.py": [1]}
-    assert reasons["a.py"] == "concern [2] reported a finding here that was not verified"
+    assert reasons["a.py"] == (
+        "concern [2] reported a finding here that was not verified (verification off)"
+    )
 
 
 def test_a_not_fully_verified_concern_says_which_verifier_was_missing() -> None:

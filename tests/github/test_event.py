@@ -36,6 +36,8 @@ def test_payload_fixtures(action: str, fork: bool) -> None:
         base_ref="main",
         head_repository="contributor/demo" if fork else "octo/demo",
         base_repository="octo/demo",
+        title="Add user lookup",
+        body="" if fork else "Adds find_user().",  # a null body reads as empty
     )
     assert pull.from_fork is fork
 
