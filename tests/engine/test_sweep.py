@@ -1,6 +1,9 @@
-"""The sweep's grouping: neighbours together, each group within one agent's budget."""
+"""The sweep: neighbours grouped within an agent's budget; the wave over what nothing covered."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,11 +13,15 @@ from orch_review.engine.sweep import (
     covering,
     fit_groups,
     group_files,
+    run_sweep,
     sweep_concern,
+    uncovered_files,
     weight,
 )
+from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
+from tests.engine.sessions import Files, StandIn, session
 from tests.scripted import sweep_files
 
 
@@ -226,3 +233,50 @@ def test_the_sweep_subtask_is_worded_exactly() -> None:
 def test_a_concern_that_named_no_files_covers_nothing() -> None:
     outcomes = [ConcernOutcome(0, "broad", "reviewed"), ConcernOutcome(1, "b", "reviewed")]
     assert covering(outcomes, {1: ("b.py",)}) == ({"b.py": [2]}, {})
+
+
+# -- the sweep wave over a workflow (a stand-in model; agents' shells are started: slow) --------
+
+
+def _sweep_after(tmp_path: Path, **options: Any) -> tuple[list[ConcernOutcome], Workflow, StandIn]:
+    names = ("a.py", "b.py", "c.py", "d.py", "lib/e.py")
+    content = Files(tmp_path, {name: b"x = 1\n" for name in names})
+    client = StandIn(content)
+    files = [LedgerFile(name, 1, ((1, 1),)) for name in names]
+    with session(tmp_path, content, client, journal=tmp_path / "journal.sqlite3") as s:
+        workflow = Workflow(s)
+        workflow.run(["Review `a.py` for defects."])
+        outcomes = run_sweep(workflow, files, "abc123", done=frozenset({"d.py"}), **options)
+    return outcomes, workflow, client
+
+
+@pytest.mark.slow
+def test_the_sweep_reviews_only_what_nothing_covered_in_groups(tmp_path: Path) -> None:
+    outcomes, workflow, client = _sweep_after(tmp_path, limits=SweepLimits(max_files=1))
+    groups = [[LedgerFile(p, 1, ((1, 1),))] for p in ("b.py", "c.py", "lib/e.py")]
+    assert [(o.index, o.concern, o.covered) for o in outcomes] == [
+        (i + 1, sweep_concern(g, "abc123"), True) for i, g in enumerate(groups)
+    ]
+    assert [workflow.files_of[o.index] for o in outcomes] == [("b.py",), ("c.py",), ("lib/e.py",)]
+    assert len(client.tasks["subagent"]) == 4
+    assert uncovered_files([LedgerFile("d.py", 1), *groups[0]], workflow) == [LedgerFile("d.py", 1)]
+    assert uncovered_files([LedgerFile("d.py", 1)], workflow, frozenset({"d.py"})) == []
+
+
+@pytest.mark.slow
+def test_the_sweep_fits_the_agents_left_and_runs_nothing_when_all_is_covered(
+    tmp_path: Path,
+) -> None:
+    outcomes, workflow, client = _sweep_after(
+        tmp_path,
+        limits=SweepLimits(max_files=1),
+        agents_left=2,  # one pair of agents: groups grow (a directory still starts its own)
+    )
+    assert [workflow.files_of[o.index] for o in outcomes] == [("b.py", "c.py"), ("lib/e.py",)]
+    names = ["a.py", "b.py", "c.py", "d.py", "lib/e.py"]
+    assert uncovered_files([LedgerFile(n, 1) for n in names], workflow) == [LedgerFile("d.py", 1)]
+    asked = len(client.tasks["subagent"])
+    assert (
+        run_sweep(workflow, [LedgerFile(n, 1) for n in names], None, done=frozenset({"d.py"})) == []
+    )
+    assert len(client.tasks["subagent"]) == asked
