@@ -317,6 +317,7 @@ def test_markdown_code_fences_and_pads_only_as_needed(text: str, span: str) -> N
         "\x1b]\x07",  # an empty OSC
         "\x1b]0;title\x07",  # OSC ended by BEL
         "\x1b]8;;https://x.test\x1b\\",  # OSC ended by ESC \
+        "\x1b]8;;file:///C:\\x\x1b\\",  # a backslash alone does not end an OSC
     ],
 )
 def test_an_escape_sequence_ends_where_the_terminal_ends_it(sequence: str) -> None:
