@@ -4,6 +4,7 @@ through a symbolic link."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from pathlib import Path
 
@@ -183,3 +184,26 @@ def test_what_stops_a_patch_is_said_exactly(tmp_path: Path, make: str, reason: s
     (outcome,) = apply_fixes(tree, [_patch(1, 1, "ONE", path=path)])
     assert (outcome.applied, outcome.reason) == (False, reason)
     assert (tmp_path / "elsewhere" / "a.txt").read_text() == TEXT
+
+
+def test_a_file_whose_replacement_cannot_be_written_is_left_alone_saying_why(
+    tmp_path: Path,
+) -> None:
+    # The longest name a directory holds leaves no room for the temporary file's name.
+    name = "a" * 236 + ".txt"
+    (tmp_path / name).write_text(TEXT)
+    outcomes = apply_fixes(
+        tmp_path, [_patch(1, 1, "ONE", path=name), _patch(4, 4, "FOUR", path=name)]
+    )
+    assert [(o.finding.start_line, o.applied, o.reason) for o in outcomes] == [
+        (1, False, os.strerror(errno.ENAMETOOLONG)),
+        (4, False, os.strerror(errno.ENAMETOOLONG)),
+    ]
+    assert os.listdir(tmp_path) == [name] and (tmp_path / name).read_text() == TEXT
+
+
+def test_a_patch_whose_reviewed_lines_are_unknown_is_never_applied(tree: Path) -> None:
+    unknown = _patch(2, 2, "TWO", patch_check=PatchCheck(True, "checked", None))
+    (outcome,) = apply_fixes(tree, [unknown])
+    assert (outcome.applied, outcome.reason) == (False, CHANGED)
+    assert (tree / "a.txt").read_text() == TEXT

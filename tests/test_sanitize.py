@@ -246,3 +246,81 @@ def test_no_line_written_through_the_stream_starts_a_command(chunks: list[str]) 
 def test_the_stream_defuses_legacy_commands_anywhere_and_keeps_the_rest() -> None:
     out = _through_stream(["a ##", "[error]x ##VSO[y std::vector\n", "\x1b[2K\x1b[1A: x\n"])
     assert out == "a ## [error]x ##VSO [y std::vector\n\x1b[2K\x1b[1A: x\n"
+
+
+# -- exact output at the boundaries ----------------------------------------------------------
+
+
+def test_controls_are_shown_by_their_code_point_and_commands_defused_exactly() -> None:
+    text = "  ::warning::x\nok ##[error]y ##vso[z \u202e \x9b"
+    assert sanitize.terminal(text) == "  : :warning::x\nok # #[error]y # #vso[z \\u202e \\x9b"
+
+
+def test_a_fence_is_three_backticks_unless_the_text_needs_more() -> None:
+    assert sanitize.fence("plain") == "```"
+    assert sanitize.fence("a ```` b") == "`````"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("```x``` y", "\\`\\`\\`x\\`\\`\\` y"),  # three backticks could open a fence
+        ("a ` ` b", "a \\` \\` b"),  # a span of blanks only is not kept
+        ("`a|b`", "\\`a\\|b\\`"),  # a table cell would split inside the span
+        ("``x `y`", "\\`\\`x `y`"),  # an unclosed run does not hide the span after it
+        ("_a_", "\\_a\\_"),  # emphasis at the start of a line
+        ("a\n\tb", "a\n\u00a0\u00a0\u00a0\u00a0b"),  # a tab is four columns
+        ("a\n\u3000x", "a\n\u3000x"),  # only blanks and tabs are indentation
+        ("Xylophone\naX\nb", "Xylophone\naX\nb"),
+        ("x\u3000\ny", "x\u3000\ny"),
+        ("x  \ny", "x\ny"),  # trailing blanks would be a hard line break
+    ],
+)
+def test_markdown_shows_exactly(text: str, shown: str) -> None:
+    assert sanitize.markdown(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("abcdef", "abcdef"),  # exactly at the limit: kept whole
+        ("abcdefgh", "abcde…"),
+        ("abcd   efgh", "abcd…"),  # no blank before the ellipsis
+    ],
+)
+def test_markdown_is_cut_at_its_limit_with_an_ellipsis(text: str, shown: str) -> None:
+    assert sanitize.markdown(text, limit=6) == shown
+    assert sanitize.markdown_code(text, limit=6) == f"`{shown}`"
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [
+        ("x", "`x`"),
+        ("`a", "`` `a ``"),  # a backtick at an edge is padded so it is not the fence
+        ("a`", "`` a` ``"),
+        ("", "`  `"),
+    ],
+)
+def test_markdown_code_fences_and_pads_only_as_needed(text: str, span: str) -> None:
+    assert sanitize.markdown_code(text) == span
+
+
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        "\x1b7",  # two characters: ESC and one more
+        "\x1b[m",  # CSI with no parameter
+        "\x1b[@",  # the lowest final byte
+        "\x1b[1A",
+        "\x1b[2~",  # the highest final byte
+        "\x1b]\x07",  # an empty OSC
+        "\x1b]0;title\x07",  # OSC ended by BEL
+        "\x1b]8;;https://x.test\x1b\\",  # OSC ended by ESC \
+        "\x1b]8;;file:///C:\\x\x1b\\",  # a backslash alone does not end an OSC
+    ],
+)
+def test_an_escape_sequence_ends_where_the_terminal_ends_it(sequence: str) -> None:
+    # What follows the sequence starts the line as the runner reads it: still defused.
+    assert _through_stream([sequence + "::error::x\n"]) == sequence + ": :error::x\n"
+    assert _through_stream([sequence, "::error::x\n"]) == sequence + ": :error::x\n"

@@ -1,6 +1,11 @@
-"""The sweep's grouping: neighbours together, each group within one agent's budget."""
+"""The sweep: neighbours grouped within an agent's budget; the wave over what nothing covered."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from orch_review.engine.sweep import (
     MAX_GROWTH,
@@ -8,11 +13,15 @@ from orch_review.engine.sweep import (
     covering,
     fit_groups,
     group_files,
+    run_sweep,
     sweep_concern,
+    uncovered_files,
     weight,
 )
+from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
+from tests.engine.sessions import Files, StandIn, session
 from tests.scripted import sweep_files
 
 
@@ -132,3 +141,144 @@ def test_concerns_answered_from_an_earlier_review_cover_nothing_themselves() -> 
     ]
     covered_by, reasons = covering(outcomes, {0: ("a.py",), 1: ("b.py",)}, answered={0})
     assert covered_by == {"b.py": [2]} and reasons == {}
+
+
+def _sized(path: str, cost: int) -> LedgerFile:
+    """A file that costs exactly ``cost`` lines to read (no hunks)."""
+    return LedgerFile(path, cost - 4)
+
+
+def test_a_file_costs_its_lines_its_hunks_context_and_a_fixed_overhead() -> None:
+    assert weight(LedgerFile("a.py", 10, ((1, 2), (5, 6)))) == 10 + 2 * 6 + 4
+    assert weight(LedgerFile("a.py", 10)) == 14
+
+
+def test_a_group_is_filled_exactly_to_its_budget_and_not_beyond() -> None:
+    files = [_sized(f"a/{n}.py", 50) for n in range(4)]
+    groups = group_files(files, SweepLimits(max_lines=100, max_files=100))
+    assert [[f.path for f in g] for g in groups] == [["a/0.py", "a/1.py"], ["a/2.py", "a/3.py"]]
+
+
+@pytest.mark.parametrize(
+    ("cost", "max_files", "split"),
+    [
+        (25, 100, True),  # two files fill half the lines: the next directory starts a group
+        (20, 100, False),  # two files fill 40% of the lines: still room for a neighbour
+        (1, 4, True),  # two files are half the files allowed
+        (1, 6, False),  # two files are a third of the files allowed
+    ],
+)
+def test_a_directory_boundary_closes_a_group_once_it_is_half_full(
+    cost: int, max_files: int, split: bool
+) -> None:
+    files = [_sized(p, cost) for p in ("a/b/1.py", "a/b/2.py", "a/c/1.py", "a/c/2.py")]
+    groups = group_files(files, SweepLimits(max_lines=100, max_files=max_files))
+    paths = [[f.path for f in g] for g in groups]
+    if split:  # a/b and a/c are different directories, although both are under a/
+        assert paths == [["a/b/1.py", "a/b/2.py"], ["a/c/1.py", "a/c/2.py"]]
+    else:
+        assert paths == [["a/b/1.py", "a/b/2.py", "a/c/1.py", "a/c/2.py"]]
+
+
+@pytest.mark.parametrize(
+    ("agents_left", "sizes"),
+    [
+        (None, [4, 4, 4, 4]),
+        (100, [4, 4, 4, 4]),  # enough agents: the limits given, not the defaults
+        (8, [4, 4, 4, 4]),
+        (4, [8, 8]),  # two groups for two agent pairs: twice the usual size is enough
+        (2, [16]),  # one pair: grown up to MAX_GROWTH times
+    ],
+)
+def test_groups_grow_only_as_much_as_the_agents_left_need(
+    agents_left: int | None, sizes: list[int]
+) -> None:
+    files = _files(16)
+    limits = SweepLimits(max_lines=10_000, max_files=4)
+    assert [len(g) for g in fit_groups(files, limits, agents_left)] == sizes
+
+
+@pytest.mark.parametrize(
+    ("paths", "place"),
+    [
+        (["src/x.py"], "under `src/`"),
+        (["src/pkg/a.py", "src/pkg/b.py"], "under `src/pkg/`"),
+        (["src/a/x.py", "src/b/y.py"], "under `src/`"),
+        (["src/a.py", "src/sub/b.py"], "under `src/`"),
+        (["a.py", "src/b.py"], "at the top of the repository"),
+    ],
+)
+def test_the_concern_says_the_directory_its_files_share(paths: list[str], place: str) -> None:
+    text = sweep_concern([LedgerFile(p, 1) for p in paths], None)
+    assert text.splitlines()[0].startswith(f"Sweep review of {len(paths)} file")
+    assert f" {place} that no other concern covered." in text.splitlines()[0]
+
+
+def test_the_sweep_subtask_is_worded_exactly() -> None:
+    changed = [LedgerFile("src/a.py", 3, ((4, 9),)), LedgerFile("src/b.py", 0)]
+    assert sweep_concern(changed, "abc123") == (
+        "Sweep review of 2 changed files under `src/` that no other concern covered. Review "
+        "what changed in each (`git diff abc123 HEAD -- FILE` shows it; read the surrounding "
+        "code too) for defects of any kind: correctness, security, error handling, resource "
+        "use, concurrency. Files and changed line ranges:\n"
+        "- src/a.py (lines 4-9)\n"
+        "- src/b.py (lines n/a)"
+    )
+    assert sweep_concern([LedgerFile("x.py", 12)], None) == (
+        "Sweep review of 1 file at the top of the repository that no other concern covered. "
+        "Review each for defects of any kind: correctness, security, error handling, resource "
+        "use, concurrency. Files:\n"
+        "- x.py (12 lines)"
+    )
+
+
+def test_a_concern_that_named_no_files_covers_nothing() -> None:
+    outcomes = [ConcernOutcome(0, "broad", "reviewed"), ConcernOutcome(1, "b", "reviewed")]
+    assert covering(outcomes, {1: ("b.py",)}) == ({"b.py": [2]}, {})
+
+
+# -- the sweep wave over a workflow (a stand-in model; agents' shells are started: slow) --------
+
+
+def _sweep_after(tmp_path: Path, **options: Any) -> tuple[list[ConcernOutcome], Workflow, StandIn]:
+    names = ("a.py", "b.py", "c.py", "d.py", "lib/e.py")
+    content = Files(tmp_path, {name: b"x = 1\n" for name in names})
+    client = StandIn(content)
+    files = [LedgerFile(name, 1, ((1, 1),)) for name in names]
+    with session(tmp_path, content, client, journal=tmp_path / "journal.sqlite3") as s:
+        workflow = Workflow(s)
+        workflow.run(["Review `a.py` for defects."])
+        outcomes = run_sweep(workflow, files, "abc123", done=frozenset({"d.py"}), **options)
+    return outcomes, workflow, client
+
+
+@pytest.mark.slow
+def test_the_sweep_reviews_only_what_nothing_covered_in_groups(tmp_path: Path) -> None:
+    outcomes, workflow, client = _sweep_after(tmp_path, limits=SweepLimits(max_files=1))
+    groups = [[LedgerFile(p, 1, ((1, 1),))] for p in ("b.py", "c.py", "lib/e.py")]
+    assert [(o.index, o.concern, o.covered) for o in outcomes] == [
+        (i + 1, sweep_concern(g, "abc123"), True) for i, g in enumerate(groups)
+    ]
+    assert [workflow.files_of[o.index] for o in outcomes] == [("b.py",), ("c.py",), ("lib/e.py",)]
+    assert len(client.tasks["subagent"]) == 4
+    assert uncovered_files([LedgerFile("d.py", 1), *groups[0]], workflow) == [LedgerFile("d.py", 1)]
+    assert uncovered_files([LedgerFile("d.py", 1)], workflow, frozenset({"d.py"})) == []
+
+
+@pytest.mark.slow
+def test_the_sweep_fits_the_agents_left_and_runs_nothing_when_all_is_covered(
+    tmp_path: Path,
+) -> None:
+    outcomes, workflow, client = _sweep_after(
+        tmp_path,
+        limits=SweepLimits(max_files=1),
+        agents_left=2,  # one pair of agents: groups grow (a directory still starts its own)
+    )
+    assert [workflow.files_of[o.index] for o in outcomes] == [("b.py", "c.py"), ("lib/e.py",)]
+    names = ["a.py", "b.py", "c.py", "d.py", "lib/e.py"]
+    assert uncovered_files([LedgerFile(n, 1) for n in names], workflow) == [LedgerFile("d.py", 1)]
+    asked = len(client.tasks["subagent"])
+    assert (
+        run_sweep(workflow, [LedgerFile(n, 1) for n in names], None, done=frozenset({"d.py"})) == []
+    )
+    assert len(client.tasks["subagent"]) == asked

@@ -146,3 +146,9 @@ def test_json_from_elsewhere_is_read_with_its_defaults_or_refused() -> None:
     assert Coverage.from_json({**minimal, "notes": ["n"], "unit": "files"}).notes == ("n",)
     with pytest.raises(ValueError, match="unknown file coverage status 'done'"):
         Coverage.from_json({"files": [{"path": "a", "lines": 1, "status": "done"}], "skipped": []})
+
+
+def test_the_headline_counts_one_file_in_the_singular() -> None:
+    assert build_coverage(FILES[:1], covered_by={"a.py": [1]}).headline() == (
+        "1 of 1 changed file covered"
+    )
