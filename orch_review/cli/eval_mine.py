@@ -165,6 +165,7 @@ def _gitlab_links(
     from orch_review.eval.linked import BUG_LABELS
     from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_project
     from orch_review.gitlab.api import GitLabClient
+    from orch_review.gitlab.event import api_url_from_env, ca_file_from_env
     from orch_review.scope import history
 
     token = (env.get("GITLAB_TOKEN") or "").strip()
@@ -181,9 +182,8 @@ def _gitlab_links(
         return None
     if project is not None and not project.isdigit():
         path = project
-    api = (env.get("CI_API_V4_URL") or "https://gitlab.com/api/v4").rstrip("/")
-    ca_file = (env.get("CI_SERVER_TLS_CA_FILE") or "").strip() or None
-    client = stack.enter_context(GitLabClient(api, name, token, ca_file=ca_file))
+    api = api_url_from_env(env)
+    client = stack.enter_context(GitLabClient(api, name, token, ca_file=ca_file_from_env(env)))
     return GitLabBugLinks(client, path, labels or BUG_LABELS)
 
 

@@ -17,10 +17,24 @@ from dataclasses import dataclass, field
 from orch_review.errors import OrchReviewError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+DEFAULT_API_URL = "https://gitlab.com/api/v4"
 
 
 class GitLabEventError(OrchReviewError):
     """The environment does not describe a merge request pipeline (exit code 2)."""
+
+
+def api_url_from_env(env: Mapping[str, str]) -> str:
+    """``CI_API_V4_URL`` (else gitlab.com's), which must be an http(s) URL."""
+    api_url = (env.get("CI_API_V4_URL") or DEFAULT_API_URL).strip().rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise GitLabEventError(f"CI_API_V4_URL is not an http(s) URL: {api_url[:80]!r}.")
+    return api_url
+
+
+def ca_file_from_env(env: Mapping[str, str]) -> str | None:
+    """``CI_SERVER_TLS_CA_FILE``: the CA of a self-managed instance, when one is set."""
+    return (env.get("CI_SERVER_TLS_CA_FILE") or "").strip() or None
 
 
 def _required(env: Mapping[str, str], name: str, what: str) -> str:
@@ -71,9 +85,8 @@ class MergeRequestJob:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MergeRequestJob:
         """Read GitLab CI's predefined variables and the tokens."""
-        api_url = _required(env, "CI_API_V4_URL", "the API's address").rstrip("/")
-        if not api_url.startswith(("https://", "http://")):
-            raise GitLabEventError(f"CI_API_V4_URL is not an http(s) URL: {api_url[:80]!r}.")
+        _required(env, "CI_API_V4_URL", "the API's address")
+        api_url = api_url_from_env(env)
         project = _number(env, "CI_MERGE_REQUEST_PROJECT_ID", "the target project")
         source = (env.get("CI_MERGE_REQUEST_SOURCE_PROJECT_ID") or "").strip()
         return cls(
@@ -86,5 +99,5 @@ class MergeRequestJob:
             source_project_id=int(source) if source.isdigit() else None,
             token=(env.get("GITLAB_TOKEN") or "").strip() or None,
             job_token=(env.get("CI_JOB_TOKEN") or "").strip() or None,
-            ca_file=(env.get("CI_SERVER_TLS_CA_FILE") or "").strip() or None,
+            ca_file=ca_file_from_env(env),
         )

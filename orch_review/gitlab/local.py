@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING
 from orch_review.errors import CredentialsMissing, UsageError
 from orch_review.github.local import REMOTE, LocalRequest, fetch_head
 from orch_review.gitlab.api import GitLabClient
-from orch_review.gitlab.event import GitLabEventError, MergeRequestJob
+from orch_review.gitlab.event import (
+    GitLabEventError,
+    MergeRequestJob,
+    api_url_from_env,
+    ca_file_from_env,
+)
 
 if TYPE_CHECKING:
     import git
@@ -27,8 +32,6 @@ if TYPE_CHECKING:
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
     from orch_review.gitlab.publish import Published
-
-DEFAULT_API_URL = "https://gitlab.com/api/v4"
 
 
 def project_of(repo: git.Repo, given: str | None) -> str:
@@ -47,13 +50,6 @@ def project_of(repo: git.Repo, given: str | None) -> str:
             "cannot tell the GitLab project from the `origin` remote's URL: pass --repo GROUP/NAME."
         )
     return found
-
-
-def _api_url(env: Mapping[str, str]) -> str:
-    api_url = (env.get("CI_API_V4_URL") or DEFAULT_API_URL).strip().rstrip("/")
-    if not api_url.startswith(("https://", "http://")):
-        raise GitLabEventError(f"CI_API_V4_URL is not an http(s) URL: {api_url[:80]!r}.")
-    return api_url
 
 
 def review_merge_request(
@@ -76,9 +72,9 @@ def review_merge_request(
             "GITLAB_TOKEN is not set: give a token that may read the project (`read_api`; "
             "`api` to --post)."
         )
-    api_url = _api_url(env)
+    api_url = api_url_from_env(env)
     server_url = (env.get("CI_SERVER_URL") or api_url.removesuffix("/api/v4")).rstrip("/")
-    ca_file = (env.get("CI_SERVER_TLS_CA_FILE") or "").strip() or None
+    ca_file = ca_file_from_env(env)
     path = project_of(repo, request.repository)
     with GitLabClient(api_url, path, token, ca_file=ca_file) as by_path:
         project = by_path.project()
