@@ -8,19 +8,20 @@ to another repository: redirects are not followed) is noted, not fatal.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from orch_review.github.api import GitHubApiError, GitHubClient
 from orch_review.github.event import GitHubContext, PullRequest
 from orch_review.scope.intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
-    MAX_ISSUES,
     TITLE_LIMIT,
     Intent,
     IssueRef,
     LinkedIssue,
     clean,
     linked_issues,
+    read_linked,
     url_pattern,
 )
 
@@ -59,11 +60,8 @@ def pull_intent(context: GitHubContext, pull: PullRequest) -> Intent:
         own_project=pull.base_repository,
     )
     refs = [r for r in refs if r != IssueRef(None, pull.number)]  # the pull request itself
-    issues: list[LinkedIssue] = []
+    issues: tuple[LinkedIssue, ...] = ()
     if refs:
         with GitHubClient(context.api_url, context.repository, context.token) as client:
-            issues = [_read(client, ref) for ref in refs[:MAX_ISSUES]]
-    issues += [
-        LinkedIssue(str(r), unread=f"more than {MAX_ISSUES} linked") for r in refs[MAX_ISSUES:]
-    ]
-    return Intent(f"pull request #{pull.number}", title, body, tuple(issues))
+            issues = read_linked(refs, partial(_read, client))
+    return Intent(f"pull request #{pull.number}", title, body, issues)

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from orch_review.gitlab.api import GitLabApiError, GitLabClient
 from orch_review.scope.intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
-    MAX_ISSUES,
     TITLE_LIMIT,
     Intent,
     IssueRef,
     LinkedIssue,
     clean,
     linked_issues,
+    read_linked,
     url_pattern,
 )
 
@@ -67,11 +68,8 @@ def merge_request_intent(
         issue_url=url_pattern(server_url, "/-/issues/"),
         own_project=own_project or _own_path(merge_request),
     )
-    issues = [_read(client, ref) for ref in refs[:MAX_ISSUES]]
-    issues += [
-        LinkedIssue(str(r), unread=f"more than {MAX_ISSUES} linked") for r in refs[MAX_ISSUES:]
-    ]
-    return Intent(source, title, description, tuple(issues))
+    issues = read_linked(refs, partial(_read, client))
+    return Intent(source, title, description, issues)
 
 
 def _own_path(merge_request: Mapping[str, Any]) -> str | None:

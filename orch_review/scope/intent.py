@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +143,18 @@ def linked_issues(
         if item.number > 0 and item not in out:
             out.append(item)
     return out
+
+
+def read_linked(
+    refs: Sequence[IssueRef], read: Callable[[IssueRef], LinkedIssue]
+) -> tuple[LinkedIssue, ...]:
+    """The first :data:`MAX_ISSUES` of ``refs`` as ``read`` gives them; the rest noted as
+    left unread."""
+    unread = f"more than {MAX_ISSUES} linked"
+    return (
+        *(read(ref) for ref in refs[:MAX_ISSUES]),
+        *(LinkedIssue(str(ref), unread=unread) for ref in refs[MAX_ISSUES:]),
+    )
 
 
 def url_pattern(server_url: str, issues_path: str) -> re.Pattern[str]:
