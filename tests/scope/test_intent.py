@@ -84,3 +84,22 @@ def test_unread_issues_are_notes_and_stay_out_of_the_data() -> None:
 def test_the_repository_of_a_remote_url(url: str, github: str | None, gitlab: str | None) -> None:
     assert github_repository(url) == github
     assert gitlab_project(url) == gitlab
+
+
+def test_only_the_first_ten_linked_issues_are_read_and_the_rest_are_noted() -> None:
+    from orch_review.scope.intent import IssueRef, LinkedIssue, read_linked
+
+    asked: list[int] = []
+
+    def read(ref: IssueRef) -> LinkedIssue:
+        asked.append(ref.number)
+        return LinkedIssue(str(ref), title=f"issue {ref.number}")
+
+    issues = read_linked([IssueRef(None, n) for n in range(1, 13)], read)
+
+    assert asked == list(range(1, 11))
+    assert [i.title for i in issues[:10]] == [f"issue {n}" for n in range(1, 11)]
+    assert [(i.reference, i.unread) for i in issues[10:]] == [
+        ("#11", "more than 10 linked"),
+        ("#12", "more than 10 linked"),
+    ]
