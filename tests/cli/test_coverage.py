@@ -102,14 +102,16 @@ def test_a_cap_that_cannot_cover_the_change_exits_3_naming_the_uncovered_files(
     fake_api.policy = OneSubtaskPerFile(base=_sha(repo, "main"))
     out = tmp_path / "report.json"
 
+    # One agent of the fan-out: whichever subtask gets it, no room is left for the sweep.
+    # (With a few more, the sweep may fit beside the subtasks that started, and cover all.)
     result = run_cli(
-        repo, api_env, "--base", "main", "--max-agents", "5", "--json", str(out), timeout=600
+        repo, api_env, "--base", "main", "--max-agents", "1", "--json", str(out), timeout=600
     )
 
     assert result.returncode == 3, result.stderr[-3000:]
     data = json.loads(out.read_text())
     uncovered = [f for f in data["coverage"]["files"] if f["status"] == "uncovered"]
-    assert len(uncovered) >= CHANGED - 5
+    assert len(uncovered) >= CHANGED - 1
     assert data["coverage"]["changed_files"]["complete"] is False
     assert all("agent" in f["reason"] for f in uncovered)
     # One line per reason they share, with the count and the first few paths.
