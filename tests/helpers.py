@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
+import json
+import locale
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from tests.forkserver import startup_environment
 from tests.scripted import PLANTED_FILES
 
 #: The checkout under test, imported by every orch-review these helpers start.
@@ -30,16 +38,112 @@ def run_cli(
     """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text.
 
     ``-P``: like the installed script, nothing is imported from ``cwd`` (the repository).
+    The process is a child of this worker's fork server (:mod:`tests.forkserver`), which
+    imported orch-review's dependencies once, unless the run's environment differs from the
+    server's where an interpreter reads it at start-up: then it is a new interpreter.
     """
+    full = cli_env(env)
+    server = _FORK_SERVER.get(full)
+    if server is not None:
+        try:
+            return server.run(cwd, full, args, timeout)
+        finally:
+            _FORK_SERVER.done(server)
     return subprocess.run(
         [*ORCH_REVIEW, *args],
         cwd=cwd,
-        env=cli_env(env),
+        env=full,
         capture_output=True,
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+class _ForkServer:
+    """One running :mod:`tests.forkserver` and the start-up environment it has."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.startup = startup_environment(env)
+        self._process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "tests.forkserver"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=SOURCE_ROOT,
+        )
+        self._scratch = Path(tempfile.mkdtemp(prefix="orch-review-forkserver-"))
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def _reply(self, timeout: float | None) -> dict[str, int]:
+        assert self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError("the test fork server ended; see tests/forkserver.py")
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def run(
+        self, cwd: Path, env: dict[str, str], args: tuple[str, ...], timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        assert self._process.stdin is not None
+        out, err = self._scratch / "stdout", self._scratch / "stderr"
+        request = {"cwd": str(cwd), "env": env, "args": list(args), "stdout": str(out),
+                   "stderr": str(err)}  # fmt: skip
+        self._process.stdin.write(json.dumps(request).encode() + b"\n")
+        self._process.stdin.flush()
+        pid = self._reply(30)["pid"]
+        try:
+            status = self._reply(timeout)["status"]
+        except TimeoutError:
+            os.kill(pid, signal.SIGKILL)
+            self._reply(30)
+            raise subprocess.TimeoutExpired([*ORCH_REVIEW, *args], timeout) from None
+        return subprocess.CompletedProcess([*ORCH_REVIEW, *args], status, _text(out), _text(err))
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait(30)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _text(path: Path) -> str:
+    """What ``subprocess.run(text=True)`` would have decoded."""
+    text = path.read_bytes().decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _Servers:
+    """This pytest process's fork server, started at its first use; None while it is busy
+    (another thread's run) or when a run's start-up environment differs from its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: _ForkServer | None = None
+
+    def get(self, env: dict[str, str]) -> _ForkServer | None:
+        if os.environ.get("ORCH_REVIEW_TEST_SPAWN") or not self._lock.acquire(blocking=False):
+            return None
+        server = self._server
+        if server is None or not server.alive():
+            server = self._server = _ForkServer(env)
+            atexit.register(server.close)
+        if server.startup != startup_environment(env):
+            self._lock.release()
+            return None
+        return server
+
+    def done(self, server: _ForkServer) -> None:
+        self._lock.release()
+
+
+_FORK_SERVER = _Servers()
 
 
 #: Runs a command as this root user without the capabilities that bypass file permissions,

@@ -1,0 +1,115 @@
+"""A fork server for :func:`tests.helpers.run_cli`: ``python -P -m orch_review`` without
+paying for its imports on every run.
+
+Importing the ``anthropic`` SDK alone costs about 3 CPU-seconds, and the suite runs the CLI
+some 300 times. This server is started once per pytest process with the environment
+:func:`tests.helpers.run_cli` gives every run; it imports orch-review and its dependencies,
+then forks one child per run. Each child is a real process, as ``subprocess.run`` would
+start: it takes the run's working directory, environment, argv and standard streams
+(stdin from /dev/null, stdout and stderr to files the caller reads), runs
+``orch_review/__main__.py`` as ``-m`` does, and ends through the interpreter's normal exit
+(atexit handlers, non-daemon threads joined) with the CLI's exit status.
+
+What a fresh interpreter decides at start-up (the locale, ``PYTHON*`` variables, the
+``PATH`` gitpython found git on, ``TMPDIR``) cannot be changed after the fork: a run whose
+environment differs there is started as a fresh process by the caller. Set
+``ORCH_REVIEW_TEST_SPAWN=1`` to start every run that way.
+
+Protocol: one JSON line per run on the server's stdin; the server answers with the child's
+pid, then its exit status (``os.waitstatus_to_exitcode``), one JSON line each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import tempfile
+from typing import Any
+
+#: Variables read when an interpreter starts (or gitpython is imported): a run must match
+#: the server's, else it is spawned.
+STARTUP_VARIABLES = ("PATH", "TMPDIR", "LANG", "LANGUAGE", "GIT_PYTHON_GIT_EXECUTABLE")
+STARTUP_PREFIXES = ("PYTHON", "LC_", "GIT_PYTHON_")
+
+
+def startup_environment(env: dict[str, str]) -> dict[str, str]:
+    """The part of ``env`` a running interpreter cannot take on."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name in STARTUP_VARIABLES or name.startswith(STARTUP_PREFIXES)
+    }
+
+
+def _preload() -> None:
+    """Import what every review imports (the SDK is most of the cost)."""
+    import anthropic  # noqa: F401
+    import git  # noqa: F401
+    import rich.console  # noqa: F401
+
+    import orch_review.cli
+    import orch_review.engine.review  # noqa: F401
+
+
+def _lines(fd: int) -> Any:
+    buffer = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield json.loads(line)
+
+
+def _serve(requests: int, replies: int) -> dict[str, Any] | None:
+    """Fork a child per request; returns the request in the child, None at end of input."""
+    for request in _lines(requests):
+        pid = os.fork()
+        if pid == 0:
+            os.close(requests)
+            os.close(replies)
+            return request  # type: ignore[no-any-return]
+        os.write(replies, json.dumps({"pid": pid}).encode() + b"\n")
+        _, status = os.waitpid(pid, 0)
+        os.write(
+            replies, json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n"
+        )
+    return None
+
+
+def _become(request: dict[str, Any]) -> None:
+    """This child takes on the run: directory, environment, streams and argv."""
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # recomputed from the run's environment, as a new process does
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for fd, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    sys.argv = ["-m", *request["args"]]
+
+
+def main() -> None:
+    _preload()
+    # The protocol moves off the standard streams, which the children take over.
+    requests, replies = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    request = _serve(requests, replies)
+    if request is None:
+        return
+    _become(request)
+    runpy.run_module("orch_review", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""`run_cli`'s fork server gives each run what a new `python -P -m orch_review` would have:
+the run's directory, environment, arguments and streams, and its exit status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+from tests.helpers import ORCH_REVIEW, cli_env, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _spawned(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ORCH_REVIEW, *args], cwd=cwd, env=cli_env(env), capture_output=True, text=True,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_a_forked_run_ends_and_prints_as_a_spawned_one(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    for args in (("--version",), ("--no-such-option",), ("config", "--help")):
+        forked, spawned = run_cli(tmp_path, env, *args), _spawned(tmp_path, env, *args)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (
+            spawned.returncode,
+            spawned.stdout,
+            spawned.stderr,
+        ), args
+    assert run_cli(tmp_path, env, "--no-such-option").returncode == 2
+
+
+def test_each_run_has_its_own_directory_and_environment(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for repo in (first, second):
+        repo.mkdir()
+        git(repo, "init", "-q")
+    (first / ".orch-review.toml").write_text("max-agents = 9\n")
+    env = {**os.environ, "ORCH_REVIEW_MAX_SUBTASKS": "7"}
+
+    one = run_cli(first, env, "config")
+    other = run_cli(second, dict(os.environ), "config")
+
+    assert "max-agents = 9" in one.stdout and "max-subtasks = 7" in one.stdout, one.stdout
+    assert "max-agents = 9" not in other.stdout and "max-subtasks = 7" not in other.stdout
