@@ -42,7 +42,8 @@ def run_cli(
     imported orch-review's dependencies once, unless the run's environment differs from the
     server's where an interpreter reads it at start-up: then it is a new interpreter.
     """
-    full = cli_env(env)
+    # As subprocess takes them: a value may be a path or bytes.
+    full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
     server = _FORK_SERVER.get(full)
     if server is not None:
         try:
@@ -93,8 +94,13 @@ class _ForkServer:
     ) -> subprocess.CompletedProcess[str]:
         assert self._process.stdin is not None
         out, err = self._scratch / "stdout", self._scratch / "stderr"
-        request = {"cwd": str(cwd), "env": env, "args": list(args), "stdout": str(out),
-                   "stderr": str(err)}  # fmt: skip
+        request = {
+            "cwd": os.fsdecode(cwd),
+            "env": env,
+            "args": [os.fsdecode(a) for a in args],
+            "stdout": str(out),
+            "stderr": str(err),
+        }
         self._process.stdin.write(json.dumps(request).encode() + b"\n")
         self._process.stdin.flush()
         pid = self._reply(30)["pid"]
