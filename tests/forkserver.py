@@ -23,9 +23,12 @@ pid, then its exit status (``os.waitstatus_to_exitcode``), one JSON line each.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import importlib
 import json
 import os
+import pkgutil
 import runpy
 import sys
 import tempfile
@@ -48,13 +51,18 @@ def startup_environment(env: dict[str, str]) -> dict[str, str]:
 
 
 def _preload() -> None:
-    """Import what every review imports (the SDK is most of the cost)."""
+    """Import what reviews import: the SDK (most of the cost), and every module of
+    orch-review but ``__main__`` with what they import (rich's syntax highlighting, the
+    report schema's validator), so that no child imports them again."""
     import anthropic  # noqa: F401
-    import git  # noqa: F401
-    import rich.console  # noqa: F401
+    import pygments.lexers.python  # noqa: F401
 
-    import orch_review.cli
-    import orch_review.engine.review  # noqa: F401
+    import orch_review
+
+    for module in pkgutil.walk_packages(orch_review.__path__, "orch_review."):
+        if module.name != "orch_review.__main__":
+            with contextlib.suppress(ImportError):  # an optional provider's SDK
+                importlib.import_module(module.name)
 
 
 def _lines(fd: int) -> Any:
