@@ -6,18 +6,20 @@ some 300 times. This server is started once per pytest process with the environm
 :func:`tests.helpers.run_cli` gives every run; it imports orch-review and its dependencies,
 then forks one child per run. Each child is a real process, as ``subprocess.run`` would
 start: it takes the run's working directory, environment, argv and standard streams
-(stdin from /dev/null, stdout and stderr to files the caller reads), runs
+(the descriptors the caller sends: /dev/null, files, pipes), runs
 ``orch_review/__main__.py`` as ``-m`` does, and ends as the interpreter does (non-daemon
 threads joined, atexit handlers run, the streams flushed) with the CLI's exit status, but
 without tearing down the 3,500 modules the server imported: that alone costs a second.
 
 What a fresh interpreter decides at start-up (the locale, ``PYTHON*`` variables, the
-``PATH`` gitpython found git on, ``TMPDIR``) cannot be changed after the fork: a run whose
+``PATH`` gitpython found git on) cannot be changed after the fork: a run whose
 environment differs there is started as a fresh process by the caller. Set
 ``ORCH_REVIEW_TEST_SPAWN=1`` to start every run that way.
 
-Protocol: one JSON line per run on the server's stdin; the server answers with the child's
-pid, then its exit status (``os.waitstatus_to_exitcode``), one JSON line each.
+Protocol, on a SEQPACKET socket whose descriptor is the server's argument: a run is one JSON
+message (directory, environment, arguments) carrying its stdin, stdout and stderr as
+descriptors; the server answers ``{"pid": N}``, and ``{"exit": N, "status": S}``
+(``os.waitstatus_to_exitcode``) when that child ends. Runs may overlap.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import json
 import os
 import pkgutil
 import runpy
+import select
+import socket
 import sys
 import tempfile
 import threading
@@ -37,7 +41,7 @@ from typing import Any
 
 #: Variables read when an interpreter starts (or gitpython is imported): a run must match
 #: the server's, else it is spawned.
-STARTUP_VARIABLES = ("PATH", "TMPDIR", "LANG", "LANGUAGE", "GIT_PYTHON_GIT_EXECUTABLE")
+STARTUP_VARIABLES = ("PATH", "LANG", "LANGUAGE", "GIT_PYTHON_GIT_EXECUTABLE")
 STARTUP_PREFIXES = ("PYTHON", "LC_", "GIT_PYTHON_")
 
 
@@ -65,45 +69,51 @@ def _preload() -> None:
                 importlib.import_module(module.name)
 
 
-def _lines(fd: int) -> Any:
-    buffer = b""
+def _send(channel: socket.socket, message: dict[str, int]) -> None:
+    channel.send(json.dumps(message).encode())
+
+
+def _reap(channel: socket.socket) -> None:
+    """Report every child that ended: ``{"exit": pid, "status": code}``."""
     while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
             return
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            yield json.loads(line)
+        if pid == 0:
+            return
+        _send(channel, {"exit": pid, "status": os.waitstatus_to_exitcode(status)})
 
 
-def _serve(requests: int, replies: int) -> dict[str, Any] | None:
-    """Fork a child per request; returns the request in the child, None at end of input."""
-    for request in _lines(requests):
+def _serve(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """Fork a child per request (its three standard streams come with it); returns the
+    request and the streams in the child, None in the server at end of input."""
+    while True:
+        ready, _, _ = select.select([channel], [], [], 0.05)
+        _reap(channel)
+        if not ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(channel, 1 << 22, 3)
+        if not data:
+            return None
         pid = os.fork()
         if pid == 0:
-            os.close(requests)
-            os.close(replies)
-            return request  # type: ignore[no-any-return]
-        os.write(replies, json.dumps({"pid": pid}).encode() + b"\n")
-        _, status = os.waitpid(pid, 0)
-        os.write(
-            replies, json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n"
-        )
-    return None
+            channel.close()
+            return json.loads(data), fds
+        for fd in fds:
+            os.close(fd)
+        _send(channel, {"pid": pid})
 
 
-def _become(request: dict[str, Any]) -> None:
+def _become(request: dict[str, Any], streams: list[int]) -> None:
     """This child takes on the run: directory, environment, streams and argv."""
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # recomputed from the run's environment, as a new process does
-    null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    for fd, target in ((null, 0), (out, 1), (err, 2)):
+    for target, fd in enumerate(streams):
         os.dup2(fd, target)
+    for fd in set(streams) - {0, 1, 2}:
         os.close(fd)
     sys.argv = ["-m", *request["args"]]
 
@@ -111,16 +121,16 @@ def _become(request: dict[str, Any]) -> None:
 def main() -> None:
     _preload()
     gc.freeze()  # the children's collections leave the server's objects (and pages) alone
-    # The protocol moves off the standard streams, which the children take over.
-    requests, replies = os.dup(0), os.dup(1)
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    # The children take the standard streams they are sent; the server keeps none.
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
+    for target in (0, 1):
+        os.dup2(null, target)
     os.close(null)
-    request = _serve(requests, replies)
-    if request is None:
+    served = _serve(channel)
+    if served is None:
         return
-    _become(request)
+    _become(*served)
     os._exit(_run())
 
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import locale
 import os
-import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from tests.forkserver import startup_environment
 from tests.scripted import PLANTED_FILES
@@ -46,10 +48,7 @@ def run_cli(
     full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
     server = _FORK_SERVER.get(full)
     if server is not None:
-        try:
-            return server.run(cwd, full, args, timeout)
-        finally:
-            _FORK_SERVER.done(server)
+        return server.run(cwd, full, args, timeout)
     return subprocess.run(
         [*ORCH_REVIEW, *args],
         cwd=cwd,
@@ -62,91 +61,168 @@ def run_cli(
 
 
 class _ForkServer:
-    """One running :mod:`tests.forkserver` and the start-up environment it has."""
+    """One running :mod:`tests.forkserver`, the start-up environment it has, and the exit
+    status of the children it reported."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.startup = startup_environment(env)
+        self._channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "tests.forkserver"],
+            [sys.executable, "-P", "-m", "tests.forkserver", str(theirs.fileno())],
             env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=SOURCE_ROOT,
+            pass_fds=(theirs.fileno(),),
         )
-        self._scratch = Path(tempfile.mkdtemp(prefix="orch-review-forkserver-"))
+        theirs.close()
+        self._starting = threading.Lock()  # one start at a time: the next pid is its own
+        self._changed = threading.Condition()
+        self._pids: list[int] = []
+        self._ended: dict[int, int] = {}
+        threading.Thread(target=self._read, daemon=True).start()
 
     def alive(self) -> bool:
         return self._process.poll() is None
 
-    def _reply(self, timeout: float | None) -> dict[str, int]:
-        assert self._process.stdout is not None
-        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
-        if not ready:
-            raise TimeoutError
-        line = self._process.stdout.readline()
-        if not line:
-            raise RuntimeError("the test fork server ended; see tests/forkserver.py")
-        return json.loads(line)  # type: ignore[no-any-return]
+    def _read(self) -> None:
+        while data := self._channel.recv(4096):
+            message = json.loads(data)
+            with self._changed:
+                if "pid" in message:
+                    self._pids.append(message["pid"])
+                else:
+                    self._ended[message["exit"]] = message["status"]
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def start(self, cwd: Path | str, env: dict[str, str], args: Sequence[str],
+              streams: tuple[int, int, int]) -> int:  # fmt: skip
+        """Fork a child running ``orch-review ARGS`` with these stdin, stdout and stderr
+        descriptors; returns its pid."""
+        request = {"cwd": os.fsdecode(cwd), "env": env, "args": [os.fsdecode(a) for a in args]}
+        with self._starting:
+            socket.send_fds(self._channel, [json.dumps(request).encode()], list(streams))
+            with self._changed:
+                if not self._changed.wait_for(lambda: self._pids or not self.alive(), 60):
+                    raise RuntimeError("the test fork server does not answer")
+                if not self._pids:
+                    raise RuntimeError("the test fork server ended; see tests/forkserver.py")
+                return self._pids.pop(0)
+
+    def status(self, pid: int, timeout: float | None) -> int | None:
+        """The exit status of child ``pid``, waiting up to ``timeout`` (None: while it runs;
+        0: not at all); None if it still runs then."""
+        with self._changed:
+            self._changed.wait_for(lambda: pid in self._ended or not self.alive(), timeout)
+            if pid not in self._ended and not self.alive():
+                raise RuntimeError("the test fork server ended; see tests/forkserver.py")
+            return self._ended.get(pid)
 
     def run(
         self, cwd: Path, env: dict[str, str], args: tuple[str, ...], timeout: float
     ) -> subprocess.CompletedProcess[str]:
-        assert self._process.stdin is not None
-        out, err = self._scratch / "stdout", self._scratch / "stderr"
-        request = {
-            "cwd": os.fsdecode(cwd),
-            "env": env,
-            "args": [os.fsdecode(a) for a in args],
-            "stdout": str(out),
-            "stderr": str(err),
-        }
-        self._process.stdin.write(json.dumps(request).encode() + b"\n")
-        self._process.stdin.flush()
-        pid = self._reply(30)["pid"]
-        try:
-            status = self._reply(timeout)["status"]
-        except TimeoutError:
-            os.kill(pid, signal.SIGKILL)
-            self._reply(30)
-            raise subprocess.TimeoutExpired([*ORCH_REVIEW, *args], timeout) from None
-        return subprocess.CompletedProcess([*ORCH_REVIEW, *args], status, _text(out), _text(err))
+        command = [*ORCH_REVIEW, *args]
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            with open(os.devnull, "rb") as null:
+                pid = self.start(cwd, env, args, (null.fileno(), out.fileno(), err.fileno()))
+            status = self.status(pid, timeout)
+            if status is None:
+                os.kill(pid, signal.SIGKILL)
+                self.status(pid, None)
+                raise subprocess.TimeoutExpired(command, timeout)
+            return subprocess.CompletedProcess(command, status, _text(out), _text(err))
 
     def close(self) -> None:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
+        self._channel.shutdown(socket.SHUT_WR)
         self._process.wait(30)
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        self._channel.close()
 
 
-def _text(path: Path) -> str:
+class ForkedPopen(subprocess.Popen[str]):
+    """A :class:`subprocess.Popen` of a child of the fork server: ``poll``, ``wait``,
+    ``communicate``, ``send_signal`` and the pipes work as for a process of one's own."""
+
+    def __init__(
+        self, server: _ForkServer, args: list[str], pid: int, stdout: int, stderr: int
+    ) -> None:
+        self._server = server
+        self.args, self.pid, self.returncode = args, pid, None
+        self.stdin = None
+        self.stdout = io.TextIOWrapper(open(stdout, "rb"))  # noqa: SIM115
+        self.stderr = io.TextIOWrapper(open(stderr, "rb"))  # noqa: SIM115
+        self.text_mode = self.universal_newlines = True
+        self.encoding = self.errors = None
+        self.pipesize = -1
+        self._communication_started = False
+        self._input = None
+        self._sigint_wait_secs = 0.25
+        self._closed_child_pipe_fds = True
+        self._child_created = True
+        self._waitpid_lock = threading.Lock()
+
+    def _internal_poll(self, *args: object, **kwargs: object) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._server.status(self.pid, 0)
+        return self.returncode
+
+    def _wait(self, timeout: float | None) -> int:
+        if self.returncode is None:
+            status = self._server.status(self.pid, timeout)
+            if status is None:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self.returncode = status
+        return self.returncode
+
+    def __del__(self) -> None:
+        pass
+
+
+def popen_cli(cwd: Path, env: Mapping[str, str], *args: str) -> subprocess.Popen[str]:
+    """``orch-review ARGS`` in ``cwd`` in the background, with stdout and stderr as text
+    pipes (stdin /dev/null): a child of the fork server when it can be, as for
+    :func:`run_cli`."""
+    full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
+    server = _FORK_SERVER.get(full)
+    if server is None:
+        return subprocess.Popen(
+            [*ORCH_REVIEW, *args], cwd=cwd, env=full, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    (out_read, out_write), (err_read, err_write) = os.pipe(), os.pipe()
+    with open(os.devnull, "rb") as null:
+        pid = server.start(cwd, full, args, (null.fileno(), out_write, err_write))
+    os.close(out_write)
+    os.close(err_write)
+    return ForkedPopen(server, [*ORCH_REVIEW, *args], pid, out_read, err_read)
+
+
+def _text(file: IO[bytes]) -> str:
     """What ``subprocess.run(text=True)`` would have decoded."""
-    text = path.read_bytes().decode(locale.getpreferredencoding(False))
+    file.seek(0)
+    text = file.read().decode(locale.getpreferredencoding(False))
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 class _Servers:
-    """This pytest process's fork server, started at its first use; None while it is busy
-    (another thread's run) or when a run's start-up environment differs from its own."""
+    """This pytest process's fork server, started at its first use; None when a run's
+    start-up environment differs from its own."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._server: _ForkServer | None = None
 
     def get(self, env: dict[str, str]) -> _ForkServer | None:
-        if os.environ.get("ORCH_REVIEW_TEST_SPAWN") or not self._lock.acquire(blocking=False):
+        if os.environ.get("ORCH_REVIEW_TEST_SPAWN"):
             return None
-        server = self._server
-        if server is None or not server.alive():
-            server = self._server = _ForkServer(env)
-            atexit.register(server.close)
-        if server.startup != startup_environment(env):
-            self._lock.release()
-            return None
-        return server
-
-    def done(self, server: _ForkServer) -> None:
-        self._lock.release()
+        with self._lock:
+            server = self._server
+            if server is None or not server.alive():
+                server = self._server = _ForkServer(env)
+                atexit.register(server.close)
+        return server if server.startup == startup_environment(env) else None
 
 
 _FORK_SERVER = _Servers()

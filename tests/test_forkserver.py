@@ -4,13 +4,14 @@ the run's directory, environment, arguments and streams, and its exit status."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import git
-from tests.helpers import ORCH_REVIEW, cli_env, run_cli
+from tests.helpers import ORCH_REVIEW, cli_env, popen_cli, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -47,3 +48,17 @@ def test_each_run_has_its_own_directory_and_environment(tmp_path: Path) -> None:
 
     assert "max-agents = 9" in one.stdout and "max-subtasks = 7" in one.stdout, one.stdout
     assert "max-agents = 9" not in other.stdout and "max-subtasks = 7" not in other.stdout
+
+
+def test_a_background_run_has_pipes_an_exit_status_and_takes_signals(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    proc = popen_cli(tmp_path, env, "--version")
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (0, _spawned(tmp_path, env, "--version").stdout, "")
+
+    # A signal goes to the forked child (which may have ended already), not to the server.
+    killed = popen_cli(tmp_path, env, "--no-such-option")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(60)
+    assert killed.returncode in (-signal.SIGKILL, 2)
+    assert run_cli(tmp_path, env, "--version").returncode == 0  # the server lives on

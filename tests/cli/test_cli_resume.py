@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +15,7 @@ import pytest
 from orch_review import tempdirs
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, Fault, ModelRequest
-from tests.helpers import make_planted_repo, run_cli
+from tests.helpers import make_planted_repo, popen_cli, run_cli
 from tests.scripted import is_sweep, planted_script, sweep_files
 
 
@@ -52,14 +51,7 @@ def _start_review_that_hangs(
     flight: shortened here (the wait itself is tested where replies do land)."""
     fake_api.policy = planted_script()
     hang = fake_api.add_fault("hang", delay=120, match=_division_verifier)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
-        cwd=repo,
-        env={"ORCH_REVIEW_INTERRUPT_GRACE": "0.5", **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = popen_cli(repo, {"ORCH_REVIEW_INTERRUPT_GRACE": "0.5", **env}, "--all", "--no-progress")
     return proc, hang
 
 
@@ -243,14 +235,7 @@ def _signal_while_held(
     time of the signal."""
     fake_api.policy = planted_script()
     held = fake_api.add_fault("held", match=match, times=None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
-        cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = popen_cli(repo, env, "--all", "--no-progress")
     said: list[str] = []
     stopping = threading.Event()
 

@@ -6,7 +6,6 @@ import json
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import (
     can_drop_read_override,
     make_planted_repo,
+    popen_cli,
     run_cli,
     run_cli_unprivileged,
 )
@@ -192,17 +192,7 @@ def test_two_processes_share_one_journal(
 ) -> None:
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "orch_review", "--all", "--no-progress"],
-            cwd=repo,
-            env=api_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [popen_cli(repo, api_env, "--all", "--no-progress") for _ in range(2)]
     outputs = [p.communicate(timeout=120) for p in procs]
 
     for proc, (stdout, stderr) in zip(procs, outputs, strict=True):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import branch_repo, commit, head, write
-from tests.helpers import run_cli
+from tests.helpers import popen_cli, run_cli
 from tests.scripted import Concern, ReviewScript
 
 STAGED_APP = (
@@ -187,14 +186,7 @@ def test_snapshot_is_removed_after_ctrl_c_and_after_an_error(
     env = {**api_env, "TMPDIR": str(private_tmp), "ORCH_REVIEW_INTERRUPT_GRACE": "0.5"}
     fake_api.policy = _script("grep -n 'eval(' app.py")
     hang = fake_api.add_fault("hang", delay=120)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--no-progress"],
-        cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = popen_cli(repo, env, "--no-progress")
     try:
         _wait_for(lambda: hang.hits == 1, "the main agent's first request")
         assert len(_snapshots(private_tmp)) == 1  # in use while the review runs

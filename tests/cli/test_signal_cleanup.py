@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from orch_review.tempdirs import PAUSE_MARK_VARIABLE, PAUSE_VARIABLE
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.helpers import popen_cli
 from tests.scripted import ReviewScript
 
 SIGNALS = {"TERM": (signal.SIGTERM, 143), "HUP": (signal.SIGHUP, 129), "INT": (signal.SIGINT, 130)}
@@ -49,13 +48,7 @@ def test_a_signal_at_any_point_leaves_tmpdir_empty(
     scratch.mkdir()
     fake_api.policy = ReviewScript([])
     env = {**api_env, "TMPDIR": str(scratch), PAUSE_VARIABLE: point, PAUSE_MARK_VARIABLE: str(mark)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orch_review", "--sandbox", "off", "--no-progress"],
-        cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = popen_cli(repo, env, "--sandbox", "off", "--no-progress")
     try:
         deadline = time.monotonic() + 120
         while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -67,7 +60,7 @@ def test_a_signal_at_any_point_leaves_tmpdir_empty(
     finally:
         if proc.poll() is None:
             proc.kill()
-    stderr = err.decode("utf-8", "replace")
+    stderr = err
 
     assert reached, f"the review never reached {point}: {stderr}"
     assert proc.returncode == code, stderr
