@@ -19,7 +19,10 @@ environment differs there is started as a fresh process by the caller. Set
 Protocol, on a SEQPACKET socket whose descriptor is the server's argument: a run is one JSON
 message (directory, environment, arguments) carrying its stdin, stdout and stderr as
 descriptors; the server answers ``{"pid": N}``, and ``{"exit": N, "status": S}``
-(``os.waitstatus_to_exitcode``) when that child ends. Runs may overlap.
+(``os.waitstatus_to_exitcode``) when that child ends. Runs may overlap. A program that
+starts orch-review itself (the Action's steps, the MCP client) is given a launcher instead
+(:mod:`tests.forkclient`), which asks the same way on a socket the server listens on, the
+second argument: one run per connection.
 """
 
 from __future__ import annotations
@@ -69,12 +72,12 @@ def _preload() -> None:
                 importlib.import_module(module.name)
 
 
-def _send(channel: socket.socket, message: dict[str, int]) -> None:
+def _send(channel: socket.socket, message: dict[str, int | bool]) -> None:
     channel.send(json.dumps(message).encode())
 
 
-def _reap(channel: socket.socket) -> None:
-    """Report every child that ended: ``{"exit": pid, "status": code}``."""
+def _reap(owners: dict[int, socket.socket]) -> None:
+    """Tell whoever asked for each child that ended: ``{"exit": pid, "status": code}``."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -82,27 +85,50 @@ def _reap(channel: socket.socket) -> None:
             return
         if pid == 0:
             return
-        _send(channel, {"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+        owner = owners.pop(pid, None)
+        if owner is not None:
+            with contextlib.suppress(OSError):  # a launcher killed meanwhile
+                _send(owner, {"exit": pid, "status": os.waitstatus_to_exitcode(status)})
 
 
-def _serve(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
-    """Fork a child per request (its three standard streams come with it); returns the
-    request and the streams in the child, None in the server at end of input."""
+def _serve(
+    channel: socket.socket, listener: socket.socket
+) -> tuple[dict[str, Any], list[int]] | None:
+    """Fork a child per request, from the test process (``channel``) or from a launcher
+    (a connection to ``listener``); a run's three standard streams come with it. Returns the
+    request and the streams in the child, None in the server when the test process is gone."""
+    owners: dict[int, socket.socket] = {}
+    launchers: list[socket.socket] = []
+    startup = startup_environment(dict(os.environ))
     while True:
-        ready, _, _ = select.select([channel], [], [], 0.05)
-        _reap(channel)
-        if not ready:
-            continue
-        data, fds, _, _ = socket.recv_fds(channel, 1 << 22, 3)
-        if not data:
-            return None
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            return json.loads(data), fds
-        for fd in fds:
-            os.close(fd)
-        _send(channel, {"pid": pid})
+        ready, _, _ = select.select([channel, listener, *launchers], [], [], 0.05)
+        _reap(owners)
+        for sock in ready:
+            if sock is listener:
+                launchers.append(listener.accept()[0])
+                continue
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 22, 3)
+            if not data:
+                if sock is channel:
+                    return None
+                launchers.remove(sock)
+                sock.close()
+                continue
+            request = json.loads(data)
+            if sock is not channel and startup_environment(request["env"]) != startup:
+                for fd in fds:
+                    os.close(fd)
+                _send(sock, {"spawn": True})  # the launcher starts an interpreter itself
+                continue
+            pid = os.fork()
+            if pid == 0:
+                for held in (channel, listener, *launchers):
+                    held.close()
+                return request, fds
+            for fd in fds:
+                os.close(fd)
+            owners[pid] = sock
+            _send(sock, {"pid": pid})
 
 
 def _become(request: dict[str, Any], streams: list[int]) -> None:
@@ -119,15 +145,18 @@ def _become(request: dict[str, Any], streams: list[int]) -> None:
 
 
 def main() -> None:
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(sys.argv[2])  # before the imports: launchers started meanwhile wait
+    listener.listen(64)
     _preload()
     gc.freeze()  # the children's collections leave the server's objects (and pages) alone
-    channel = socket.socket(fileno=int(sys.argv[1]))
     # The children take the standard streams they are sent; the server keeps none.
     null = os.open(os.devnull, os.O_RDWR)
     for target in (0, 1):
         os.dup2(null, target)
     os.close(null)
-    served = _serve(channel)
+    served = _serve(channel, listener)
     if served is None:
         return
     _become(*served)

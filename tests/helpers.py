@@ -7,6 +7,7 @@ import io
 import json
 import locale
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from tests.forkclient import ADDRESS
 from tests.forkserver import startup_environment
 from tests.scripted import PLANTED_FILES
 
@@ -30,7 +32,8 @@ ORCH_REVIEW = (sys.executable, "-P", "-m", "orch_review")
 
 def cli_env(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` with this checkout first on PYTHONPATH."""
-    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    parts = env.get("PYTHONPATH", "").split(os.pathsep)
+    inherited = [p for p in parts if p and p != str(SOURCE_ROOT)]
     return {**env, "PYTHONPATH": os.pathsep.join([str(SOURCE_ROOT), *inherited])}
 
 
@@ -67,8 +70,11 @@ class _ForkServer:
     def __init__(self, env: dict[str, str]) -> None:
         self.startup = startup_environment(env)
         self._channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._scratch = Path(tempfile.mkdtemp(prefix="orch-review-forkserver-"))
+        self.address = self._scratch / "socket"
+        command = ["-m", "tests.forkserver", str(theirs.fileno()), str(self.address)]
         self._process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "tests.forkserver", str(theirs.fileno())],
+            [sys.executable, "-P", *command],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -139,6 +145,7 @@ class _ForkServer:
         self._channel.shutdown(socket.SHUT_WR)
         self._process.wait(30)
         self._channel.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 class ForkedPopen(subprocess.Popen[str]):
@@ -197,6 +204,25 @@ def popen_cli(cwd: Path, env: Mapping[str, str], *args: str) -> subprocess.Popen
     os.close(out_write)
     os.close(err_write)
     return ForkedPopen(server, [*ORCH_REVIEW, *args], pid, out_read, err_read)
+
+
+def cli_launcher(directory: Path, env: Mapping[str, str]) -> Path:
+    """An ``orch-review`` executable in ``directory`` for a program the test starts that
+    starts orch-review itself with ``env`` (an Action step, the MCP client): a launcher
+    (:mod:`tests.forkclient`) that runs it as a child of the fork server, else
+    ``python -P -m orch_review``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    launcher = directory / "orch-review"
+    server = _FORK_SERVER.get({os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()})
+    if server is None:
+        body = f'exec {shlex.quote(sys.executable)} -P -m orch_review "$@"'
+    else:
+        client = shlex.quote(str(SOURCE_ROOT / "tests" / "forkclient.py"))
+        address = shlex.quote(str(server.address))
+        body = f'{ADDRESS}={address} exec {shlex.quote(sys.executable)} -I -S {client} "$@"'
+    launcher.write_text(f"#!/bin/sh\n{body}\n")
+    launcher.chmod(0o755)
+    return launcher
 
 
 def _text(file: IO[bytes]) -> str:

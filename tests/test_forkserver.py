@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from tests.helpers import ORCH_REVIEW, cli_env, popen_cli, run_cli
+from tests.helpers import ORCH_REVIEW, cli_env, cli_launcher, popen_cli, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -62,3 +62,29 @@ def test_a_background_run_has_pipes_an_exit_status_and_takes_signals(tmp_path: P
     killed.wait(60)
     assert killed.returncode in (-signal.SIGKILL, 2)
     assert run_cli(tmp_path, env, "--version").returncode == 0  # the server lives on
+
+
+def test_a_launcher_runs_orch_review_for_a_program_the_test_starts(tmp_path: Path) -> None:
+    env = cli_env(dict(os.environ))
+    launcher = cli_launcher(tmp_path / "bin", env)
+    done = subprocess.run(
+        ["sh", "-c", f'"{launcher}" --no-such-option'], cwd=tmp_path, env=env,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    spawned = _spawned(tmp_path, env, "--no-such-option")
+    assert (done.returncode, done.stdout, done.stderr) == (2, spawned.stdout, spawned.stderr)
+
+    # `mcp` serves until its stdin closes: the launcher's SIGTERM reaches it, and ends it.
+    git(tmp_path, "init", "-q")
+    serving = subprocess.Popen(
+        [str(launcher), "mcp"], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            serving.wait(2)  # not an assertion on time: it must still be serving
+        serving.send_signal(signal.SIGTERM)
+        serving.communicate(timeout=60)
+    finally:
+        serving.kill()
+    assert serving.returncode != 0

@@ -29,6 +29,7 @@ from tests.github.conftest import (
     PullRepo,
     read_outputs,
 )
+from tests.helpers import cli_launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
@@ -161,8 +162,7 @@ def test_the_review_step_runs_orch_review_with_the_inputs(
     review = next(step for step in steps() if step.get("id") == "review")
     # The venv the Install step would create: this one, which has orch-review installed.
     env["RUNNER_TEMP"] = str(tmp_path / "runner")
-    venv = Path(env["RUNNER_TEMP"]) / "orch-review-venv"
-    venv.symlink_to(Path(sys.executable).parent.parent)
+    cli_launcher(Path(env["RUNNER_TEMP"]) / "orch-review-venv" / "bin", env)
 
     result = run_step_in(
         pull_repo.path,

@@ -6,7 +6,6 @@ agents' prompts and suppresses what it names."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.github.conftest import NUMBER, PullRepo, event_payload, open_pull, with_event
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
+from tests.helpers import cli_launcher
 from tests.scripted import PLANTED_FILES
 
 FIXED_APP = PLANTED_FILES["app.py"].replace(
@@ -67,8 +67,7 @@ def step_env(
     env = {k: v for k, v in actions_env.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
     env.pop("GITHUB_TOKEN")  # the step passes the github-token input
     env["GITHUB_GRAPHQL_URL"] = github_api.graphql_url
-    venv = Path(env["RUNNER_TEMP"]) / "orch-review-venv"
-    venv.symlink_to(Path(sys.executable).parent.parent)
+    cli_launcher(Path(env["RUNNER_TEMP"]) / "orch-review-venv" / "bin", env)
     return env
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from tests.fakes.model_io import ModelRequest, Reply
 from tests.github.conftest import EVENTS, NUMBER, PullRepo, open_pull, read_outputs
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
+from tests.helpers import cli_launcher
 
 MAINTAINER = "octo-maintainer"  # admin in the fake
 INPUTS = {
@@ -47,9 +47,7 @@ def _step_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     """The job's environment before the Action's inputs: no key, no token, the venv."""
     step_env = {k: v for k, v in env.items() if not k.startswith(("ANTHROPIC_", "ORCH_REVIEW_"))}
     step_env.pop("GITHUB_TOKEN")
-    venv = Path(step_env["RUNNER_TEMP"]) / "orch-review-venv"
-    if not venv.exists():
-        venv.symlink_to(Path(sys.executable).parent.parent)
+    cli_launcher(Path(step_env["RUNNER_TEMP"]) / "orch-review-venv" / "bin", step_env)
     return step_env
 
 

@@ -28,7 +28,7 @@ from tests.github.conftest import (
 from tests.github.suggestions import apply_suggestion, suggestion_of
 from tests.github.test_action import run_step_in, steps
 from tests.gitrepos import commit
-from tests.helpers import skip_without_bubblewrap
+from tests.helpers import cli_launcher, skip_without_bubblewrap
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, reject_fix
 
 BASE_CONFIG = '[tool.orch-review]\nsuggestion-check = "python3 -m py_compile {path}"\n'
@@ -119,7 +119,7 @@ def test_a_verified_fix_is_a_suggestion_and_a_failing_one_is_prose(
     env.pop("GITHUB_TOKEN")
     env["PWD"] = str(repo)
     env["RUNNER_TEMP"] = str(tmp_path / "runner")
-    (Path(env["RUNNER_TEMP"]) / "orch-review-venv").symlink_to(Path(sys.executable).parent.parent)
+    cli_launcher(Path(env["RUNNER_TEMP"]) / "orch-review-venv" / "bin", env)
     review = next(step for step in steps() if step.get("id") == "review")
 
     result = run_step_in(

@@ -20,7 +20,7 @@ from tests.cli.test_cli_fix import SAFE_QUERY
 from tests.cli.test_cli_resume import _division_verifier, _journal_kinds
 from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import make_planted_repo
+from tests.helpers import cli_launcher, make_planted_repo
 from tests.scripted import PLANTED_FILES, Concern, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
@@ -29,9 +29,8 @@ T = TypeVar("T")
 
 
 def _server(repo: Path, env: dict[str, str]) -> Client:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "orch_review", "mcp"], env=env, cwd=str(repo)
-    )
+    launcher = cli_launcher(repo.parent / "launcher", env)
+    params = StdioServerParameters(command=str(launcher), args=["mcp"], env=env, cwd=str(repo))
     return Client(params, mode="legacy", read_timeout_seconds=120)
 
 
