@@ -378,3 +378,177 @@ def test_the_report_states_what_ended_in_verified_coverage() -> None:
     assert report.verified_cost_usd == pytest.approx(0.6)
     assert report.verified_share == pytest.approx(0.6 / 0.9)  # of the fan-out's $0.90
     assert Ledger(Caps(), _cost).report().verified_share is None
+
+
+# -- the contracts a mutation run found unheld ------------------------------------------------
+
+
+def _stopped() -> threading.Event:
+    stop = threading.Event()
+    stop.set()  # an admission or request that would wait gives up at once instead
+    return stop
+
+
+def _measured(cap: Caps, output_tokens: int = 20_000) -> Ledger:
+    """A ledger whose first subagent ended having spent ``output_tokens`` x $5 per million,
+    with nothing for its verifier to do."""
+    ledger = Ledger(cap, _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    _spend(ledger, ("subagent", 0), output_tokens)
+    ledger.finished("subagent", 0)
+    ledger.withdraw("verifier", 0)
+    return ledger
+
+
+def test_an_agent_that_cannot_fit_is_refused_naming_the_cap_as_it_was_set() -> None:
+    # $0.10 spent; the next concern: $0.10 and a verifier for half the subagents ($0.05).
+    cost = _measured(Caps(max_cost_usd=0.125))
+    assert not cost.admit("subagent", 1, "m", verify_after=True)
+    assert cost.report().cap_reached == "cost cap reached ($0.125)"
+    # 20,000 tokens spent; the next concern: 20,000 and 10,000 to verify it.
+    tokens = _measured(Caps(max_total_tokens=45_000))
+    assert not tokens.admit("subagent", 1, "m", verify_after=True)
+    assert tokens.report().cap_reached == "token cap reached (45,000 tokens)"
+
+
+def test_a_spend_that_reaches_the_cap_is_reported_whoever_sees_it() -> None:
+    ledger = Ledger(Caps(max_cost_usd=0.125), _cost)
+    ledger.record("main", "m", 0, 30_000, 0, 0)  # $0.15: no agent or request was refused
+    assert ledger.report().cap_reached == "cost cap reached ($0.125)"
+    assert ledger.over_budget() == "cost cap reached ($0.125)"
+    assert not ledger.admit("subagent", 0, "m", verify_after=False)  # reached: no start
+
+
+def test_the_first_cap_reached_stays_the_one_reported_when_a_request_is_refused() -> None:
+    ledger = Ledger(Caps(max_agents=1, max_cost_usd=1.0), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=False)
+    assert not ledger.admit("subagent", 1, "m", verify_after=False)
+    ledger.record("subagent", "m", 0, 200_000, 0, 0)  # $1.00
+    assert ledger.reserve(SUBAGENT, "m", 10, 10) == "cost cap reached ($1.00)"
+    assert ledger.report().cap_reached == "agent cap reached (1 agent)"
+
+
+def test_a_request_is_reserved_at_its_input_and_max_tokens_without_cache_prices() -> None:
+    # 100,000 in and 100,000 out: $0.60 exactly; the cap leaves room for that and no more.
+    ledger = Ledger(Caps(max_cost_usd=0.60000005), _cost)
+    assert ledger.reserve(SUBAGENT, "m", 100_000, 100_000, _stopped()) is None
+
+
+def test_a_waiting_request_goes_once_a_reservation_is_given_back_or_gives_up_on_cancel() -> None:
+    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    ledger.release()  # nothing held: nothing happens
+    assert ledger.reserve(SUBAGENT, "m", 100_000, 200_000) is None  # $1.10 may be on its way
+    outcome: list[str | None] = []
+    waiter = threading.Thread(
+        target=lambda: outcome.append(ledger.reserve(SUBAGENT, "m", 0, 40_000))
+    )
+    waiter.start()
+    ledger.release()  # no response: the $1.10 are free again, and the waiter goes
+    waiter.join(60)
+    assert outcome == [None]
+
+    cancel = threading.Event()
+    blocked = Ledger(Caps(max_cost_usd=1.0), _cost)
+    assert blocked.reserve(SUBAGENT, "m", 100_000, 200_000) is None
+    gave_up: list[str | None] = []
+    waiter = threading.Thread(
+        target=lambda: gave_up.append(blocked.reserve(SUBAGENT, "m", 0, 40_000, cancel))
+    )
+    waiter.start()
+    cancel.set()  # nobody notifies: the waiter sees it when it next looks
+    waiter.join(60)
+    assert gave_up == ["interrupted"]
+
+
+def test_an_admission_that_waits_gives_up_on_cancel_and_goes_when_room_is_made() -> None:
+    ledger = Ledger(Caps(max_agents=3), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)  # its verifier: agent 2
+    # A second concern to verify would need agents 3 and 4: it waits for concern 0.
+    assert not ledger.admit("subagent", 1, "m", verify_after=True, cancel=_stopped())
+    assert ledger.report().cap_reached == "agent cap reached (3 agents)"
+    cancel = threading.Event()
+    gave_up: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: gave_up.append(ledger.admit("subagent", 1, "m", verify_after=True,
+                                                   cancel=cancel))
+    )  # fmt: skip
+    waiter.start()
+    cancel.set()
+    waiter.join(60)
+    assert gave_up == [False]
+
+    admitted: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: admitted.append(ledger.admit("subagent", 1, "m", verify_after=True))
+    )
+    waiter.start()
+    ledger.finished("subagent", 0)
+    ledger.withdraw("verifier", 0)  # it found nothing: agents 2 and 3 are free
+    waiter.join(60)
+    assert admitted == [True]
+
+
+def test_under_the_agent_cap_a_concern_to_verify_needs_two_places_and_one_without_one() -> None:
+    three = Ledger(Caps(max_agents=3), _cost)
+    assert three.admit("subagent", 0, "m", verify_after=True)
+    assert three.admit("subagent", 1, "m", verify_after=False)  # the third place
+    assert not three.admit("subagent", 2, "m", verify_after=False)
+    four = Ledger(Caps(max_agents=4), _cost)
+    assert four.admit("subagent", 0, "m", verify_after=True)
+    assert four.admit("subagent", 1, "m", verify_after=True)  # places 3 and 4
+    assert four.admit("verifier", 0, "m", verify_after=False)
+    assert four.admit("verifier", 1, "m", verify_after=False)
+    two = Ledger(Caps(max_agents=2), _cost)
+    assert two.admit("subagent", 0, "m", verify_after=True)
+    assert not two.admit("subagent", 1, "m", verify_after=False)  # place 2 is its verifier's
+    assert two.report().cap_reached == "agent cap reached (2 agents)"
+
+
+def test_a_running_verifier_holds_one_place_not_two() -> None:
+    ledger = Ledger(Caps(max_agents=3), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    ledger.finished("subagent", 0)
+    assert ledger.admit("verifier", 0, "m", verify_after=False)
+    assert ledger.admit("subagent", 1, "m", verify_after=False)  # the third place
+
+
+def test_admission_counts_what_admitted_agents_are_still_expected_to_spend() -> None:
+    def after_a_partial_spend(cap: float) -> bool:
+        ledger = Ledger(Caps(max_cost_usd=cap), _cost)
+        assert ledger.admit("subagent", 0, "m", verify_after=True)  # $0.06, and $0.06
+        _spend(ledger, ("subagent", 0), 10_000)  # $0.05 of its $0.06
+        # $0.05 spent, $0.01 + $0.06 still expected, and $0.12 for the next concern.
+        return ledger.admit("subagent", 1, "m", verify_after=True, cancel=_stopped())
+
+    assert after_a_partial_spend(0.25)
+    assert not after_a_partial_spend(0.235)
+    assert not after_a_partial_spend(0.2)
+
+
+def test_a_concern_to_verify_is_refused_where_one_without_a_verifier_fits() -> None:
+    # $0.10 spent, subagents expected at $0.10, half of them needing a $0.10 verifier.
+    assert not _measured(Caps(max_cost_usd=0.2)).admit("subagent", 1, "m", verify_after=True)
+    assert _measured(Caps(max_cost_usd=0.2)).admit("subagent", 1, "m", verify_after=False)
+
+
+def test_the_share_of_concerns_needing_a_verifier_follows_what_each_subagent_found() -> None:
+    # One subagent found nothing: verifying the next is expected at half a verifier.
+    assert _measured(Caps(max_cost_usd=0.26)).admit("subagent", 1, "m", verify_after=True)
+    # A verifier never committed, withdrawn, teaches nothing.
+    ledger = _measured(Caps(max_cost_usd=0.26))
+    ledger.withdraw("verifier", 7)
+    assert ledger.admit("subagent", 1, "m", verify_after=True)
+
+    def after_one_verified(cap: float) -> bool:
+        ledger = _measured(Caps(max_cost_usd=cap))  # concern 0: nothing to verify
+        assert ledger.admit("subagent", 1, "m", verify_after=True)
+        _spend(ledger, ("subagent", 1), 20_000)
+        ledger.finished("subagent", 1)
+        assert ledger.admit("verifier", 1, "m", verify_after=False)  # concern 1: verified
+        _spend(ledger, ("verifier", 1), 20_000)
+        ledger.finished("verifier", 1)
+        # $0.30 spent; the next: $0.10, and a $0.10 verifier for 2 of 3 subagents.
+        return ledger.admit("subagent", 2, "m", verify_after=True)
+
+    assert after_one_verified(0.47)
+    assert not after_one_verified(0.46)

@@ -211,3 +211,59 @@ def test_the_note_states_the_reused_findings(tmp_path: Path) -> None:
     note = _load(journal).note()
     assert "1 finding carried over" in note
     assert "Scout only the files listed above" in note
+
+
+def test_the_summary_is_the_main_models_own(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    _store_complete(journal, FILES, "All good.")
+    same_agents = Config(model="claude-sonnet-4-5", subagent_model=Config().agent_model)
+    assert _load(journal, config=same_agents).paths == set(FILES)  # the files are reused
+    assert _summary(journal, config=same_agents) is None  # the summary is not
+
+
+def test_a_review_stores_a_summary_only_when_it_has_one_for_every_file_it_keyed(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    _store_complete(journal, FILES, "")  # no summary given: none stored
+    assert _summary(journal) is None
+    content = Files(tmp_path, FILES)
+    with session(tmp_path, content, StandIn(content), journal=journal) as s:
+        partial = EarlierReviews(s, "base1", _rules("house rules"))
+        partial.load(sorted(FILES))
+        files = [LedgerFile(p, 1) for p in ("gone.py", *sorted(FILES))]  # one file unkeyed
+        covered = {p: [1] for p in FILES}
+        partial.store(build_coverage(files, covered_by=covered), {}, "Not all of it.")
+        audit = EarlierReviews(s, None, _rules("house rules"))  # nothing to compare with
+        audit.load(sorted(FILES))
+        audit.store(build_coverage(files, covered_by=covered), {}, "An audit.")
+    assert _summary(journal) is None
+
+
+def test_the_notes_say_what_was_reused_and_what_the_main_agent_may_ask(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    _store(journal)
+    earlier = _load(journal)
+    note = earlier.note()
+    assert (
+        "are unchanged since an earlier complete review of the same base and are already "
+        "covered by it (their verified results are reused"
+    ) in note
+    assert (
+        "do not send subtasks about the covered files alone (such subtasks are answered "
+        "from the earlier review):\n<already_covered>"
+    ) in note
+    assert earlier.reused_note(3) == (
+        "Every one of the 3 changed files is unchanged since an earlier complete review of "
+        "the same base: its coverage and verified findings were reused and no agent ran."
+    )
+
+    exactly = {f"m{n:04d}.py": b"x\n" for n in range(LISTED)}
+    content = Files(tmp_path, exactly)
+    with session(tmp_path, content, StandIn(content), journal=journal) as s:
+        full = EarlierReviews(s, "base1", _rules("r"))
+        full.load(sorted(exactly))
+        covered = {p: [1] for p in exactly}
+        full.store(build_coverage([LedgerFile(p, 1) for p in exactly], covered_by=covered), {})
+    listed = _load(journal, exactly, guidance=_rules("r")).note()
+    assert "more.)" not in listed and listed.endswith(f"m{LISTED - 1:04d}.py\n</already_covered>")
