@@ -66,6 +66,11 @@ def _preload() -> None:
 
     import orch_review
 
+    # The providers' SDKs, which orch-review imports when a review asks for one.
+    for module_name in ("boto3", "botocore.session", "google.auth.transport.requests",
+                        "azure.identity"):  # fmt: skip
+        with contextlib.suppress(ImportError):  # an extra that is not installed
+            importlib.import_module(module_name)
     for module in pkgutil.walk_packages(orch_review.__path__, "orch_review."):
         if module.name != "orch_review.__main__":
             with contextlib.suppress(ImportError):  # an optional provider's SDK

@@ -38,9 +38,10 @@ def cli_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def run_cli(
-    cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120
+    cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120, input: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text.
+    """``orch-review ARGS`` in ``cwd``; stdout and stderr captured as text, stdin ``input``
+    (/dev/null when empty).
 
     ``-P``: like the installed script, nothing is imported from ``cwd`` (the repository).
     The process is a child of this worker's fork server (:mod:`tests.forkserver`), which
@@ -51,7 +52,7 @@ def run_cli(
     full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
     server = _FORK_SERVER.get(full)
     if server is not None:
-        return server.run(cwd, full, args, timeout)
+        return server.run(cwd, full, args, timeout, input)
     return subprocess.run(
         [*ORCH_REVIEW, *args],
         cwd=cwd,
@@ -59,7 +60,7 @@ def run_cli(
         capture_output=True,
         text=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        **({"input": input} if input else {"stdin": subprocess.DEVNULL}),
     )
 
 
@@ -128,12 +129,14 @@ class _ForkServer:
             return self._ended.get(pid)
 
     def run(
-        self, cwd: Path, env: dict[str, str], args: tuple[str, ...], timeout: float
+        self, cwd: Path, env: dict[str, str], args: tuple[str, ...], timeout: float, input: str
     ) -> subprocess.CompletedProcess[str]:
         command = [*ORCH_REVIEW, *args]
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            with open(os.devnull, "rb") as null:
-                pid = self.start(cwd, env, args, (null.fileno(), out.fileno(), err.fileno()))
+            with tempfile.TemporaryFile() as given:
+                given.write(input.encode(locale.getpreferredencoding(False)))
+                given.seek(0)
+                pid = self.start(cwd, env, args, (given.fileno(), out.fileno(), err.fileno()))
             status = self.status(pid, timeout)
             if status is None:
                 os.kill(pid, signal.SIGKILL)

@@ -4,7 +4,6 @@ hostile data and changes nothing when it gives orders."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from orch_review.errors import ExitCode
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import commit
-from tests.helpers import ORCH_REVIEW, cli_env, run_cli
+from tests.helpers import run_cli
 from tests.intent_model import case_insensitive_intent, only_inside_the_quote, with_intent
 from tests.scripted import PLANTED_FILES, is_intent, planted_script
 
@@ -64,11 +63,9 @@ def test_a_missed_acceptance_criterion_is_a_verified_intent_finding_and_orders_c
     fake_api.reset()
     fake_api.policy = with_intent(planted_script(), case_insensitive_intent())
     hostile = tmp_path / "hostile.json"
-    second = subprocess.run(
-        [*ORCH_REVIEW, "--base", "main", "--intent", "-", "--json", str(hostile), "--no-journal",
-         "--no-progress"],
-        cwd=repo, env=cli_env(api_env), input=f"{TASK}\n{HOSTILE}\x1b]0;title\x07",
-        capture_output=True, text=True, timeout=120,
+    second = run_cli(
+        repo, api_env, "--base", "main", "--intent", "-", "--json", str(hostile), "--no-journal",
+        "--no-progress", input=f"{TASK}\n{HOSTILE}\x1b]0;title\x07",
     )  # fmt: skip
 
     assert second.returncode == first.returncode, second.stderr

@@ -17,8 +17,6 @@ raw output, before masking.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,18 +64,7 @@ class Run:
 
 def _run(cwd: Path, env: Mapping[str, str], width: int, *args: str, stdin: str = "") -> Run:
     env = {**env, "COLUMNS": str(width), "NO_COLOR": "1", "TERM": "dumb"}
-    if stdin:
-        result = subprocess.run(
-            [sys.executable, "-m", "orch_review", *args],
-            cwd=cwd,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    else:
-        result = run_cli(cwd, env, *args)
+    result = run_cli(cwd, env, *args, input=stdin)
     return Run(args, result.returncode, result.stdout, result.stderr)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +103,8 @@ def test_chat_switches_the_mode_with_slash_commands(
 ) -> None:
     repo = _reviewed(fake_api, api_env, git_repo, answer="Answer.")
 
-    result = subprocess.run(
-        [sys.executable, "-m", "orch_review", "chat"],
-        cwd=repo,
-        env=api_env,
-        input="first question\n/bogus\n/mode on\nsecond question\n/quit\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_cli(
+        repo, api_env, "chat", input="first question\n/bogus\n/mode on\nsecond question\n/quit\n"
     )
 
     assert result.returncode == 0, result.stderr
