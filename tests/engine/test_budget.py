@@ -377,6 +377,7 @@ def test_the_report_states_what_ended_in_verified_coverage() -> None:
     assert report.total.cost_usd == pytest.approx(1.0)
     assert report.verified_cost_usd == pytest.approx(0.6)
     assert report.verified_share == pytest.approx(0.6 / 0.9)  # of the fan-out's $0.90
+    assert report.verified_tokens == 120_000  # concern 0's subagent and verifier
     assert Ledger(Caps(), _cost).report().verified_share is None
 
 
@@ -431,7 +432,8 @@ def test_the_first_cap_reached_stays_the_one_reported_when_a_request_is_refused(
 def test_a_request_is_reserved_at_its_input_and_max_tokens_without_cache_prices() -> None:
     # 100,000 in and 100,000 out: $0.60 exactly; the cap leaves room for that and no more.
     ledger = Ledger(Caps(max_cost_usd=0.60000005), _cost)
-    assert ledger.reserve(SUBAGENT, "m", 100_000, 100_000, _stopped()) is None
+    assert ledger.reserve(SUBAGENT, "m", 100_000, 100_000) is None
+    assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 0, 1, _stopped())) is None
 
 
 def test_a_waiting_request_goes_once_a_reservation_is_given_back_or_gives_up_on_cancel() -> None:
@@ -535,9 +537,9 @@ def test_the_share_of_concerns_needing_a_verifier_follows_what_each_subagent_fou
     # One subagent found nothing: verifying the next is expected at half a verifier.
     assert _measured(Caps(max_cost_usd=0.26)).admit("subagent", 1, "m", verify_after=True)
     # A verifier never committed, withdrawn, teaches nothing.
-    ledger = _measured(Caps(max_cost_usd=0.26))
+    ledger = _measured(Caps(max_cost_usd=0.24))  # $0.10 spent, $0.15 for the next
     ledger.withdraw("verifier", 7)
-    assert ledger.admit("subagent", 1, "m", verify_after=True)
+    assert not ledger.admit("subagent", 1, "m", verify_after=True)
 
     def after_one_verified(cap: float) -> bool:
         ledger = _measured(Caps(max_cost_usd=cap))  # concern 0: nothing to verify
@@ -552,3 +554,13 @@ def test_the_share_of_concerns_needing_a_verifier_follows_what_each_subagent_fou
 
     assert after_one_verified(0.47)
     assert not after_one_verified(0.46)
+
+
+def test_what_an_agent_spends_is_summed_over_its_requests() -> None:
+    ledger = Ledger(Caps(), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=False)
+    _spend(ledger, ("subagent", 0), 10_000)
+    _spend(ledger, ("subagent", 0), 30_000)
+    ledger.concern_ended(0, covered=True)
+    assert ledger.report().verified_tokens == 40_000
+    assert ledger.report().verified_cost_usd == pytest.approx(0.2)

@@ -225,7 +225,9 @@ def test_a_review_stores_a_summary_only_when_it_has_one_for_every_file_it_keyed(
     tmp_path: Path,
 ) -> None:
     journal = tmp_path / "journal.sqlite3"
-    _store_complete(journal, FILES, "")  # no summary given: none stored
+    _store(journal)  # no summary given: none stored
+    assert _summary(journal) is None
+    _store_complete(journal, FILES, "")
     assert _summary(journal) is None
     content = Files(tmp_path, FILES)
     with session(tmp_path, content, StandIn(content), journal=journal) as s:
