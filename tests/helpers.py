@@ -98,6 +98,8 @@ class _ForkServer:
             message = json.loads(data)
             with self._changed:
                 if "pid" in message:
+                    # Process ids are reused: an earlier child's exit is not this one's.
+                    self._ended.pop(message["pid"], None)
                     self._pids.append(message["pid"])
                 else:
                     self._ended[message["exit"]] = message["status"]
@@ -126,7 +128,7 @@ class _ForkServer:
             self._changed.wait_for(lambda: pid in self._ended or not self.alive(), timeout)
             if pid not in self._ended and not self.alive():
                 raise RuntimeError("the test fork server ended; see tests/forkserver.py")
-            return self._ended.get(pid)
+            return self._ended.pop(pid, None)
 
     def run(
         self, cwd: Path, env: dict[str, str], args: tuple[str, ...], timeout: float, input: str
