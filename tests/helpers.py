@@ -37,6 +37,12 @@ def cli_env(env: Mapping[str, str]) -> dict[str, str]:
     return {**env, "PYTHONPATH": os.pathsep.join([str(SOURCE_ROOT), *inherited])}
 
 
+def _run_env(env: Mapping[str, str]) -> dict[str, str]:
+    """:func:`cli_env` as text, the way subprocess takes an environment (a value may be a
+    path or bytes)."""
+    return {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
+
+
 def run_cli(
     cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 120, input: str = ""
 ) -> subprocess.CompletedProcess[str]:
@@ -48,8 +54,7 @@ def run_cli(
     imported orch-review's dependencies once, unless the run's environment differs from the
     server's where an interpreter reads it at start-up: then it is a new interpreter.
     """
-    # As subprocess takes them: a value may be a path or bytes.
-    full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
+    full = _run_env(env)
     server = _FORK_SERVER.get(full)
     if server is not None:
         return server.run(cwd, full, args, timeout, input)
@@ -196,7 +201,7 @@ def popen_cli(cwd: Path, env: Mapping[str, str], *args: str) -> subprocess.Popen
     """``orch-review ARGS`` in ``cwd`` in the background, with stdout and stderr as text
     pipes (stdin /dev/null): a child of the fork server when it can be, as for
     :func:`run_cli`."""
-    full = {os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()}
+    full = _run_env(env)
     server = _FORK_SERVER.get(full)
     if server is None:
         return subprocess.Popen(
@@ -218,7 +223,7 @@ def cli_launcher(directory: Path, env: Mapping[str, str]) -> Path:
     ``python -P -m orch_review``."""
     directory.mkdir(parents=True, exist_ok=True)
     launcher = directory / "orch-review"
-    server = _FORK_SERVER.get({os.fsdecode(k): os.fsdecode(v) for k, v in cli_env(env).items()})
+    server = _FORK_SERVER.get(_run_env(env))
     if server is None:
         body = f'exec {shlex.quote(sys.executable)} -P -m orch_review "$@"'
     else:
