@@ -170,6 +170,12 @@ def test_a_report_is_a_snapshot() -> None:
 SUBAGENT = ("subagent", 0)
 
 
+def _stopped() -> threading.Event:
+    stop = threading.Event()
+    stop.set()  # an admission or request that would wait gives up at once instead
+    return stop
+
+
 def _in_thread(fn: Callable[[], T]) -> T:
     """``fn()`` run on a thread of its own (a reservation belongs to the thread that made it)."""
     out: list[T] = []
@@ -181,8 +187,7 @@ def _in_thread(fn: Callable[[], T]) -> T:
 
 def test_a_request_waits_while_the_requests_in_flight_may_reach_the_cost_cap() -> None:
     ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
-    stop = threading.Event()
-    stop.set()  # a request that would wait gives up at once instead
+    stop = _stopped()
     # 100,000 in and 100,000 out: each may cost $0.60.
     assert ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop) is None
     assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100_000, 100_000, stop)) is None
@@ -210,8 +215,7 @@ def test_once_the_spend_reaches_the_cost_cap_no_request_is_sent() -> None:
 
 def test_once_the_spend_reaches_the_token_cap_no_request_is_sent() -> None:
     ledger = Ledger(Caps(max_total_tokens=1000), _cost)
-    stop = threading.Event()
-    stop.set()
+    stop = _stopped()
     assert ledger.reserve(SUBAGENT, "m", 300, 600, stop) is None  # 900 tokens may come
     assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 100, 100, stop)) is None
     assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) == "interrupted"
@@ -222,8 +226,7 @@ def test_once_the_spend_reaches_the_token_cap_no_request_is_sent() -> None:
 
 def test_a_request_without_a_response_gives_its_reservation_back() -> None:
     ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
-    stop = threading.Event()
-    stop.set()
+    stop = _stopped()
     assert ledger.reserve(SUBAGENT, "m", 0, 200_000, stop) is None  # $1.00 may come
     assert _in_thread(lambda: ledger.reserve(SUBAGENT, "m", 1, 1, stop)) == "interrupted"
     ledger.release()
@@ -303,8 +306,7 @@ def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit(
     # leave no room to verify what it finds, although the cap is not reached; it waits
     # for that verifier (here: gives up at once).
     assert ledger.over_budget() is None
-    stop = threading.Event()
-    stop.set()
+    stop = _stopped()
     assert not _in_thread(lambda: ledger.admit("subagent", 3, "m", verify_after=True, cancel=stop))
     assert ledger.admit("verifier", 2, "m", verify_after=False)  # its verifier still runs
     _spend(ledger, ("verifier", 2), 20_000)  # $0.10
@@ -319,8 +321,7 @@ def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit(
 def test_an_agent_that_does_not_fit_waits_for_the_agents_running() -> None:
     ledger = Ledger(Caps(max_cost_usd=0.1), _cost)
     assert ledger.admit("subagent", 0, "m", verify_after=True)  # $0.12 expected, alone
-    stop = threading.Event()
-    stop.set()
+    stop = _stopped()
     assert not _in_thread(lambda: ledger.admit("subagent", 1, "m", verify_after=True, cancel=stop))
 
     admitted: list[bool] = []
@@ -338,8 +339,7 @@ def test_an_agent_that_does_not_fit_waits_for_the_agents_running() -> None:
 
 def test_the_agent_cap_keeps_room_for_the_verifiers_it_committed_to() -> None:
     ledger = Ledger(Caps(max_agents=3), _cost)
-    stop = threading.Event()
-    stop.set()
+    stop = _stopped()
     assert ledger.admit("subagent", 0, "m", verify_after=True)
     assert ledger.start_agent("critic")
     # Agent 3 is concern 0's verifier: no other agent may take its place.
@@ -382,12 +382,6 @@ def test_the_report_states_what_ended_in_verified_coverage() -> None:
 
 
 # -- the contracts a mutation run found unheld ------------------------------------------------
-
-
-def _stopped() -> threading.Event:
-    stop = threading.Event()
-    stop.set()  # an admission or request that would wait gives up at once instead
-    return stop
 
 
 def _measured(cap: Caps, output_tokens: int = 20_000) -> Ledger:
