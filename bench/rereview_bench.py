@@ -10,7 +10,9 @@ every run, so nothing is reused because the model repeated itself:
 
 1. **first**: the first review;
 2. **one-file push**: one file is edited and committed, and the change reviewed again;
-3. **no change**: the same change reviewed once more.
+3. **no change**: the same change reviewed once more;
+4. **four-file push**: four more files are edited, a delta the main agent scouts (one to three
+   files go to the sweep without it).
 
 Requests are counted at the fake API; tokens and cost are the report's own (the engine's
 price table for the fake API's token counts). The goals: a re-review after a one-file push
@@ -128,15 +130,21 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def scenario(api: FakeMessagesAPI, root: Path, files: int, follows: bool) -> list[Run]:
-    """The first review, a re-review after a one-file push, and a re-run with no change."""
+    """The first review, a re-review after a one-file push, a re-run with no change, and a
+    re-review after a four-file push."""
     repo, base, planted = make_change(root, files)
     first = review(api, repo, base, "first", 0, follows)
-    edited = next(p for p in sorted(repo.glob("pkg/*/*.py")) if str(p) not in planted)
-    edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
+    unplanted = [p for p in sorted(repo.glob("pkg/*/*.py")) if str(p) not in planted]
+    for edited in unplanted[:1]:
+        edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
     _git(repo, "commit", "-q", "-am", "edit one file")
     push = review(api, repo, base, "one-file push", 1, follows)
     same = review(api, repo, base, "no change", 2, follows)
-    return [first, push, same]
+    for edited in unplanted[1:5]:
+        edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
+    _git(repo, "commit", "-q", "-am", "edit four files")
+    four = review(api, repo, base, "four-file push", 3, follows)
+    return [first, push, same, four]
 
 
 def print_table(title: str, runs: list[Run]) -> None:
@@ -153,12 +161,13 @@ def print_table(title: str, runs: list[Run]) -> None:
             f"| {run.name} | {run.requests} | {run.tokens:,} | ${run.cost_usd:.4f} "
             f"| {share:.1%} | {run.covered} | {run.exit_code} | {run.by_role} |"
         )
-    push, same = runs[1], runs[2]
+    push, same, four = runs[1], runs[2], runs[3]
     print(
         f"\nOne-file push: {push.cost_usd / first.cost_usd:.1%} of the first review's cost, "
         f"{push.tokens / first.tokens:.1%} of its tokens, {push.requests / first.requests:.1%} "
         f"of its requests (target: at most {SHARE_TARGET:.0%}). No change: {same.requests} "
-        f"request(s) (target: at most {NO_CHANGE_TARGET}).\n"
+        f"request(s) (target: at most {NO_CHANGE_TARGET}). Four-file push (scouted by the "
+        f"main agent): {four.cost_usd / first.cost_usd:.1%} of the first review's cost.\n"
     )
 
 
@@ -177,7 +186,7 @@ def main() -> None:
     print_table("A main agent that asks for every changed file again (worst case)", ignores)
     figures = []
     for label, runs in (("scouting the delta", follows), ("asking for every file", ignores)):
-        first, push, same = runs
+        first, push, same, _ = runs
         share = push.cost_usd / first.cost_usd
         token_share = push.tokens / first.tokens
         figures += [

@@ -2,8 +2,9 @@
 
 Files an earlier complete review of the same base saw exactly as they are now are covered by
 it (see :mod:`orch_review.engine.reuse`); the rest is the delta. The main agent is given the
-delta to scout, with the reused coverage stated; the completeness critic is judged on the
-delta's size; an empty delta asks nothing at all (docs/rereview.md).
+delta to scout, with the reused coverage stated; a delta of a few files is left to the sweep,
+without the main agent; the completeness critic is judged on the delta's size; an empty delta
+asks nothing at all (docs/rereview.md).
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ from orch_review.config.settings import Config
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
+from orch_review.wording import counted
 
 CRITIC_FILES = 20
 CRITIC_LINES = 500
+#: A re-review's delta of at most this many files and changed lines is reviewed by the sweep
+#: alone: scouting it again would cost the main model more than reviewing it.
+SWEEP_FILES = 3
+SWEEP_LINES = 300
 
 
 def critic_wanted(config: Config, scope: Scope) -> bool:
@@ -29,8 +35,31 @@ def critic_wanted(config: Config, scope: Scope) -> bool:
         return config.critic
     if scope.kind == "all":
         return True
-    changed = sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
-    return len(scope.files) > CRITIC_FILES or changed > CRITIC_LINES
+    return len(scope.files) > CRITIC_FILES or _changed_lines(scope) > CRITIC_LINES
+
+
+def _changed_lines(scope: Scope) -> int:
+    return sum(f.change.additions + f.change.deletions for f in scope.files if f.change)
+
+
+def sweep_only(config: Config, delta: Scope, reused: int, *, walkthrough: bool = False) -> bool:
+    """Whether a re-review's ``delta`` is small enough to go to the sweep without the main
+    agent: an earlier complete review covers the rest (``reused`` files), and the delta is at most
+    ``SWEEP_FILES`` files and ``SWEEP_LINES`` changed lines. The walkthrough and the critic
+    work from the main agent's first wave, so asking for either (``--walkthrough``,
+    ``critic = true``) keeps it."""
+    if walkthrough or config.critic or not reused or not delta.files:
+        return False
+    return len(delta.files) <= SWEEP_FILES and _changed_lines(delta) <= SWEEP_LINES
+
+
+def swept_summary(delta: Scope, reused: int) -> str:
+    """The summary of a re-review whose delta went to the sweep alone."""
+    return (
+        f"A re-review of {counted(len(delta.files), 'file')} changed since an earlier complete "
+        "review of the same base, reviewed by the sweep without a new scouting pass; the "
+        f"coverage and verified findings of the other {counted(reused, 'file')} are reused."
+    )
 
 
 def delta_scope(scope: Scope, earlier: EarlierReviews) -> Scope:

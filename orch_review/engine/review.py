@@ -40,6 +40,8 @@ from orch_review.engine.delta import (
     guidance_text,
     main_task,
     reuse_base,
+    sweep_only,
+    swept_summary,
 )
 from orch_review.engine.intent import start_intent_concern, write_walkthrough
 from orch_review.engine.live import LiveTotals
@@ -287,7 +289,10 @@ def _run_agents(
     # write it (a full TMPDIR) ends the review here.
     content.wait()
     intent_check = start_intent_concern(workflow, scope, state.options.intent)
-    if delta.files:
+    reused = len(earlier.paths)
+    if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
+        state.summary = swept_summary(delta, reused)
+    elif delta.files:
         _run_main(state, session, workflow, main_task(delta, main_guidance, earlier), content)
     else:  # nothing changed since a complete review: nothing to scout, nothing to ask
         state.summary = earlier.summary() or NOTHING_CHANGED
