@@ -40,6 +40,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from orch_review import waiting
 from orch_review.engine import providers
 from orch_review.engine.stream import (
     IncompleteStream,
@@ -328,7 +329,7 @@ class ModelClient:
 
     @property
     def _sdk(self) -> Any:  # anthropic.Anthropic or one of its cloud counterparts
-        return self._sdk_ready.result()
+        return waiting.result(self._sdk_ready)
 
     def complete(
         self,

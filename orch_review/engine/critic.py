@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from orch_review import waiting
 from orch_review.engine.agent import AgentLoop, Terminal
 from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.journal import journal_key
@@ -99,7 +100,7 @@ class Critic:
         if proposal is None:
             return CriticRun()
         try:
-            done = proposal.result()
+            done = waiting.result(proposal)
         except CancelledError:
             return CriticRun(failure="the completeness critic did not run: interrupted")
         return CriticRun(self._workflow.collect(done.queued), done.failure)

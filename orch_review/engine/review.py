@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from orch_review import waiting
 from orch_review.config import learnings as learned
 from orch_review.config.agent_rules import FILE_MAX_BYTES, read_rules
 from orch_review.config.choices import FilterMode
@@ -339,7 +340,9 @@ def _run_main(
     try:
         # On a pool thread, not this one: a signal unwinds this thread, and the main
         # agent's reply in flight then still lands and is journaled.
-        main = session.pool.submit(MAIN, partial(run_main_agent, session, workflow, task)).result()
+        main = waiting.result(
+            session.pool.submit(MAIN, partial(run_main_agent, session, workflow, task))
+        )
         state.summary = main.summary
         if main.note:
             state.warnings.append(f"main agent: {main.note}")
@@ -365,7 +368,7 @@ def _write_walkthrough(
     """The model's walkthrough of the change, one follow-up turn of the main conversation
     (unverified description); a warning says why when there is none."""
     task = partial(write_walkthrough, session, workflow, main, state.scope)
-    state.walkthrough, why_not = session.pool.submit(MAIN, task).result()
+    state.walkthrough, why_not = waiting.result(session.pool.submit(MAIN, task))
     if why_not is not None:
         state.warnings.append(f"The walkthrough was not written: {why_not}.")
 

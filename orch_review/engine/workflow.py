@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
+from orch_review import waiting
 from orch_review.engine.concern_book import ConcernBook, Numbered
 from orch_review.engine.concern_journal import ConcernKeys
 from orch_review.engine.ranked import RankedClient, ranked
@@ -144,7 +145,7 @@ class Workflow:
     def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
         """Wait for queued concerns; their outcomes join :attr:`outcomes` in concern order."""
         try:
-            outcomes = [f.result() for f in futures]
+            outcomes = [waiting.result(f) for f in futures]
         except BaseException as exc:
             if not isinstance(exc, Exception):  # Ctrl-C or a signal: stop admitting at once
                 self._session.cancel.set()

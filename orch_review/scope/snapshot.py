@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orch_review import tempdirs
+from orch_review import tempdirs, waiting
 from orch_review.errors import ScratchSpaceError
 from orch_review.scope import farm
 from orch_review.scope import git as gitops
@@ -138,7 +138,7 @@ class Snapshot:
         with self._lock:
             written = self._written
         if written is not None:
-            written.result()
+            waiting.result(written)
 
     def on_written(self, callback: Callable[[BaseException | None], None]) -> None:
         """Call ``callback`` with None once the content is in place, or with what went
