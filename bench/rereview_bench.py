@@ -129,20 +129,23 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
+def _edit(repo: Path, files: list[Path], message: str) -> None:
+    """Change each of ``files`` without planting a defect, and commit."""
+    for edited in files:
+        edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
+    _git(repo, "commit", "-q", "-am", message)
+
+
 def scenario(api: FakeMessagesAPI, root: Path, files: int, follows: bool) -> list[Run]:
     """The first review, a re-review after a one-file push, a re-run with no change, and a
     re-review after a four-file push."""
     repo, base, planted = make_change(root, files)
     first = review(api, repo, base, "first", 0, follows)
     unplanted = [p for p in sorted(repo.glob("pkg/*/*.py")) if str(p) not in planted]
-    for edited in unplanted[:1]:
-        edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
-    _git(repo, "commit", "-q", "-am", "edit one file")
+    _edit(repo, unplanted[:1], "edit one file")
     push = review(api, repo, base, "one-file push", 1, follows)
     same = review(api, repo, base, "no change", 2, follows)
-    for edited in unplanted[1:5]:
-        edited.write_text(edited.read_text().replace("x + 1", "x + 2"))
-    _git(repo, "commit", "-q", "-am", "edit four files")
+    _edit(repo, unplanted[1:5], "edit four files")
     four = review(api, repo, base, "four-file push", 3, follows)
     return [first, push, same, four]
 
