@@ -211,17 +211,20 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         differ = lister.submit(_differences, own, scope)
         commit, indexed = _commit_and_index(own, scope, env, git_dir, root, writer)
         gitops.point_head(own, git_dir, root, commit)
+        differences = waiting.result(differ)
+        untracked_entries = waiting.result(untracked)
+        submodule_paths = waiting.result(submodules)
+        under_review = [f.path for f in scope.files if f.change is not None]
         plan = plan_view(
             own,
             commit,
-            differ=differ.result(),
-            under_review=[f.path for f in scope.files if f.change is not None],
+            differ=differences,
+            under_review=under_review,
             untracked_kept=scope.untracked,
-            untracked=untracked.result(),
-            submodules=submodules.result(),
+            untracked=untracked_entries,
+            submodules=submodule_paths,
         )
-        under_review = [f.path for f in scope.files if f.change is not None]
-        view = _view(own, plan, commit, root, private, git_dir, under_review, differ.result())
+        view = _view(own, plan, commit, root, private, git_dir, under_review, differences)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
         content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
         try:
