@@ -129,7 +129,7 @@ class Progress:
         now = self._clock()
         with self._lock:
             if event.state in _FINAL and event.agent_id in self._ended:
-                return  # its end was told already (by the agent and by its caller)
+                return  # its end was told already
             agent = self._update(event, now)
             self._count(event)
             totals = self._totals_locked() if event.state in _FINAL else ""

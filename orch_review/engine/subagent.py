@@ -104,27 +104,27 @@ def _run(
             raise AgentFailed("interrupted")
 
     session.emit(agent_id, role, label, "started")
-    with session.bash_session() as bash:
-        loop = AgentLoop(
-            client=session.client,
-            ledger=session.ledger,
-            role=role,
-            model=session.config.agent_model,
-            system=system,
-            tools=tools,
-            max_turns=session.config.subagent_max_turns,
-            bash=bash,
-            terminal=terminal,
-            events=session.events,
-            agent_id=agent_id,
-            label=label,
-            cancel=session.cancel,
-        )
-        try:
+    try:
+        with session.bash_session() as bash:
+            loop = AgentLoop(
+                client=session.client,
+                ledger=session.ledger,
+                role=role,
+                model=session.config.agent_model,
+                system=system,
+                tools=tools,
+                max_turns=session.config.subagent_max_turns,
+                bash=bash,
+                terminal=terminal,
+                events=session.events,
+                agent_id=agent_id,
+                label=label,
+                cancel=session.cancel,
+            )
             run = loop.run([{"role": "user", "content": task}], before_request=stop_if_cancelled)
-        except OrchReviewError as exc:
-            session.emit(agent_id, role, label, "failed", str(exc))
-            raise
+    except OrchReviewError as exc:  # the agent's one "failed" event, whatever failed
+        session.emit(agent_id, role, label, "failed", str(exc))
+        raise
     if run.result is None:
         reason = f"the {role} did not call {terminal.name} ({run.note or 'it ended early'})"
         session.emit(agent_id, role, label, "failed", reason)

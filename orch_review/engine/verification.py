@@ -71,8 +71,7 @@ def verify(
             session.ledger.reused("verifier")
             session.emit(agent_id, "verifier", result.concern, "cached")
         done.set_result(_with_verdicts(result, stored.get("verdicts") or {}))
-    except OrchReviewError as exc:
-        session.emit(agent_id, "verifier", result.concern, "failed", str(exc))
+    except OrchReviewError as exc:  # the verifier's run said it failed
         done.set_result(unverified(result, f"verification failed: {exc}"))
     except BaseException as exc:
         done.set_exception(exc)

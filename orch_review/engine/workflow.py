@@ -160,10 +160,6 @@ class Workflow:
         """Files named by queued concerns whose outcome is not in yet."""
         return self._book.pending_files()
 
-    def guidance_for(self, concern: str) -> str:
-        """The review guidance for the files ``concern`` names (empty without guidance)."""
-        return self._keys.guidance_for(concern)
-
     def _answered(self, item: Numbered, earlier: EarlierReviews) -> None:
         """The outcome of a concern whose files an earlier review covered, without an agent."""
         self.answered.add(item.index)
@@ -185,8 +181,7 @@ class Workflow:
         try:
             result = self._reviewed(index, concern)
         except OrchReviewError as exc:
-            session.ledger.withdraw("verifier", index)
-            session.emit(f"s{index}", "subagent", concern, "failed", str(exc))
+            session.ledger.withdraw("verifier", index)  # the agent said it failed
             done.set_result(ConcernOutcome(index, concern, "failed", error=str(exc)))
             return
         except BaseException as exc:
@@ -203,15 +198,14 @@ class Workflow:
 
     def _reviewed(self, index: int, concern: str) -> ConcernOutcome:
         """The subagent's outcome for ``concern``, from the journal or a subagent run (once
-        the ledger admits it with its verifier); raises what the subagent raised."""
+        the ledger admits it with its verifier; after a stop, only from the journal);
+        raises what the subagent raised."""
         session = self._session
-        if session.cancel.is_set():
-            return ConcernOutcome(index, concern, "skipped", error="interrupted")
         key = self._keys.key("subagent", concern)
         stored = session.journal.get(key)
         from_journal = stored is not None
         if stored is None:
-            admitted = session.ledger.admit(
+            admitted = not session.cancel.is_set() and session.ledger.admit(
                 "subagent",
                 index,
                 session.config.agent_model,
@@ -219,9 +213,9 @@ class Workflow:
                 cancel=session.cancel,
             )
             if not admitted:
-                reason = session.ledger.report().cap_reached or "budget reached"
-                if session.cancel.is_set():
-                    reason = "interrupted"
+                reason = "interrupted"
+                if not session.cancel.is_set():
+                    reason = session.ledger.report().cap_reached or "budget reached"
                 session.emit(f"s{index}", "subagent", concern, "skipped", reason)
                 return ConcernOutcome(index, concern, "skipped", error=reason)
             try:

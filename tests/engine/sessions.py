@@ -1,15 +1,16 @@
 """A review session for engine unit tests: files in memory, a scripted stand-in client.
 
 The stand-in client answers the engine's Completer interface directly (no HTTP): each
-subagent reports one finding on the first file its task names, each verifier confirms
-every finding it is given. Agents' shells are real but never asked to run anything.
+subagent reports one finding on the first file its task names (none for a ``clean`` file),
+each verifier confirms every finding it is given. Agents' shells are real but never asked to
+run anything.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,12 @@ from orch_review.trust import Signer
 class Files:
     """The content under review, from a dict of path -> bytes (a ``ReviewedContent``)."""
 
-    def __init__(self, root: Path, files: Mapping[str, bytes]) -> None:
+    def __init__(
+        self, root: Path, files: Mapping[str, bytes], refused: Mapping[str, str] | None = None
+    ) -> None:
         self.root = root
         self.files = dict(files)
+        self.refused = dict(refused or {})  # path -> why a subtask naming it may not run
 
     def wait(self) -> None:
         pass
@@ -50,7 +54,7 @@ class Files:
         return path
 
     def refusal(self, text: str) -> str | None:
-        return None
+        return next((why for path, why in self.refused.items() if path in text), None)
 
     def content_key(self, text: str) -> str:
         digest = hashlib.sha256()
@@ -67,11 +71,26 @@ def _task(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 class StandIn:
-    """A Completer: subagents report a finding on the first file named, verifiers confirm."""
+    """A Completer: subagents report a finding on the first file named, verifiers confirm.
 
-    def __init__(self, files: Files, *, silent_subagents: bool = False) -> None:
+    ``silent_subagents``: every subagent answers with text, never its report; ``silent`` and
+    ``clean``: those whose first file is one of these answer with text, or report no finding;
+    ``before``: called with a subagent's first file before it answers (it may block or raise)."""
+
+    def __init__(
+        self,
+        files: Files,
+        *,
+        silent_subagents: bool = False,
+        silent: frozenset[str] = frozenset(),
+        clean: frozenset[str] = frozenset(),
+        before: Callable[[str], None] | None = None,
+    ) -> None:
         self._files = files
-        self._silent = silent_subagents  # subagents answer with text, never their report
+        self._silent = silent_subagents
+        self._silent_files = silent
+        self._clean = clean
+        self._before = before
         self._lock = threading.Lock()
         self.tasks: dict[str, list[str]] = {"subagent": [], "verifier": []}
 
@@ -89,9 +108,12 @@ class StandIn:
         if "report_findings" in names:
             with self._lock:
                 self.tasks["subagent"].append(task)
-            if self._silent:
+            named = self._files.mentioned_files(task)
+            path = named[0] if named else ""
+            if self._before is not None:
+                self._before(path)
+            if self._silent or path in self._silent_files:
                 return Reply([{"type": "text", "text": "Nothing to say."}], "end_turn", 1, 1, 0, 0)
-            path = self._files.mentioned_files(task)[0]
             finding = {
                 "path": path,
                 "start_line": 1,
@@ -101,7 +123,8 @@ class StandIn:
                 "claim": f"{path} is wrong",
                 "evidence": "line 1",
             }
-            name, tool_input = "report_findings", {"summary": "one", "findings": [finding]}
+            found = [] if not path or path in self._clean else [finding]
+            name, tool_input = "report_findings", {"summary": "one", "findings": found}
         else:
             with self._lock:
                 self.tasks["verifier"].append(task)
@@ -122,10 +145,12 @@ def session(
     guidance: Guidance | None = None,
     caps: Caps | None = None,
     events: EventSink | None = None,
+    serial: bool = False,
 ) -> Iterator[Session]:
-    """A session over ``files`` with a real journal at ``journal``."""
+    """A session over ``files`` with a real journal at ``journal``; ``serial``: one agent
+    at a time, in the order queued."""
     config = config or Config(sandbox="off")
-    pool = PriorityPool(2)
+    pool = PriorityPool(1, agents=1) if serial else PriorityPool(2)
     try:
         with Journal(journal, signer=Signer(b"k" * 32, "credential")) as opened:
             yield Session(
