@@ -198,14 +198,15 @@ class Workflow:
 
     def _reviewed(self, index: int, concern: str) -> ConcernOutcome:
         """The subagent's outcome for ``concern``, from the journal or a subagent run (once
-        the ledger admits it with its verifier; after a stop, only from the journal);
-        raises what the subagent raised."""
+        the ledger admits it with its verifier); raises what the subagent raised."""
         session = self._session
+        if session.cancel.is_set():  # after a stop the snapshot may be gone: read nothing
+            return self._skipped(index, concern, "interrupted")
         key = self._keys.key("subagent", concern)
         stored = session.journal.get(key)
         from_journal = stored is not None
         if stored is None:
-            admitted = not session.cancel.is_set() and session.ledger.admit(
+            admitted = session.ledger.admit(
                 "subagent",
                 index,
                 session.config.agent_model,
@@ -216,8 +217,7 @@ class Workflow:
                 reason = "interrupted"
                 if not session.cancel.is_set():
                     reason = session.ledger.report().cap_reached or "budget reached"
-                session.emit(f"s{index}", "subagent", concern, "skipped", reason)
-                return ConcernOutcome(index, concern, "skipped", error=reason)
+                return self._skipped(index, concern, reason)
             try:
                 reported = run_subagent(
                     ranked(session, "subagent", index),
@@ -239,3 +239,8 @@ class Workflow:
         return ConcernOutcome(
             index, concern, "reviewed", findings, stored["summary"], from_journal=from_journal
         )
+
+    def _skipped(self, index: int, concern: str, reason: str) -> ConcernOutcome:
+        """The outcome of a concern that was not run, said in the live view too."""
+        self._session.emit(f"s{index}", "subagent", concern, "skipped", reason)
+        return ConcernOutcome(index, concern, "skipped", error=reason)
