@@ -13,9 +13,9 @@ from orch_review.config.settings import Config
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.workflow import Workflow
 from orch_review.events import AgentEvent
-from orch_review.findings.coverage import LedgerFile, build_coverage
-from orch_review.findings.records import Finding, Severity
 from tests.engine.sessions import Files, StandIn, session
+from tests.engine.test_reuse import FILES as REUSE_FILES
+from tests.engine.test_reuse import _finding, _rules, _store
 
 pytestmark = pytest.mark.slow
 
@@ -115,27 +115,18 @@ def test_the_files_a_concern_covers_can_be_given(tmp_path: Path) -> None:
     assert all(o.covered for o in outcomes)
 
 
-def _finding(path: str) -> Finding:
-    return Finding(path, 1, 1, Severity.HIGH, "correctness", "wrong", "e", "c")
-
-
 def test_a_concern_about_files_an_earlier_review_covered_is_answered_from_it(
     tmp_path: Path,
 ) -> None:
-    journal = tmp_path / "j.sqlite3"
-    content = Files(tmp_path, FILES)
-    with session(tmp_path, content, StandIn(content), journal=journal) as s:
-        earlier = EarlierReviews(s, "base1", lambda path: "")
-        earlier.load(sorted(FILES))
-        coverage = build_coverage([LedgerFile("a.py", 1)], covered_by={"a.py": [0]})
-        earlier.store(coverage, {"a.py": [_finding("a.py")]})
-
+    journal = tmp_path / "journal.sqlite3"
+    _store(journal)  # a.py (with one finding) and b.py covered, c.py not
+    content = Files(tmp_path, REUSE_FILES)
     client = StandIn(content)
     events: list[AgentEvent] = []
-    concerns = ["Review `a.py` for defects.", "Review `b.py` for defects."]
+    concerns = ["Review `a.py` for defects.", "Review `c.py` for defects."]
     with session(tmp_path, content, client, journal=journal, events=events.append) as s:
-        earlier = EarlierReviews(s, "base1", lambda path: "")
-        earlier.load(sorted(FILES))
+        earlier = EarlierReviews(s, "base1", _rules("house rules"))
+        earlier.load(sorted(REUSE_FILES))
         workflow = Workflow(s, earlier=earlier)
         outcomes = workflow.run(list(concerns))
     answered, reviewed = outcomes
@@ -144,7 +135,7 @@ def test_a_concern_about_files_an_earlier_review_covered_is_answered_from_it(
     assert answered.findings == (_finding("a.py"),) and answered.from_journal
     assert answered.summary == "Answered from an earlier review of the same content."
     assert (reviewed.index, reviewed.from_journal, reviewed.covered) == (1, False, True)
-    assert client.tasks["subagent"] == [t for t in client.tasks["subagent"] if "b.py" in t]
+    assert client.tasks["subagent"] == [t for t in client.tasks["subagent"] if "c.py" in t]
     assert len(client.tasks["subagent"]) == 1
     cached = [(e.agent_id, e.role, e.label, e.detail) for e in events if e.state == "cached"]
     assert cached == [("s0", "subagent", concerns[0], "earlier review")]
