@@ -106,6 +106,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--journal", type=Path, help="journal file (default: no journal)")
     parser.add_argument("--sandbox", help="the config's `sandbox` setting (default: its default)")
+    parser.add_argument(
+        "--no-inline", action="store_true", help="show subagents no file (as the reference)"
+    )
     args = parser.parse_args()
 
     if args.schedule != "engine":
@@ -123,6 +126,8 @@ def main() -> None:
     }
     if args.sandbox is not None:
         settings["sandbox"] = args.sandbox
+    if args.no_inline:
+        settings["inline_file_bytes"] = 0
     if "critic" in {f.name for f in dataclasses.fields(Config)}:
         settings["critic"] = bool(args.critic)  # the reference has none
     config = Config(**settings)

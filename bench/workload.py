@@ -4,17 +4,22 @@
 
 * the same concerns: one per file ``modNNN.py`` of a fresh git repository, each file holding
   exactly one line that the concern's subagent reports as a finding;
-* the same turns per agent: the main agent makes 3 requests (scout with bash, call Workflow,
-  summarise); every subagent makes 2 (bash, then ``report_findings`` with one finding); every
-  verifier makes 2 (bash, then ``report_verdicts``). So both runs make ``3 + 4 * concerns``
-  requests, and the bench checks that they did. The completeness critic, which the reference
-  does not have, is off in that comparison; the critic bench measures what it costs: it makes
-  2 requests (bash, then ``report_concerns``) and proposes ``critic_concerns`` cross-module
-  concerns (``xcutNNN``), each reviewed and verified like the others;
+* the same turns per agent, but for what the prompt holds: the main agent makes 3 requests
+  (scout with bash, call Workflow, summarise); every verifier makes 2 (bash, then
+  ``report_verdicts``). The reference's subagent is given its subtask only, so it makes 2
+  (bash to read its file, then ``report_findings`` with one finding); ours is shown the file
+  its subtask names (``orch_review.engine.inline``), so it reports from what it was shown in
+  1, the reference's second. So the reference makes ``3 + 4 * concerns`` requests and ours
+  ``3 + 3 * concerns``, and the bench checks that they did. The completeness critic, which
+  the reference does not have, is off in that comparison; the critic bench measures what it
+  costs: it makes 2 requests (bash, then ``report_concerns``) and proposes
+  ``critic_concerns`` cross-module concerns (``xcutNNN``), each reviewed and verified like
+  the others;
 * the same latency per *logical* request. A logical request is named by (role, concern, turn),
   read off the request itself (the tools offered, the ``modNNN`` in the task, the number of
   assistant turns so far), so it does not depend on when or in which order it was sent. The
-  fake Messages API waits that long before it answers.
+  fake Messages API waits that long before it answers. A subagent shown its file starts at
+  turn 1: its report meets the latency the reference's report meets.
 
 Latency distributions:
 
@@ -47,11 +52,12 @@ from orch_review.engine.scheduler import (
     request_rank,
 )
 from tests.fakes.messages_api import ModelRequest
-from tests.scripted import Concern, ReviewScript, confirm
+from tests.scripted import Concern, ReviewScript, confirm, shown_files
 
 BASE_LATENCY = 0.2
 HEAVY_MIX = ((1, 0.80), (3, 0.15), (10, 0.05))
-SUBAGENT_TURNS = 2
+SUBAGENT_TURNS = 2  # the reference's subagent: bash to read its file, then its report
+SHOWN_FIRST_TURN = 1  # ours is shown the file: its first request is the report
 VERIFIER_TURNS = 2
 MAIN_TURNS_BEFORE_WORKFLOW = 2  # scout, then the Workflow call
 MAIN_TURNS = 3
@@ -109,6 +115,7 @@ def make_script(concerns: int, critic_concerns: int = 0) -> ReviewScript:
             f"{concern_key(j)}.py handle what risky() raises?",
             f"grep -n 'risky(' {concern_key(j)}.py",
             path=f"{concern_key(j)}.py",
+            pattern="risky(",
             severity="low",
             category="error-handling",
             claim="An exception from risky() escapes entry() unhandled.",
@@ -122,6 +129,7 @@ def make_script(concerns: int, critic_concerns: int = 0) -> ReviewScript:
             f"Check {concern_key(i)}.py: does entry() validate what it passes to risky()?",
             f"grep -n 'risky(' {concern_key(i)}.py",
             path=f"{concern_key(i)}.py",
+            pattern="risky(",
             severity="medium",
             category="correctness",
             claim="entry() passes unvalidated input to risky().",
@@ -140,6 +148,8 @@ def request_id(request: ModelRequest) -> RequestId:
     """The logical request a recorded or incoming request is."""
     role = request.role
     turn = request.assistant_turns
+    if role == "subagent" and shown_files(request.first_user_text):
+        turn += SHOWN_FIRST_TURN  # it skipped the reading turn
     if role == "main":
         return ("main", -1, turn)
     if request.has_tool("report_concerns"):
@@ -153,13 +163,20 @@ def request_id(request: ModelRequest) -> RequestId:
     return (role, int(match.group(1)), turn)
 
 
-def fan_out_ids(concerns: int, first: int = 0) -> list[RequestId]:
-    """Every logical subagent and verifier request of the workload, in a fixed order."""
+def fan_out_ids(concerns: int, first: int = 0, *, shown: bool = False) -> list[RequestId]:
+    """Every logical subagent and verifier request of the workload, in a fixed order (the
+    reference's; ``shown``: ours, whose subagents skip their reading turn)."""
     ids: list[RequestId] = []
+    start = SHOWN_FIRST_TURN if shown else 0
     for i in range(first, first + concerns):
-        ids += [("subagent", i, t) for t in range(SUBAGENT_TURNS)]
+        ids += [("subagent", i, t) for t in range(start, SUBAGENT_TURNS)]
         ids += [("verifier", i, t) for t in range(VERIFIER_TURNS)]
     return ids
+
+
+def fan_out_requests(concerns: int, *, shown: bool) -> int:
+    """Requests one concern's subagent and verifier make, times ``concerns``."""
+    return len(fan_out_ids(concerns, shown=shown))
 
 
 def critic_ids(critic_concerns: int) -> list[RequestId]:
@@ -309,13 +326,17 @@ def _pipelined(sub: Sequence[float], ver: Sequence[float], workers: int) -> floa
             ready_verifiers.append(i)
 
 
-def longest_chain_first(latency: LatencyModel, concerns: int, workers: int) -> float:
+def longest_chain_first(
+    latency: LatencyModel, concerns: int, workers: int, *, shown: bool = False
+) -> float:
     """Zero-overhead fan-out makespan of a policy that schedules single *requests* (not whole
     agents) and always sends the ready request with the most requests still behind it in its
     concern's chain (subagent turns, then verifier turns): the classic critical-path list
     schedule for chains whose lengths are not known in advance. The engine's policy
-    (:func:`engine_schedule`) should give the same makespan on this workload."""
-    steps = [("subagent", t) for t in range(SUBAGENT_TURNS)]
+    (:func:`engine_schedule`) should give the same makespan on this workload. ``shown``:
+    subagents are shown their files and start at their report."""
+    first = SHOWN_FIRST_TURN if shown else 0
+    steps = [("subagent", t) for t in range(first, SUBAGENT_TURNS)]
     steps += [("verifier", t) for t in range(VERIFIER_TURNS)]
     chains = [[latency.seconds((role, i, t)) for role, t in steps] for i in range(concerns)]
     ready = [(-len(steps), i, 0) for i in range(concerns)]  # (-requests left, concern, step)
@@ -343,12 +364,14 @@ def engine_schedule(
     *,
     critic_concerns: int | None = None,
     agents: int | None = None,
+    shown: bool = True,
 ) -> float:
     """Zero-overhead fan-out makespan of the engine's policy, by event simulation: agents
     admitted to the pool (at most ``agents``: the critic, then verifiers, then concerns in
     order), each request waiting at the gate for one of ``workers`` slots in the order of
     :func:`orch_review.engine.scheduler.request_rank`. ``critic_concerns``: the critic runs
-    and proposes that many. ``agents=workers`` is the previous policy, a slot per agent."""
+    and proposes that many. ``agents=workers`` is the previous policy, a slot per agent.
+    ``shown``: subagents are shown their files and start at their report."""
     cap = agents if agents is not None else AGENTS_PER_SLOT * workers
     order = itertools.count()
     admit: list[tuple[int, int, str, int]] = []  # (priority, fifo, role, concern index)
@@ -372,7 +395,7 @@ def engine_schedule(
         while admit and live < cap:
             _, _, role, index = heapq.heappop(admit)
             live += 1
-            request(role, index, 0)
+            request(role, index, SHOWN_FIRST_TURN if shown and role == "subagent" else 0)
         while ready and len(running) < workers:
             _, _, role, index, turn = heapq.heappop(ready)
             seconds = latency.seconds(_logical((role, index, turn), concerns))

@@ -71,6 +71,9 @@ class Concern:
     span: int = 1  # lines each finding covers, from the line the command printed
     # How the verifier judges a finding's proposed fix (the same rule shape as `verdict`).
     fix: VerdictRule = approve_fix
+    # Text whose lines are the findings when the task shows `path` (engine.inline): the
+    # subagent then reports from what it was shown, without the bash turn.
+    pattern: str | None = None
 
 
 @dataclass
@@ -117,8 +120,9 @@ class ReviewScript:
             if intent is None:
                 raise AssertionError("no scripted intent concern for this intent check")
             return intent
+        subtask = subtask_text(task)  # not the files shown after it
         for concern in self.concerns:
-            if concern.key in task:
+            if concern.key in subtask:
                 return concern
         for concern in self.concerns:
             if is_sweep(task) and concern.claim in task:
@@ -150,6 +154,10 @@ class ReviewScript:
             return Reply.tool_use("report_findings", {"summary": summary, "findings": findings})
         concern = self.concern_for(request)
         if request.assistant_turns == 0:
+            seen = _seen_lines(concern, task)
+            if seen is not None:
+                found = _found(concern, seen)
+                return Reply.tool_use("report_findings", {"summary": "read", "findings": found})
             return Reply.tool_use("bash", {"command": concern.command})
         output = request.tool_result_texts()[0]
         return Reply.tool_use(
@@ -186,6 +194,36 @@ class ReviewScript:
                 shape = finding["finding"] + finding["lines"][0]
                 verdicts[-1].update(_fix_judgement(own.fix(finding, output), shape))
         return Reply.tool_use("report_verdicts", {"verdicts": verdicts})
+
+
+def _seen_lines(concern: Concern, task: str) -> str | None:
+    """``line:text`` of each line of the concern's file holding its pattern, when the task
+    shows that file; None when it does not (the subagent then runs its command)."""
+    if concern.pattern is None or concern.path is None:
+        return None
+    lines = shown_files(task).get(concern.path)
+    if lines is None:
+        return None
+    return "".join(f"{n}:{text}\n" for n, text in enumerate(lines, 1) if concern.pattern in text)
+
+
+_SHOWN = re.compile(
+    r'^<file path=(?P<path>"(?:[^"\\]|\\.)*")>\n(?P<body>.*?)^</file>$', re.M | re.S
+)
+
+
+def shown_files(task: str) -> dict[str, list[str]]:
+    """The files a subagent's task shows (``engine.inline``): path -> its lines."""
+    files = {}
+    for match in _SHOWN.finditer(task):
+        body = match.group("body").splitlines()
+        files[json.loads(match.group("path"))] = [line.split("\t", 1)[1] for line in body]
+    return files
+
+
+def subtask_text(task: str) -> str:
+    """What an agent's task holds between ``<subtask>`` and ``</subtask>``."""
+    return task.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
 
 
 def _found(concern: Concern, output: str) -> list[dict[str, Any]]:
@@ -253,7 +291,7 @@ def is_sweep(task: str) -> bool:
 
 def sweep_files(task: str) -> list[str]:
     """The files a sweep task lists, one per `- path (...)` line."""
-    body = task.split("<subtask>", 1)[-1].split("</subtask>", 1)[0]
+    body = subtask_text(task)
     return [line[2:].rsplit(" (", 1)[0] for line in body.splitlines() if line.startswith("- ")]
 
 

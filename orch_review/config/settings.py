@@ -59,6 +59,7 @@ class Config:
     max_concurrent: int = 10
     max_subtasks: int = 200
     subagent_max_turns: int = 15
+    inline_file_bytes: int = 24_000  # three tool outputs' worth
     main_max_turns: int = 30
     bash_timeout: float = 60.0
     tool_output_cap: int = 8000
@@ -278,6 +279,12 @@ _KEYS: tuple[_Key, ...] = (
     _Key("max_concurrent", _integer(1, 100), "Agents' model requests in flight at once."),
     _Key("max_subtasks", _integer(1, 1000), "Most subtasks one Workflow call may start."),
     _Key("subagent_max_turns", _integer(1, 200), "Turn limit for each subagent."),
+    _Key(
+        "inline_file_bytes",
+        _integer(0, 1_000_000),
+        "Bytes of the files a subtask names that its subagent's task shows, numbered, so it"
+        " need not spend a turn reading them; `0` shows none.",
+    ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),
     _Key("tool_output_cap", _integer(500, 1_000_000), "Characters of tool output kept."),

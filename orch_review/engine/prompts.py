@@ -37,7 +37,8 @@ concern in a repository. You have a bash tool running in a read-only copy of tha
 
 Work like a careful senior engineer:
 - Check every fact with bash before you rely on it: read the code you talk about, find callers, \
-run small experiments when they settle a question. Never guess a line number.
+run small experiments when they settle a question. Never guess a line number. Files your task \
+shows with line numbers are already read: their content is what is under review.
 - Report only problems you can show: a wrong result, a crash, a security hole, lost data, a race. \
 Not style, not taste, not hypotheticals without a path to them.
 - Severity: high = likely bug or exploitable hole in normal use; medium = real defect in a \
@@ -110,9 +111,10 @@ TRUNCATION_NOTE = (
 )
 
 
-def subagent_task(concern: str, guidance: str = "") -> str:
-    """The first user turn of a subagent."""
-    return f"Your subtask:\n\n<subtask>\n{concern}\n</subtask>{guidance_block(guidance)}"
+def subagent_task(concern: str, guidance: str = "", shown: str = "") -> str:
+    """The first user turn of a subagent; ``shown``: the block of the files it names
+    (``engine.inline``), if any."""
+    return f"Your subtask:\n\n<subtask>\n{concern}\n</subtask>{shown}{guidance_block(guidance)}"
 
 
 def critic_task(concerns: Sequence[str], scope_summary: str, guidance: str = "") -> str:

@@ -38,9 +38,10 @@ class AgentFailed(OrchReviewError):
 
 
 def run_subagent(
-    session: Session, agent_id: str, concern: str, guidance: str = ""
+    session: Session, agent_id: str, concern: str, guidance: str = "", shown: str = ""
 ) -> ReportedFindings:
-    """Review one concern; raises :class:`OrchReviewError` when it produced no report."""
+    """Review one concern; raises :class:`OrchReviewError` when it produced no report.
+    ``shown``: the files it names, for its task (``engine.inline``)."""
 
     def parse(tool_input: Mapping[str, Any]) -> ReportedFindings:
         workspace = session.workspace
@@ -54,7 +55,7 @@ def run_subagent(
         concern,
         SUBAGENT_SYSTEM,
         SUBAGENT_TOOLS,
-        subagent_task(concern, guidance),
+        subagent_task(concern, guidance, shown),
         terminal,
     )
     return result

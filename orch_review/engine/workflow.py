@@ -20,6 +20,7 @@ from typing import Any
 from orch_review import waiting
 from orch_review.engine.concern_book import ConcernBook, Numbered
 from orch_review.engine.concern_journal import ConcernKeys
+from orch_review.engine.inline import inline_files
 from orch_review.engine.ranked import RankedClient, ranked
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.scheduler import REVIEW
@@ -202,7 +203,8 @@ class Workflow:
         session = self._session
         if session.cancel.is_set():  # after a stop the snapshot may be gone: read nothing
             return self._skipped(index, concern, "interrupted")
-        key = self._keys.key("subagent", concern)
+        budget = session.config.inline_file_bytes
+        key = self._keys.key("subagent", concern, "inline", budget)
         stored = session.journal.get(key)
         from_journal = stored is not None
         if stored is None:
@@ -218,12 +220,14 @@ class Workflow:
                 if not session.cancel.is_set():
                     reason = session.ledger.report().cap_reached or "budget reached"
                 return self._skipped(index, concern, reason)
+            named = session.workspace.mentioned_files(concern)
             try:
                 reported = run_subagent(
                     ranked(session, "subagent", index),
                     f"s{index}",
                     concern,
                     self._keys.guidance_for(concern),
+                    inline_files(session.workspace, named, budget).text,
                 )
             finally:
                 session.ledger.finished("subagent", index)

@@ -22,7 +22,7 @@ from tests.scripted import planted_script
 
 pytestmark = pytest.mark.slow
 
-SEEDS = (1, 2, 3, 4, 5, 6)  # together they exercise every behaviour
+SEEDS = (1, 2, 3, 4, 5, 6, 7)  # together they exercise every behaviour
 
 
 def _review(repo: Path, env: dict[str, str], out: Path) -> tuple[int, dict[str, Any]]:
