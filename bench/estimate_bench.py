@@ -6,8 +6,11 @@ For each change (``bench.coverage_bench.make_change``: N added files; with ``--l
 2, each file holds that many changed lines), ``orch-review plan --json`` gives the estimate
 and ``orch-review --base`` runs the review against the fake Messages API with two scripted
 models: ``per-file`` (one subtask per file) and ``no-fanout`` (the sweep covers everything);
-their subagents read their files before grepping them. The ratio is the actual cost over the
-estimate's geometric midpoint; goal: within a factor of 2 either way, and inside the range.
+their subagents read the files their task does not show before grepping them. The ratio is
+the actual cost over the estimate's geometric midpoint; goal: within a factor of 2 either
+way, and inside the range. Both run at effort ``low``: the fake API does not think, and at
+``low`` the estimate adds no thinking allowance (``THINKING`` in the estimate), which is a
+documented allowance, not something a fake can measure.
 ``--fit`` prints, per role, the input and output tokens per agent and the share read from
 the cache: the figures ``orch_review/scope/estimate.py`` CALIBRATION holds.
 """
@@ -29,14 +32,16 @@ from bench.figures import Figure, write_figures
 from orch_review.wording import usd
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.files_model import MARKER, OneSubtaskPerFile
-from tests.scripted import GREP_LINE, is_sweep, sweep_files
+from tests.scripted import GREP_LINE, is_sweep, shown_files, subtask_text, sweep_files
 
 PLAN = (sys.executable, "-m", "orch_review", "plan")
 GOAL = 2.0
+EFFORT = {"ORCH_REVIEW_EFFORT": "low"}
 
 
 class ReadingModel(OneSubtaskPerFile):
-    """:class:`OneSubtaskPerFile` whose subagents read (cat) their files, then grep them, and
+    """:class:`OneSubtaskPerFile` whose subagents read (cat) the files their task does not
+    show, then grep those, and report the marked lines of what they read and were shown;
     whose critic lists the files and finds nothing missing."""
 
     def __call__(self, request: ModelRequest) -> Reply:
@@ -51,14 +56,23 @@ class ReadingModel(OneSubtaskPerFile):
         files = (
             sweep_files(task)
             if is_sweep(task)
-            else [name for name in task.split("`")[1::2] if "." in name]
+            else [name for name in subtask_text(task).split("`")[1::2] if "." in name]
         )
-        listed = " ".join(files)
-        if request.assistant_turns == 0:
+        shown = shown_files(task)
+        listed = " ".join(f for f in files if f not in shown)
+        turn = request.assistant_turns
+        if listed and turn == 0:
             return Reply.tool_use("bash", {"command": f"cat -- {listed} /dev/null"})
-        if request.assistant_turns == 1:
+        if listed and turn == 1:
             command = f"grep -n {MARKER} -- {listed} /dev/null || true"
             return Reply.tool_use("bash", {"command": command})
+        seen = "".join(
+            f"{path}:{n}:{line}\n"
+            for path, lines in shown.items()
+            for n, line in enumerate(lines, 1)
+            if MARKER in line
+        )
+        grepped = request.tool_result_texts()[-1] if listed else ""
         findings = [
             {
                 "path": m.group("path"),
@@ -69,7 +83,7 @@ class ReadingModel(OneSubtaskPerFile):
                 "claim": "a planted defect",
                 "evidence": m.group(0),
             }
-            for m in GREP_LINE.finditer(request.tool_result_texts()[-1])
+            for m in GREP_LINE.finditer(seen + grepped)
             if m.group("path")
         ]
         return Reply.tool_use("report_findings", {"summary": "read", "findings": findings})
@@ -90,13 +104,19 @@ def _env(base_url: str) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": "bench",
         "NO_COLOR": "1",
+        **EFFORT,
     }
 
 
 def estimate(repo: Path, base: str) -> dict[str, Any]:
     """``plan --json``'s cost estimate."""
     done = subprocess.run(
-        [*PLAN, "--base", base, "--json"], cwd=repo, capture_output=True, text=True, check=True
+        [*PLAN, "--base", base, "--json"],
+        cwd=repo,
+        env={**os.environ, **EFFORT},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     cost: dict[str, Any] = json.loads(done.stdout)["cost"]
     return cost

@@ -128,6 +128,10 @@ def main() -> None:
         settings["sandbox"] = args.sandbox
     if args.no_inline:
         settings["inline_file_bytes"] = 0
+    if "pack_subtasks" in {f.name for f in dataclasses.fields(Config)}:
+        # One agent per concern in every run, as the reference: packing would review the
+        # same concerns with fewer agents, which is the estimate bench's to measure.
+        settings["pack_subtasks"] = False
     if "critic" in {f.name for f in dataclasses.fields(Config)}:
         settings["critic"] = bool(args.critic)  # the reference has none
     config = Config(**settings)

@@ -14,7 +14,8 @@
   the reference does not have, is off in that comparison; the critic bench measures what it
   costs: it makes 2 requests (bash, then ``report_concerns``) and proposes
   ``critic_concerns`` cross-module concerns (``xcutNNN``), each reviewed and verified like
-  the others;
+  the others. Packing small subtasks (``orch_review.engine.packing``) is off in every run:
+  one agent per concern, as the reference;
 * the same latency per *logical* request. A logical request is named by (role, concern, turn),
   read off the request itself (the tools offered, the ``modNNN`` in the task, the number of
   assistant turns so far), so it does not depend on when or in which order it was sent. The

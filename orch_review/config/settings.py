@@ -60,6 +60,7 @@ class Config:
     max_subtasks: int = 200
     subagent_max_turns: int = 15
     inline_file_bytes: int = 24_000  # three tool outputs' worth
+    pack_subtasks: bool = True
     main_max_turns: int = 30
     bash_timeout: float = 60.0
     tool_output_cap: int = 8000
@@ -284,6 +285,13 @@ _KEYS: tuple[_Key, ...] = (
         _integer(0, 1_000_000),
         "Bytes of the files a subtask names that its subagent's task shows, numbered, so it"
         " need not spend a turn reading them; `0` shows none.",
+    ),
+    _Key(
+        "pack_subtasks",
+        _BOOL,
+        "Run a Workflow call's small subtasks (files under 4,000 bytes, shown in the task)"
+        " in as many agents as run at once when there are more of them; `false` gives each"
+        " its own agent.",
     ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),

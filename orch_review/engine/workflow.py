@@ -21,6 +21,7 @@ from orch_review import waiting
 from orch_review.engine.concern_book import ConcernBook, Numbered
 from orch_review.engine.concern_journal import ConcernKeys
 from orch_review.engine.inline import inline_files
+from orch_review.engine.packing import Packed, PackLimits, pack
 from orch_review.engine.ranked import RankedClient, ranked
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.scheduler import REVIEW
@@ -71,7 +72,7 @@ class Workflow:
         self._book = ConcernBook(session.workspace)
         self._keys = ConcernKeys(session)
         self._tool = WorkflowTool(
-            session.config.max_subtasks, self.run, self.refusal, self._announce
+            session.config.max_subtasks, self.run, self.refusal, self._announce, self._pack
         )
 
     @property
@@ -108,6 +109,27 @@ class Workflow:
     def handle_tool_call(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
         """The tool handler given to the main agent: ``subtasks``, or a ``phases`` plan."""
         return self._tool.handle(tool_input)
+
+    def _pack(self, subtasks: list[str]) -> Packed:
+        """The small ones of a tool call's ``subtasks`` packed (``engine.packing``)."""
+        config = self._session.config
+        budget = config.inline_file_bytes if config.pack_subtasks else 0
+        return pack(subtasks, self._sizes, PackLimits(config.max_concurrent, budget))
+
+    def _sizes(self, subtask: str) -> list[int]:
+        """The sizes of the files ``subtask`` names; none when one cannot be shown, or when
+        an earlier review answers it (it needs no agent, packed or not)."""
+        workspace = self._session.workspace
+        named = workspace.mentioned_files(subtask)
+        if self._earlier is not None and self._earlier.answers(named):
+            return []
+        sizes = []
+        for path in named:
+            data = workspace.read(path)
+            if data is None or b"\0" in data:
+                return []
+            sizes.append(len(data))
+        return sizes
 
     def _announce(self, concerns: Sequence[str]) -> None:
         accepted = [c for c in concerns if self.refusal(c) is None]

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from orch_review.engine.packing import Packed
 from orch_review.engine.phases import Phase, parse_phases, with_context
 from orch_review.engine.tools import ToolInputError
 from orch_review.findings.records import ConcernOutcome
@@ -52,11 +53,13 @@ class WorkflowTool:
         run: Callable[[list[str]], list[ConcernOutcome]],
         refusal: Callable[[str], str | None],
         announce: Callable[[Sequence[str]], None],
+        pack: Callable[[list[str]], Packed] | None = None,
     ) -> None:
         self._cap = max_subtasks
         self._run = run
         self._refusal = refusal
         self._announce = announce
+        self._pack = pack
         self.refused: list[tuple[str, str]] = []  # (subtask, why), as told to the model
 
     def handle(self, tool_input: Mapping[str, Any]) -> tuple[str, bool]:
@@ -98,7 +101,17 @@ class WorkflowTool:
             return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
                 refused
             ), True
-        text = describe(self._run(accepted), local=True)
+        packed = self._pack(accepted) if self._pack is not None else None
+        if packed is None or not packed.packed:
+            text = describe(self._run(accepted), local=True)
+        else:
+            text = describe(self._run(list(packed.concerns)), local=True)
+            agents = sum(1 for m in packed.members if len(m) > 1)
+            text += (
+                f"\n\nNote: {packed.packed} small subtasks ran in {agents} packed agents, as "
+                'many as run at once (each "Packed review of N small subtasks" above holds N '
+                "of them, in the order given); every one of them was reviewed."
+            )
         if refused:
             text += "\n\nThese subtasks were refused (not reviewed):\n" + "\n".join(refused)
         if dropped:

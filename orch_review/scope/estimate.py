@@ -56,7 +56,8 @@ class Calibration:
     date: str
     main_sweep: RoleTokens  # a main agent that leaves the files to the sweep (low end)
     main_fanout: RoleTokens  # one that writes a subtask per file (high end)
-    subagent: RoleTokens
+    subagent: RoleTokens  # a sweep's agent, one of few (low end)
+    subagent_fanout: RoleTokens  # one of a subtask per file (high end)
     verifier: RoleTokens
     critic: RoleTokens
     verified_share: float  # of concerns that report a finding, so get a verifier (high end)
@@ -81,19 +82,22 @@ class Calibration:
         }
 
 
-# Measured with `python -m bench.estimate_bench --fit --sizes 10 40` against the fake
-# Messages API (whose token counts are ceil(characters / 4) of each block): 10 and 40 files
-# of 2 and of 30 changed lines, a main agent that fans out one subtask per file and one that
-# leaves everything to the sweep, subagents that read their files (per changed line: the
-# difference between 2 and 30 lines; per file: between 10 and 40 files in one concern).
+# Measured with `python -m bench.estimate_bench --fit` against the fake Messages API (whose
+# token counts are ceil(characters / 4) of each block), at effort low: 10 and 100 files of 2
+# and of 30 changed lines, a main agent that fans out one subtask per file and one that
+# leaves everything to the sweep; subagents are shown their files (`inline_file_bytes`) and
+# report from them (per changed line: the difference between 2 and 30 lines in one file; per
+# file: between one file and a sweep group of 33). A subagent of its own file reads its
+# prompt's prefix from the cache; the sweep's few agents mostly write it.
 CALIBRATION = Calibration(
     source="bench/estimate_bench.py",
-    date="2026-12-02",
+    date="2026-12-03",
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
-    main_fanout=RoleTokens(4090, 72, 0, 80, 10.7, 0.57),
-    subagent=RoleTokens(2300, 42, 8.7, 85, 10, 0.75),
+    main_fanout=RoleTokens(4090, 72, 0, 82, 10.7, 0.55),
+    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.1),
+    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.75),
     verifier=RoleTokens(1450, 0, 0, 77, 0, 0.48),
-    critic=RoleTokens(3000, 4, 0, 44, 0, 0.46),
+    critic=RoleTokens(3000, 32, 0, 44, 0, 0.46),
     verified_share=0.25,
 )
 
@@ -215,7 +219,14 @@ def estimate_cost(
     verifiers = max(1, math.ceil(high_concerns * cal.verified_share)) if files else 0
     roles = [
         role("main", config.model, cal.main_sweep, 1, 1, cal.main_fanout),
-        role("subagents", config.agent_model, cal.subagent, low_concerns, high_concerns),
+        role(
+            "subagents",
+            config.agent_model,
+            cal.subagent,
+            low_concerns,
+            high_concerns,
+            cal.subagent_fanout,
+        ),
         role("verifiers", config.agent_model, cal.verifier, min(1, files), verifiers),
     ]
     if critic:

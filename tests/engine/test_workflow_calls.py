@@ -139,3 +139,37 @@ def test_a_concern_about_files_an_earlier_review_covered_is_answered_from_it(
     assert len(client.tasks["subagent"]) == 1
     cached = [(e.agent_id, e.role, e.label, e.detail) for e in events if e.state == "cached"]
     assert cached == [("s0", "subagent", concerns[0], "earlier review")]
+
+
+SMALL = {f"m{n:02d}.py": f"v{n} = {n}\n".encode() for n in range(30)}
+
+
+def _packing_call(tmp_path: Path, config: Config) -> tuple[str, Workflow, StandIn]:
+    content = Files(tmp_path, SMALL)
+    client = StandIn(content, clean=frozenset(SMALL))
+    with session(tmp_path, content, client, journal=tmp_path / "j.sqlite3", config=config) as s:
+        workflow = Workflow(s)
+        text, is_error = workflow.handle_tool_call(
+            {"subtasks": [f"Check `{path}` for defects." for path in SMALL]}
+        )
+    assert not is_error
+    return text, workflow, client
+
+
+def test_many_small_subtasks_run_in_as_many_agents_as_run_at_once(tmp_path: Path) -> None:
+    text, workflow, client = _packing_call(tmp_path, Config(sandbox="off", max_concurrent=10))
+
+    assert len(client.tasks["subagent"]) == 10
+    assert all("Packed review of 3 small subtasks" in t for t in client.tasks["subagent"])
+    assert all(t.count("<file path=") == 3 for t in client.tasks["subagent"])  # shown
+    covered = sorted(p for o in workflow.outcomes for p in workflow.files_of[o.index])
+    assert covered == sorted(SMALL) and all(o.covered for o in workflow.outcomes)
+    assert "Note: 30 small subtasks ran in 10 packed agents" in text
+
+
+def test_with_pack_subtasks_off_each_small_subtask_has_its_own_agent(tmp_path: Path) -> None:
+    config = Config(sandbox="off", max_concurrent=10, pack_subtasks=False)
+    text, workflow, client = _packing_call(tmp_path, config)
+
+    assert len(client.tasks["subagent"]) == 30 and len(workflow.outcomes) == 30
+    assert "packed" not in text

@@ -1,0 +1,52 @@
+"""Small subtasks packed into shared agents (``engine.packing``)."""
+
+from __future__ import annotations
+
+from orch_review.engine.packing import PACK_MARK, PackLimits, pack
+
+SIZES = {f"m{n:02d}.py": 100 for n in range(40)} | {"big.py": 10_000}
+
+
+def _sizes(subtask: str) -> list[int]:
+    return [size for path, size in SIZES.items() if path in subtask]
+
+
+def _subtasks(count: int) -> list[str]:
+    return [f"Check `m{n:02d}.py`." for n in range(count)]
+
+
+def test_no_more_small_subtasks_than_run_at_once_are_left_alone() -> None:
+    subtasks = _subtasks(10)
+    packed = pack(subtasks, _sizes, PackLimits(slots=10, budget=24_000))
+    assert packed.concerns == tuple(subtasks) and packed.packed == 0
+
+
+def test_more_are_packed_into_as_many_agents_as_run_at_once() -> None:
+    subtasks = [*_subtasks(25), "Check `big.py`.", "Look at the design."]
+
+    packed = pack(subtasks, _sizes, PackLimits(slots=10, budget=24_000))
+
+    # The large and the fileless subtasks keep their own agents, ahead of the packs.
+    assert packed.concerns[:2] == ("Check `big.py`.", "Look at the design.")
+    packs = packed.members[2:]
+    assert [len(m) for m in packs] == [3] * 8 + [1]
+    assert [s for m in packs for s in m] == subtasks[:25]  # every one, in order, once
+    assert packed.packed == 24
+    first = packed.concerns[2]
+    assert first.startswith(f"{PACK_MARK}3 small subtasks")
+    assert "1. Check `m00.py`.\n\n2. Check `m01.py`.\n\n3. Check `m02.py`." in first
+    assert packed.concerns[-1] == "Check `m24.py`."  # a pack of one is the subtask itself
+
+
+def test_a_pack_holds_at_most_ten_and_what_one_task_shows() -> None:
+    many = pack(_subtasks(40), _sizes, PackLimits(slots=2, budget=24_000))
+    assert [len(m) for m in many.members] == [10] * 4
+    tight = pack(_subtasks(12), _sizes, PackLimits(slots=2, budget=250))
+    assert [len(m) for m in tight.members] == [2] * 6  # 100 bytes each, 250 a task
+
+
+def test_no_budget_no_packing_and_duplicates_are_packed_once() -> None:
+    assert pack(_subtasks(30), _sizes, PackLimits(slots=10, budget=0)).packed == 0
+    twice = [*_subtasks(11), *_subtasks(11)]
+    packed = pack(twice, _sizes, PackLimits(slots=10, budget=24_000))
+    assert sorted(s for m in packed.members for s in m) == sorted(_subtasks(11))
