@@ -8,8 +8,10 @@ nobody knows in advance, so the range spans the two ways a review covers its fil
 
 * low: the main agent fans out little and the sweep packs the files into concerns of up to
   40 files (``engine/sweep.py``), one verifier in all;
-* high: one concern per file (up to ``max-subtasks``, the rest swept), a verifier for a
-  quarter of the concerns, the critic when it runs, and the thinking the effort allows.
+* high: one subtask per file (up to ``max-subtasks``, the rest swept), the small ones packed
+  into as many agents as run at once when there are more of them (``engine/packing.py``), a
+  verifier for a quarter of the concerns, the critic when it runs, and the thinking the
+  effort allows.
 
 The per-agent figures are :data:`CALIBRATION`, measured by the bench it names; dollars come
 from the configured price table.
@@ -28,6 +30,8 @@ from orch_review.scope.resolve import Scope
 BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
 SWEEP_FILES = 40  # engine/sweep.py SweepLimits.max_files
 SWEEP_LINES = 1500  # engine/sweep.py SweepLimits.max_lines
+PACK_SMALL_BYTES = 4_000  # engine/packing.py PackLimits.small_bytes
+PACK_MAX_MEMBERS = 10  # engine/packing.py PackLimits.max_members
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,25 +88,30 @@ class Calibration:
 
 # Measured with `python -m bench.estimate_bench --fit` against the fake Messages API (whose
 # token counts are ceil(characters / 4) of each block), at effort low: 10 and 100 files of 2
-# and of 30 changed lines, a main agent that fans out one subtask per file and one that
-# leaves everything to the sweep; subagents are shown their files (`inline_file_bytes`) and
-# report from them (per changed line: the difference between 2 and 30 lines in one file; per
-# file: between one file and a sweep group of 33). A subagent of its own file reads its
-# prompt's prefix from the cache; the sweep's few agents mostly write it.
+# and of 30 changed lines, a main agent that fans out one subtask per file (on 100 files,
+# packed ten to an agent) and one that leaves everything to the sweep; subagents are shown
+# their files (`inline-file-bytes`) and report from them (per changed line: the difference
+# between 2 and 30 lines; per file: between one file and a sweep group of 33). The fan-out's
+# many agents read their prompt's prefix from the cache more often than the sweep's few.
 CALIBRATION = Calibration(
     source="bench/estimate_bench.py",
     date="2026-12-03",
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
-    main_fanout=RoleTokens(4090, 72, 0, 82, 10.7, 0.55),
-    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.1),
-    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.75),
-    verifier=RoleTokens(1450, 0, 0, 77, 0, 0.48),
+    main_fanout=RoleTokens(4250, 55, 0, 82, 10.7, 0.55),
+    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15),
+    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3),
+    verifier=RoleTokens(1650, 0, 0, 77, 0, 0.48),
     critic=RoleTokens(3000, 32, 0, 44, 0, 0.46),
     verified_share=0.25,
 )
 
 # Output tokens of a request at each effort, over the same request with no thinking: the
 # fake API does not think, so this is the documented allowance, applied to the high end only.
+# How far one agent's tokens stray from its role's figures between the bench's reviews (a
+# verifier read 1,440 to 2,040 input tokens, the critic 6,010 to 7,250): each end of the
+# range is widened by this share.
+SCATTER = 0.15
+
 THINKING = {"low": 1.0, "medium": 1.5, "high": 2.0, "xhigh": 3.0, "max": 4.0}
 
 
@@ -172,6 +181,17 @@ def _sweep_groups(lines: list[int]) -> int:
     return max(math.ceil(len(lines) / SWEEP_FILES), math.ceil(sum(lines) / SWEEP_LINES))
 
 
+def _fanned_concerns(sizes: list[int], config: Config) -> int:
+    """Concerns of one subtask per file, the small ones packed as ``engine/packing.py``
+    packs them."""
+    budget = config.inline_file_bytes if config.pack_subtasks else 0
+    small = sum(1 for size in sizes if size <= min(PACK_SMALL_BYTES, budget))
+    if budget <= 0 or small <= config.max_concurrent:
+        return len(sizes)
+    per_agent = min(PACK_MAX_MEMBERS, math.ceil(small / config.max_concurrent))
+    return len(sizes) - small + math.ceil(small / per_agent)
+
+
 def _cost(price: Price, role: RoleTokens, read: float, written: float) -> float:
     cached = read * role.cache_read_share
     return price.cost(0, round(written), round(read - cached), round(cached))
@@ -186,7 +206,8 @@ def estimate_cost(
     files, changed = len(lines), sum(lines)
     fanned = min(files, config.max_subtasks)
     low_concerns = _sweep_groups(lines)
-    high_concerns = fanned + _sweep_groups(sorted(lines)[: files - fanned])
+    sizes = [f.size for f in scope.files][:fanned]
+    high_concerns = _fanned_concerns(sizes, config) + _sweep_groups(sorted(lines)[: files - fanned])
     thinking = THINKING.get(config.effort, 1.0)
     prices = {m: config.price_for(m) for m in (config.model, config.agent_model)}
     unknown = tuple(sorted(m for m, (_, known) in prices.items() if not known))
@@ -210,8 +231,8 @@ def estimate_cost(
             config.effort,
             (low, high),
             (
-                low * _cost(price, tokens, *few),
-                high * _cost(price, dearer, many[0], many[1] * thinking),
+                low * _cost(price, tokens, *few) * (1 - SCATTER),
+                high * _cost(price, dearer, many[0], many[1] * thinking) * (1 + SCATTER),
             ),
         )
 

@@ -26,7 +26,13 @@ def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepo
     roles = {r["role"]: r for r in cost["roles"]}
     assert set(roles) == {"main", "subagents", "verifiers", "critic"}  # --all runs the critic
     assert roles["main"]["agents"] == [1, 1]
-    assert roles["subagents"]["agents"][0] < roles["subagents"]["agents"][1] == 31
+    # High: a subtask per file, the 31 small ones packed into the 10 agents that run at once
+    # (four to an agent); without packing, one agent each.
+    assert roles["subagents"]["agents"][0] < roles["subagents"]["agents"][1] == 8
+    unpacked = plan_json(repo, "--all", env={**_env(), "ORCH_REVIEW_PACK_SUBTASKS": "false"})
+    by_role = {r["role"]: r for r in unpacked["cost"]["roles"]}
+    assert by_role["subagents"]["agents"][1] == 31
+    assert unpacked["cost"]["high_usd"] > cost["high_usd"]
     assert all(r["model"] == "claude-opus-5-5" and r["effort"] == "xhigh" for r in roles.values())
     assert sum(r["low_usd"] for r in roles.values()) == pytest.approx(cost["low_usd"], abs=1e-5)
     calibration = cost["calibration"]
