@@ -41,8 +41,30 @@ def test_more_are_packed_into_as_many_agents_as_run_at_once() -> None:
 def test_a_pack_holds_at_most_ten_and_what_one_task_shows() -> None:
     many = pack(_subtasks(40), _sizes, PackLimits(slots=2, budget=24_000))
     assert [len(m) for m in many.members] == [10] * 4
-    tight = pack(_subtasks(12), _sizes, PackLimits(slots=2, budget=250))
-    assert [len(m) for m in tight.members] == [2] * 6  # 100 bytes each, 250 a task
+    tight = pack(_subtasks(12), _sizes, PackLimits(slots=2, budget=200))
+    assert [len(m) for m in tight.members] == [2] * 6  # 100 bytes each, 200 a task
+
+
+def test_a_subtask_is_small_up_to_the_limit_and_never_with_no_budget() -> None:
+    exact = pack(_subtasks(12), _sizes, PackLimits(slots=2, budget=24_000, small_bytes=100))
+    assert exact.packed == 12
+    empty = pack(_subtasks(30), lambda _: [0], PackLimits(slots=10, budget=0))
+    assert empty.packed == 0  # even empty files: no budget, nothing shown, nothing packed
+    assert pack(_subtasks(30), lambda _: [0], PackLimits(slots=10, budget=1)).packed == 30
+
+
+def test_each_packed_subtask_is_numbered_and_kept_whole() -> None:
+    subtasks = [f"Check `m{n:02d}.py`:\nits loop, then its return." for n in range(11)]
+
+    packed = pack(subtasks, _sizes, PackLimits(slots=10, budget=24_000))
+
+    assert packed.concerns[0] == (
+        f"{PACK_MARK}2 small subtasks, each about files shown below. Treat each as its own "
+        "question and review it fully; report the findings of all of them in one "
+        "report_findings call.\n\n"
+        "1. Check `m00.py`:\n   its loop, then its return.\n\n"
+        "2. Check `m01.py`:\n   its loop, then its return."
+    )
 
 
 def test_no_budget_no_packing_and_duplicates_are_packed_once() -> None:
