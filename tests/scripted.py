@@ -208,7 +208,8 @@ def _seen_lines(concern: Concern, task: str) -> str | None:
 
 
 _SHOWN = re.compile(
-    r'^<file path=(?P<path>"(?:[^"\\]|\\.)*")>\n(?P<body>.*?)^</file>$', re.M | re.S
+    r'^<file path=(?P<path>"(?:[^"\\]|\\.)*")(?: hunks="[^"]*")?>\n(?P<body>.*?)^</file>$',
+    re.M | re.S,
 )
 
 

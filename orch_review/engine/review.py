@@ -325,6 +325,7 @@ def _fan_out(
         require_files=scope.kind != "all",
         earlier=earlier,
         on_concerns=start_critic,
+        hunks={f.path: f.change.hunks for f in scope.files if f.change and f.change.hunks},
     )
     if delta.files and critic_wanted(session.config, delta):
         critic = Critic(session, workflow, prescout_summary(scope), main_guidance)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome
-from orch_review.scope.diff import quote_path
+from orch_review.scope.diff import line_ranges, quote_path
 from orch_review.wording import counted
 
 # A hunk costs more than its changed lines: the agent reads the context around it.
@@ -97,10 +97,6 @@ def _common_directory(paths: Sequence[str]) -> str:
     return "/".join(common)
 
 
-def _ranges(hunks: Sequence[tuple[int, int]]) -> str:
-    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in hunks)
-
-
 def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
     """The self-contained subtask for one group: what to read and what to look for."""
     where = _common_directory([f.path for f in group])
@@ -112,7 +108,7 @@ def sweep_concern(group: Sequence[LedgerFile], base: str | None) -> str:
             "read the surrounding code too) for defects of any kind: correctness, security, "
             "error handling, resource use, concurrency. Files and changed line ranges:"
         )
-        lines = [f"- {quote_path(f.path)} (lines {_ranges(f.hunks) or 'n/a'})" for f in group]
+        lines = [f"- {quote_path(f.path)} (lines {line_ranges(f.hunks) or 'n/a'})" for f in group]
     else:
         head = (
             f"Sweep review of {counted(len(group), 'file')} {place} that no other concern covered. "

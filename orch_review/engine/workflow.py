@@ -58,15 +58,18 @@ class Workflow:
         require_files: bool = False,
         earlier: EarlierReviews | None = None,
         on_concerns: Callable[[list[str]], None] | None = None,
+        hunks: Mapping[str, Sequence[tuple[int, int]]] | None = None,
     ) -> None:
         """``require_files``: refuse subtasks that name no reviewable file (a change's
         concerns must be about the change); ``earlier``: files an earlier review covered;
         ``on_concerns``: told each list of concerns about to run, before they run (a whole
-        plan's at once), e.g. to start the completeness critic."""
+        plan's at once), e.g. to start the completeness critic; ``hunks``: per changed
+        file, the new-side line ranges of its diff hunks, shown with the file."""
         self._session = session
         self._require_files = require_files
         self._earlier = earlier
         self._on_concerns = on_concerns
+        self._hunks = dict(hunks or {})
         # Concerns answered from an earlier review instead of being run.
         self.answered: set[int] = set()
         self._book = ConcernBook(session.workspace)
@@ -249,7 +252,7 @@ class Workflow:
                     f"s{index}",
                     concern,
                     self._keys.guidance_for(concern),
-                    inline_files(session.workspace, named, budget).text,
+                    inline_files(session.workspace, named, budget, self._hunks).text,
                 )
             finally:
                 session.ledger.finished("subagent", index)

@@ -6,7 +6,7 @@ import base64
 import codecs
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,11 @@ def _c_escape(ch: str) -> str:
     # unprintable character is its UTF-8 bytes, as git writes them.
     raw = ch.encode("utf-8", "surrogateescape")
     return "".join(f"\\{byte:03o}" for byte in raw)
+
+
+def line_ranges(hunks: Sequence[tuple[int, int]]) -> str:
+    """``3-12, 40`` for new-side (start, end) hunks."""
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in hunks)
 
 
 def quote_path(path: str) -> str:

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tests.conftest import GitRepoFactory
+from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import ReviewScript, planted_script, shown_files, subtask_text
@@ -92,3 +92,23 @@ def test_a_file_over_the_budget_is_left_to_bash(
     assert not shown_files(first) and "cursor.execute" not in first
     assert len(_requests_about(fake_api, "app.py")) == 2
     assert len(_requests_about(fake_api, "calc.py")) == 1
+
+
+def test_a_change_s_file_is_shown_with_the_lines_its_diff_touches(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+) -> None:
+    repo = make_planted_repo(git_repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    app = repo / "app.py"
+    app.write_text(app.read_text() + "\n\ndef count(db):\n    return db.total()\n")
+    git(repo, "commit", "-qam", "count")
+    fake_api.policy = _reading_script()
+
+    result = run_cli(repo, api_env, "--base", "main")
+
+    assert result.returncode in (0, 1), result.stderr
+    (task,) = _requests_about(fake_api, "app.py")
+    assert '<file path="app.py" hunks="5-11">' in task
+    assert len(shown_files(task)["app.py"]) == 11

@@ -101,3 +101,13 @@ def test_text_that_is_not_utf8_is_shown_with_replacement_characters(tmp_path: Pa
     assert shown_files(inline_files(content, ["latin.py"], 100).text) == {
         "latin.py": ["s = '\ufffdt\ufffd'"]
     }
+
+
+def test_a_changed_file_is_shown_with_its_hunks(tmp_path: Path) -> None:
+    content = Files(tmp_path, {"a.py": b"a = 1\n" * 20, "b.py": b"b = 1\n"})
+
+    text = inline_files(content, ["a.py", "b.py"], 1000, {"a.py": [(3, 9), (15, 15)]}).text
+
+    assert '<file path="a.py" hunks="3-9, 15">' in text and '<file path="b.py">' in text
+    assert "A file's `hunks` are the lines its diff touches, with their context" in text
+    assert "hunks" not in inline_files(content, ["b.py"], 1000, {"a.py": [(3, 9)]}).text
