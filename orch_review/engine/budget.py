@@ -146,7 +146,10 @@ class Ledger:
             return (self._agent_cap_reason(2) or "", True) if busy else None
         need = self._estimates.expected(key[0], model, self._cost)
         if verify_after:
+            # Its share of verification, and one whole verifier kept free for whichever
+            # finding comes next: a finding left unverified wastes what found it.
             need = need + self._estimates.expected_verification(model, self._cost)
+            need = need + self._estimates.expected("verifier", model, self._cost)
         if self._fits(self._total_amount() + self._outstanding() + need):
             return None
         if busy:
@@ -165,6 +168,15 @@ class Ledger:
             if spent is not None and spent != NO_AMOUNT:
                 self._estimates.learn(role, spent)
             self._changed.notify_all()
+
+    def will_verify(self, index: int, model: str) -> None:
+        """Concern ``index``'s subagent reported findings: its verifier will run, so what is
+        committed for it is a whole verifier's expected cost from now on, no longer that
+        times the share of subagents that needed one."""
+        key = ("verifier", index)
+        with self._changed:
+            if key in self._committed:
+                self._committed[key] = self._estimates.expected("verifier", model, self._cost)
 
     def withdraw(self, role: str, index: int) -> None:
         """``(role, index)`` will not run (its subagent found nothing to verify)."""

@@ -254,6 +254,8 @@ class Workflow:
                     self._keys.guidance_for(concern),
                     inline_files(session.workspace, named, budget, self._hunks).text,
                 )
+                if reported.findings:  # before its place is freed: nobody takes the money
+                    session.ledger.will_verify(index, session.config.agent_model)
             finally:
                 session.ledger.finished("subagent", index)
             stored = {

@@ -146,8 +146,9 @@ def test_a_cap_touched_once_every_file_is_covered_is_not_exit_3(
     main = full["usage"]["by_role"]["main"]
     assert main["requests"] == 3
     # The main agent's last turn (its summary) comes after every file is covered: a token
-    # cap inside what that turn adds is touched by it alone.
-    cap = full["usage"]["total"]["total_tokens"] - _last_main_tokens(fake_api) // 2
+    # cap inside a quarter of what that turn adds is touched by it alone (admission keeps a
+    # verifier free below the cap, which the rest of that turn leaves room for).
+    cap = full["usage"]["total"]["total_tokens"] - _last_main_tokens(fake_api) // 4
 
     code, data, stdout = _review(
         change, tmp_path, fake_api, api_env, "--max-total-tokens", str(cap)

@@ -285,7 +285,7 @@ def _spend(ledger: Ledger, agent: tuple[str, int], output_tokens: int) -> None:
 
 
 def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit() -> None:
-    ledger = Ledger(Caps(max_cost_usd=1.0), _cost)
+    ledger = Ledger(Caps(max_cost_usd=1.2), _cost)
     assert ledger.admit("subagent", 0, "m", verify_after=True)  # the prior: $0.06 each
     _spend(ledger, ("subagent", 0), 40_000)  # $0.20
     ledger.finished("subagent", 0)
@@ -293,28 +293,30 @@ def test_an_agent_is_admitted_only_when_it_and_its_verifier_are_expected_to_fit(
     _spend(ledger, ("verifier", 0), 40_000)  # $0.20
     ledger.finished("verifier", 0)
     # A subagent is expected to cost $0.20, and so is a verifier, which every subagent so
-    # far needed: $0.40 for the next concern, and $0.40 of the $1.00 is spent.
+    # far needed, and one more verifier is kept free for whichever finding comes next:
+    # $0.60 for the next concern, and $0.40 of the $1.20 is spent.
     assert ledger.admit("subagent", 1, "m", verify_after=True)
     _spend(ledger, ("subagent", 1), 40_000)
     ledger.finished("subagent", 1)
     ledger.withdraw("verifier", 1)  # it found nothing
-    # $0.60 spent; the next concern: $0.20, and a verifier for 2 of 3 subagents ($0.13).
+    # $0.60 spent; the next concern: $0.20, a verifier for 2 of 3 subagents ($0.13), and
+    # one kept free ($0.20).
     assert ledger.admit("subagent", 2, "m", verify_after=True)
     _spend(ledger, ("subagent", 2), 40_000)
     ledger.finished("subagent", 2)
-    # $0.80 spent, the verifier of concern 2 still to come ($0.13): another concern would
-    # leave no room to verify what it finds, although the cap is not reached; it waits
-    # for that verifier (here: gives up at once).
+    # $0.80 spent, the verifier of concern 2 still to come ($0.13): another concern
+    # ($0.53) would leave no room to verify what it finds, although the cap is not
+    # reached; it waits for that verifier (here: gives up at once).
     assert ledger.over_budget() is None
     stop = _stopped()
     assert not _in_thread(lambda: ledger.admit("subagent", 3, "m", verify_after=True, cancel=stop))
     assert ledger.admit("verifier", 2, "m", verify_after=False)  # its verifier still runs
     _spend(ledger, ("verifier", 2), 20_000)  # $0.10
     ledger.finished("verifier", 2)
-    # $0.90 spent, nothing running: a concern expected to cost $0.33 does not start.
+    # $0.90 spent, nothing running: a concern expected to cost $0.46 does not start.
     assert ledger.over_budget() is None
     assert not ledger.admit("subagent", 3, "m", verify_after=True)
-    assert ledger.report().cap_reached == "cost cap reached ($1.00)"
+    assert ledger.report().cap_reached == "cost cap reached ($1.20)"
     assert ledger.report().agents_started == {"main": 0, "subagent": 3, "verifier": 2, "critic": 0}
 
 
@@ -513,11 +515,12 @@ def test_admission_counts_what_admitted_agents_are_still_expected_to_spend() -> 
         ledger = Ledger(Caps(max_cost_usd=cap), _cost)
         assert ledger.admit("subagent", 0, "m", verify_after=True)  # $0.06, and $0.06
         _spend(ledger, ("subagent", 0), 10_000)  # $0.05 of its $0.06
-        # $0.05 spent, $0.01 + $0.06 still expected, and $0.12 for the next concern.
+        # $0.05 spent, $0.01 + $0.06 still expected, and $0.18 for the next concern (its
+        # verifier, and one kept free).
         return ledger.admit("subagent", 1, "m", verify_after=True, cancel=_stopped())
 
-    assert after_a_partial_spend(0.25)
-    assert not after_a_partial_spend(0.235)
+    assert after_a_partial_spend(0.31)
+    assert not after_a_partial_spend(0.295)
     assert not after_a_partial_spend(0.2)
 
 
@@ -528,10 +531,11 @@ def test_a_concern_to_verify_is_refused_where_one_without_a_verifier_fits() -> N
 
 
 def test_the_share_of_concerns_needing_a_verifier_follows_what_each_subagent_found() -> None:
-    # One subagent found nothing: verifying the next is expected at half a verifier.
-    assert _measured(Caps(max_cost_usd=0.26)).admit("subagent", 1, "m", verify_after=True)
-    # A verifier never committed, withdrawn, teaches nothing.
-    ledger = _measured(Caps(max_cost_usd=0.24))  # $0.10 spent, $0.15 for the next
+    # One subagent found nothing: verifying the next is expected at half a verifier (and
+    # one whole verifier is kept free): $0.25.
+    assert _measured(Caps(max_cost_usd=0.36)).admit("subagent", 1, "m", verify_after=True)
+    # A verifier never committed, withdrawn, teaches nothing (else: $0.23 for the next).
+    ledger = _measured(Caps(max_cost_usd=0.34))  # $0.10 spent, $0.25 for the next
     ledger.withdraw("verifier", 7)
     assert not ledger.admit("subagent", 1, "m", verify_after=True)
 
@@ -543,11 +547,12 @@ def test_the_share_of_concerns_needing_a_verifier_follows_what_each_subagent_fou
         assert ledger.admit("verifier", 1, "m", verify_after=False)  # concern 1: verified
         _spend(ledger, ("verifier", 1), 20_000)
         ledger.finished("verifier", 1)
-        # $0.30 spent; the next: $0.10, and a $0.10 verifier for 2 of 3 subagents.
+        # $0.30 spent; the next: $0.10, a $0.10 verifier for 2 of 3 subagents, and one
+        # kept free.
         return ledger.admit("subagent", 2, "m", verify_after=True)
 
-    assert after_one_verified(0.47)
-    assert not after_one_verified(0.46)
+    assert after_one_verified(0.57)
+    assert not after_one_verified(0.56)
 
 
 def test_what_an_agent_spends_is_summed_over_its_requests() -> None:
@@ -558,3 +563,21 @@ def test_what_an_agent_spends_is_summed_over_its_requests() -> None:
     ledger.concern_ended(0, covered=True)
     assert ledger.report().verified_tokens == 40_000
     assert ledger.report().verified_cost_usd == pytest.approx(0.2)
+
+
+def test_a_verifier_known_to_be_needed_is_committed_whole() -> None:
+    def next_fits(known: bool) -> bool:
+        ledger = _measured(Caps(max_cost_usd=0.52))  # $0.10 spent: concern 0 found nothing
+        assert ledger.admit("subagent", 1, "m", verify_after=True)  # $0.10, verifier $0.05
+        _spend(ledger, ("subagent", 1), 20_000)
+        if known:  # it found something: its verifier will run, a whole one ($0.10)
+            ledger.will_verify(1, "m")
+        ledger.finished("subagent", 1)
+        stop = threading.Event()
+        stop.set()  # what does not fit now is refused, not waited for
+        # $0.20 spent, concern 1's verifier to come; the next: $0.10, half a verifier, and
+        # one kept free.
+        return ledger.admit("subagent", 2, "m", verify_after=True, cancel=stop)
+
+    assert next_fits(known=False)  # $0.20 + $0.05 + $0.25 <= $0.52
+    assert not next_fits(known=True)  # $0.20 + $0.10 + $0.25 > $0.52

@@ -234,20 +234,20 @@ def test_under_a_token_cap_a_concern_starts_only_when_it_and_its_verification_fi
     tmp_path: Path,
 ) -> None:
     # Each subagent spends 110 tokens and finds nothing. Once one has ended, the next is
-    # expected to cost 110, and verifying it 110 times the share of concerns that needed a
-    # verifier so far (1 of n+1, with the prior one that did): 55, 36, 27. After three
-    # concerns (330 spent), a fourth would need 330 + 137 > 450; without its verification it
-    # would fit.
+    # expected to cost 110, verifying it 110 times the share of concerns that needed a
+    # verifier so far (1 of n+1, with the prior one that did): 55, 36, 27, and one whole
+    # verifier (110) is kept free. After three concerns (330 spent), a fourth would need
+    # 330 + 247 > 500; without its verification it would fit.
     files = {f"m{n}.py": b"x = 1\n" for n in range(5)}
     labels: list[tuple[str, str, str]] = []
     outcomes, client, _ = _serial(
         tmp_path,
         {"clean": frozenset(files)},
-        caps=Caps(max_total_tokens=450),
+        caps=Caps(max_total_tokens=500),
         files=files,
         labels=labels,
     )
-    reason = "token cap reached (450 tokens)"
+    reason = "token cap reached (500 tokens)"
     assert [(o.index, o.status, o.error) for o in outcomes] == [
         (0, "reviewed", None),
         (1, "reviewed", None),
