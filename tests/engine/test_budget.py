@@ -567,17 +567,37 @@ def test_what_an_agent_spends_is_summed_over_its_requests() -> None:
 
 def test_a_verifier_known_to_be_needed_is_committed_whole() -> None:
     def next_fits(known: bool) -> bool:
-        ledger = _measured(Caps(max_cost_usd=0.52))  # $0.10 spent: concern 0 found nothing
-        assert ledger.admit("subagent", 1, "m", verify_after=True)  # $0.10, verifier $0.05
-        _spend(ledger, ("subagent", 1), 20_000)
-        if known:  # it found something: its verifier will run, a whole one ($0.10)
-            ledger.will_verify(1, "m")
-        ledger.finished("subagent", 1)
-        stop = threading.Event()
-        stop.set()  # what does not fit now is refused, not waited for
-        # $0.20 spent, concern 1's verifier to come; the next: $0.10, half a verifier, and
-        # one kept free.
-        return ledger.admit("subagent", 2, "m", verify_after=True, cancel=stop)
+        ledger = Ledger(Caps(max_cost_usd=1.1), _cost)
+        stop = _stopped()  # what does not fit now is refused, not waited for
+        for index, found in ((0, True), (1, False)):
+            assert ledger.admit("subagent", index, "m", verify_after=True, cancel=stop)
+            _spend(ledger, ("subagent", index), 20_000)  # $0.10 each
+            ledger.finished("subagent", index)
+            if found:
+                assert ledger.admit("verifier", index, "m", verify_after=False)
+                _spend(ledger, ("verifier", index), 40_000)  # a verifier: $0.20
+                ledger.finished("verifier", index)
+            else:
+                ledger.withdraw("verifier", index)
+        # $0.40 spent; 2 of 3 subagents needed a verifier (with the prior one).
+        assert ledger.admit("subagent", 2, "m", verify_after=True, cancel=stop)
+        _spend(ledger, ("subagent", 2), 20_000)
+        if known:  # it found something: its verifier will run, a whole one ($0.20)
+            ledger.will_verify(2, "m")
+        ledger.finished("subagent", 2)
+        # $0.50 spent, concern 2's verifier to come; the next: $0.10, two thirds of a
+        # verifier ($0.13), and one kept free ($0.20).
+        return ledger.admit("subagent", 3, "m", verify_after=True, cancel=stop)
 
-    assert next_fits(known=False)  # $0.20 + $0.05 + $0.25 <= $0.52
-    assert not next_fits(known=True)  # $0.20 + $0.10 + $0.25 > $0.52
+    assert next_fits(known=False)  # $0.50 + $0.13 + $0.43 <= $1.10
+    assert not next_fits(known=True)  # $0.50 + $0.20 + $0.43 > $1.10
+
+
+def test_the_first_subagent_to_find_something_commits_the_prior_for_its_verifier() -> None:
+    ledger = Ledger(Caps(max_cost_usd=0.27), _cost)
+    assert ledger.admit("subagent", 0, "m", verify_after=True)
+    _spend(ledger, ("subagent", 0), 10_000)  # $0.05
+    ledger.will_verify(0, "m")  # nothing measured yet: the prior, $0.06
+    ledger.finished("subagent", 0)
+    # $0.05 spent, $0.06 to come; the next: $0.05, a verifier ($0.05), one kept free.
+    assert ledger.admit("subagent", 1, "m", verify_after=True, cancel=_stopped())
