@@ -29,7 +29,23 @@ def _requests_about(api: FakeMessagesAPI, path: str) -> list[str]:
     return [task for task in tasks if path in subtask_text(task)]
 
 
-def _confirmed(out: Path) -> list[tuple[str, int]]:
+def _review_all(
+    fake_api: FakeMessagesAPI,
+    env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+    **settings: str,
+) -> list[tuple[str, int]]:
+    """`orch-review --all` of the planted repository with the reading script (and these
+    ORCH_REVIEW_ settings); the confirmed findings, once it exited 1."""
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = _reading_script()
+    out = tmp_path / "report.json"
+    extra = {f"ORCH_REVIEW_{name.upper()}": value for name, value in settings.items()}
+
+    result = run_cli(repo, {**env, **extra}, "--all", "--json", str(out))
+
+    assert result.returncode == 1, result.stderr
     data = json.loads(out.read_text())
     return [(f["path"], f["start_line"]) for f in data["findings"] if f["status"] == "confirmed"]
 
@@ -40,14 +56,7 @@ def test_a_subagent_shown_its_file_reports_in_one_request(
     git_repo: GitRepoFactory,
     tmp_path: Path,
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = _reading_script()
-    out = tmp_path / "report.json"
-
-    result = run_cli(repo, api_env, "--all", "--json", str(out))
-
-    assert result.returncode == 1, result.stderr
-    assert _confirmed(out) == [("app.py", 6)]
+    assert _review_all(fake_api, api_env, git_repo, tmp_path) == [("app.py", 6)]
     (task,) = _requests_about(fake_api, "app.py")  # one request: no turn spent reading
     assert shown_files(task)["app.py"][5] == (
         "    cursor.execute(f\"SELECT * FROM users WHERE name = '{name}'\")"
@@ -62,15 +71,8 @@ def test_with_inline_file_bytes_0_the_subagent_reads_its_file_with_bash(
     git_repo: GitRepoFactory,
     tmp_path: Path,
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = _reading_script()
-    out = tmp_path / "report.json"
-    env = {**api_env, "ORCH_REVIEW_INLINE_FILE_BYTES": "0"}
-
-    result = run_cli(repo, env, "--all", "--json", str(out))
-
-    assert result.returncode == 1, result.stderr
-    assert _confirmed(out) == [("app.py", 6)]
+    confirmed = _review_all(fake_api, api_env, git_repo, tmp_path, inline_file_bytes="0")
+    assert confirmed == [("app.py", 6)]
     tasks = _requests_about(fake_api, "app.py")
     assert len(tasks) == 2 and not shown_files(tasks[0])  # bash first, then the report
 
@@ -81,13 +83,8 @@ def test_a_file_over_the_budget_is_left_to_bash(
     git_repo: GitRepoFactory,
     tmp_path: Path,
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = _reading_script()
-    env = {**api_env, "ORCH_REVIEW_INLINE_FILE_BYTES": "150"}  # calc.py fits, app.py does not
-
-    result = run_cli(repo, env, "--all", "--json", str(tmp_path / "report.json"))
-
-    assert result.returncode == 1, result.stderr
+    # calc.py fits, app.py does not
+    _review_all(fake_api, api_env, git_repo, tmp_path, inline_file_bytes="150")
     first = _requests_about(fake_api, "app.py")[0]
     assert not shown_files(first) and "cursor.execute" not in first
     assert len(_requests_about(fake_api, "app.py")) == 2
