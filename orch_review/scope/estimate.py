@@ -105,13 +105,13 @@ CALIBRATION = Calibration(
     verified_share=0.25,
 )
 
-# Output tokens of a request at each effort, over the same request with no thinking: the
-# fake API does not think, so this is the documented allowance, applied to the high end only.
 # How far one agent's tokens stray from its role's figures between the bench's reviews (a
 # verifier read 1,440 to 2,040 input tokens, the critic 6,010 to 7,250): each end of the
 # range is widened by this share.
 SCATTER = 0.15
 
+# Output tokens of a request at each effort, over the same request with no thinking: the
+# fake API does not think, so this is the documented allowance, applied to the high end only.
 THINKING = {"low": 1.0, "medium": 1.5, "high": 2.0, "xhigh": 3.0, "max": 4.0}
 
 
