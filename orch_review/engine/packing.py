@@ -60,15 +60,17 @@ def pack(
     subtasks: Sequence[str], sizes: Callable[[str], Sequence[int]], limits: PackLimits
 ) -> Packed:
     """``subtasks`` with the small ones packed, in their order; ``sizes``: the sizes of the
-    files a subtask names (none when it names none)."""
+    files a subtask names (none when it names none), asked only when packing is possible."""
+    alone = tuple((s,) for s in subtasks)
+    if limits.budget <= 0 or len(set(subtasks)) <= limits.slots:
+        return Packed(tuple(subtasks), alone)  # no file read: too few to pack, or no budget
     small: list[tuple[str, int]] = []
     for subtask in dict.fromkeys(subtasks):  # a subtask asked for twice is packed once
         named = sizes(subtask)
         total = sum(named)
         if named and total <= min(limits.small_bytes, limits.budget):
             small.append((subtask, total))
-    alone = tuple((s,) for s in subtasks)
-    if limits.budget <= 0 or len(small) <= limits.slots:
+    if len(small) <= limits.slots:
         return Packed(tuple(subtasks), alone)
     per_agent = min(limits.max_members, math.ceil(len(small) / limits.slots))
     groups: list[list[str]] = []

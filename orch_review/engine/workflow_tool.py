@@ -45,7 +45,8 @@ def parse_subtasks(tool_input: Mapping[str, Any]) -> list[str]:
 class WorkflowTool:
     """Handles Workflow tool calls: ``run`` reviews accepted concerns, ``refusal`` says why
     a subtask may not run (recorded in ``refused``), ``announce`` is told a whole plan's
-    accepted concerns before any of them runs."""
+    accepted concerns before any of them runs, ``pack`` gives the concerns to run for the
+    accepted subtasks (``engine.packing``)."""
 
     def __init__(
         self,
@@ -53,7 +54,7 @@ class WorkflowTool:
         run: Callable[[list[str]], list[ConcernOutcome]],
         refusal: Callable[[str], str | None],
         announce: Callable[[Sequence[str]], None],
-        pack: Callable[[list[str]], Packed] | None = None,
+        pack: Callable[[list[str]], Packed],
     ) -> None:
         self._cap = max_subtasks
         self._run = run
@@ -101,11 +102,9 @@ class WorkflowTool:
             return "Workflow was not run: every subtask is out of scope:\n" + "\n".join(
                 refused
             ), True
-        packed = self._pack(accepted) if self._pack is not None else None
-        if packed is None or not packed.packed:
-            text = describe(self._run(accepted), local=True)
-        else:
-            text = describe(self._run(list(packed.concerns)), local=True)
+        packed = self._pack(accepted)
+        text = describe(self._run(list(packed.concerns)), local=True)
+        if packed.packed:
             agents = sum(1 for m in packed.members if len(m) > 1)
             text += (
                 f"\n\nNote: {packed.packed} small subtasks ran in {agents} packed agents, as "

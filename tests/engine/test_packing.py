@@ -72,3 +72,12 @@ def test_no_budget_no_packing_and_duplicates_are_packed_once() -> None:
     twice = [*_subtasks(11), *_subtasks(11)]
     packed = pack(twice, _sizes, PackLimits(slots=10, budget=24_000))
     assert sorted(s for m in packed.members for s in m) == sorted(_subtasks(11))
+
+
+def test_no_file_is_read_when_there_are_too_few_subtasks_to_pack() -> None:
+    def unread(subtask: str) -> list[int]:
+        raise AssertionError(f"read the files of {subtask!r}")
+
+    subtasks = [*_subtasks(10), *_subtasks(10)]  # ten, each asked for twice
+    assert pack(subtasks, unread, PackLimits(slots=10, budget=24_000)).packed == 0
+    assert pack(_subtasks(30), unread, PackLimits(slots=10, budget=0)).packed == 0
