@@ -246,29 +246,6 @@ def test_bad_arguments_are_tool_errors_and_apply_fix_stays_in_the_repository(
     assert outside.read_text() == "x = 1\n"
 
 
-def test_a_caller_may_lower_the_configured_caps_never_raise_them(
-    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
-) -> None:
-    repo = make_planted_repo(git_repo)
-    (repo / ".orch-review.toml").write_text("max-cost-usd = 0.001\nmax-agents = 50\n")
-    fake_api.policy = planted_script()
-
-    async def session(client: Client) -> tuple[Any, Any]:
-        raised = await client.call_tool(
-            "review", {"all_files": True, "max_cost_usd": 1000, "max_agents": 3}
-        )
-        return raised, None
-
-    raised, _ = _drive(repo, api_env, session)
-    result = _structured(raised)
-
-    # The configured cost cap held against the caller's 1000; its lower agent cap applied.
-    assert result["caps"]["max_cost_usd"] == 0.001
-    assert result["caps"]["max_agents"] == 3
-    assert result["complete"] is False
-    assert len(fake_api.message_requests) <= 3
-
-
 def test_progress_always_increases_and_re_review_counts_each_file_once(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
 ) -> None:
