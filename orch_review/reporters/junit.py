@@ -9,7 +9,7 @@ covered is an ``error``; a skipped file (binary, too large, ...) is ``skipped`` 
 reason; a covered file without findings passes.
 
 Every ``testcase`` also carries ``file`` (the repository-relative path), and a failing one
-``line`` (its first finding's): GitLab's unit test report shows ``file`` and links it
+``line`` (its most severe finding's): GitLab's unit test report shows ``file`` with each test case
 (docs.gitlab.com/ci/testing/unit_test_reports/), as pytest's ``xunit1`` family writes them;
 Ant's XSD has neither attribute, and consumers that follow it ignore them.
 
