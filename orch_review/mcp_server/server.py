@@ -3,7 +3,8 @@
 Each tool runs its work in a worker thread (a review takes minutes); progress goes back as
 MCP progress notifications, and a cancelled call sets the review's cancel event, waits for
 the agents in flight to stop (what they finished is journaled), then lets the cancellation
-through. Errors a caller can fix are answered as errors with one sentence, never a traceback.
+through. Errors a caller can fix (bad arguments included) are tool results with ``isError``
+and one sentence, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, ToolAnnotations
+from mcp_types import ToolAnnotations
 
 from orch_review import __version__
 from orch_review.errors import OrchReviewError
@@ -69,18 +69,19 @@ async def _in_thread(
             await anyio.to_thread.run_sync(finished.wait)
         print(CANCELLED, file=sys.stderr, flush=True)  # stdout is the protocol's
         raise
-    except BadArguments as exc:
-        raise MCPError(INVALID_PARAMS, str(exc)) from None
     except (OrchReviewError, Cancelled) as exc:
         raise ToolError(str(exc)) from None
 
 
 def _checked(make: Callable[[], T]) -> T:
-    """Arguments checked before any work starts: a protocol error when they are bad."""
+    """Arguments checked before any work starts. Bad ones are a tool result with ``isError``
+    that says what to send instead, which the calling model reads and can act on: the MCP
+    specification (2025-11-25, "Error Handling" of Tools) keeps protocol errors for protocol
+    faults (an unknown tool, a malformed request) and input validation errors in results."""
     try:
         return make()
     except BadArguments as exc:
-        raise MCPError(INVALID_PARAMS, str(exc)) from None
+        raise ToolError(str(exc)) from None
 
 
 def build_server(repo: Path, service: ReviewService) -> MCPServer:
@@ -153,8 +154,8 @@ def build_server(repo: Path, service: ReviewService) -> MCPServer:
             with contextlib.suppress(Exception):
                 anyio.from_thread.run(
                     ctx.report_progress,
-                    float(progress.finished),
-                    float(max(progress.started, progress.finished)),
+                    float(progress.done),
+                    float(progress.total),
                     progress.message(),
                     token=loop,
                 )

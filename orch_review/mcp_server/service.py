@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from orch_review.findings.report import Report
 
 _FINAL = ("done", "failed", "cached", "skipped")
+#: The budget caps a caller may lower (never raise) for one review.
+CAPS = ("max_cost_usd", "max_agents", "max_total_tokens")
 
 
 class Cancelled(Exception):
@@ -38,27 +40,45 @@ class _Last:
 
 @dataclass(slots=True)
 class Progress:
-    """Agents started and finished so far, as progress notifications tell them."""
+    """Agents started and finished so far, as progress notifications tell them.
 
-    started: int = 0
-    finished: int = 0
+    MCP requires each notification's progress to be greater than the last one's: it is the
+    number of agents finished, so a notification goes out only when one more has finished.
+    Agents are counted once each, by id; an agent reused from the journal finishes without
+    having started, and counts as both. The review's own steps (the snapshot) are not agents.
+    """
+
+    started: set[str] = field(default_factory=set)
+    finished: set[str] = field(default_factory=set)
     by_role: dict[str, int] = field(default_factory=dict)
 
     def count(self, event: AgentEvent) -> bool:
-        """Count ``event``; True when it changes what a caller would be told."""
+        """Count ``event``; True when one more agent has finished."""
+        if event.role == "setup":
+            return False
         if event.state == "started":
-            self.started += 1
-            return True
-        if event.state in _FINAL:
-            self.finished += 1
+            self.started.add(event.agent_id)
+        elif event.state in _FINAL and event.agent_id not in self.finished:
+            self.started.add(event.agent_id)
+            self.finished.add(event.agent_id)
             self.by_role[event.role] = self.by_role.get(event.role, 0) + 1
             return True
         return False
 
+    @property
+    def done(self) -> int:
+        """Agents finished."""
+        return len(self.finished)
+
+    @property
+    def total(self) -> int:
+        """Agents started so far (a review starts more as it goes)."""
+        return len(self.started)
+
     def message(self) -> str:
         """One line: agents finished of those started, per role."""
         roles = ", ".join(f"{n} {role}" for role, n in sorted(self.by_role.items()))
-        return f"{self.finished} of {self.started} agents done" + (f" ({roles})" if roles else "")
+        return f"{self.done} of {self.total} agents done" + (f" ({roles})" if roles else "")
 
 
 class ReviewService:
@@ -108,15 +128,17 @@ class ReviewService:
         lock = threading.Lock()
 
         def events(event: AgentEvent) -> None:
+            # Told under the lock: agents finish on several threads, and notifications must
+            # leave in the order of their counts.
             with lock:
-                changed = progress.count(event)
-            if changed and on_progress is not None:
-                on_progress(progress)
+                if progress.count(event) and on_progress is not None:
+                    on_progress(progress)
 
         try:
-            prepared = core.prepare(self._repo, self._options(scope, settings), self._env)
+            prepared = core.prepare(self._repo, self._options(scope, {}), self._env)
         except NothingToReview as exc:
             return {"nothing_to_review": str(exc), "findings": [], "exit_code": 0}
+        prepared = _lowered(prepared, settings)
         with self._lock:
             try:
                 report = core.run(prepared, events=events, cancel=cancel)
@@ -127,7 +149,9 @@ class ReviewService:
                     "did not finish."
                 ) from None
             self._last = _Last(report, prepared)
-        return review_result(report, prepared.config.fail_on)
+        result = review_result(report, prepared.config.fail_on)
+        result["caps"] = {name: getattr(prepared.config, name) for name in CAPS}
+        return result
 
     def guidance(self) -> dict[str, Any]:
         """The review guidance in force for the default scope (or the last review's): the
@@ -209,6 +233,22 @@ class ReviewService:
         return {"applied": True, "path": found.path, "lines": [found.start_line, found.end_line]}
 
 
+def _lowered(prepared: PreparedReview, asked: Mapping[str, object]) -> PreparedReview:
+    """``prepared`` with each cap the caller asked for, where it is lower than the configured
+    one: a caller of the server may tighten the budget the configuration set, never loosen
+    it (the configuration is the server's owner's; the caller may be steered by a change)."""
+    from dataclasses import replace
+
+    config = prepared.config
+    lowered: dict[str, Any] = {}
+    for name in CAPS:
+        wanted = asked.get(name)
+        configured = getattr(config, name)
+        if isinstance(wanted, int | float) and (configured is None or wanted < configured):
+            lowered[name] = wanted
+    return replace(prepared, config=replace(config, **lowered)) if lowered else prepared
+
+
 def review_result(report: Report, fail_on: str) -> dict[str, Any]:
     """What a calling agent acts on: confirmed findings, coverage, cost, the exit code."""
     from orch_review.reporters.json_report import to_data
@@ -224,7 +264,9 @@ def review_result(report: Report, fail_on: str) -> dict[str, Any]:
     return {
         "exit_code": int(report.exit_code(fail_on)),
         "complete": not report.incomplete,
-        "coverage": f"{files['covered'] + files['reused']} of {files['total']} files covered",
+        # ``covered`` already counts the files reused from an earlier review.
+        "coverage": f"{files['covered']} of {files['total']} files covered"
+        + (f" ({files['reused']} reused from an earlier review)" if files["reused"] else ""),
         "uncovered_files": uncovered,
         "skipped_files": data["coverage"]["skipped_files"],
         "incomplete_reasons": report.incomplete_reasons(),

@@ -7,10 +7,19 @@ orch-review, with one ``testcase`` per file in scope. A file with confirmed find
 fails (one ``failure`` listing them, typed by the most severe); a file no verified review
 covered is an ``error``; a skipped file (binary, too large, ...) is ``skipped`` with its
 reason; a covered file without findings passes.
+
+Every ``testcase`` also carries ``file`` (the repository-relative path), and a failing one
+``line`` (its most severe finding's): GitLab's unit test report shows ``file`` with each test case
+(docs.gitlab.com/ci/testing/unit_test_reports/), as pytest's ``xunit1`` family writes them;
+Ant's XSD has neither attribute, and consumers that follow it ignore them.
+
+Element text keeps its newlines, so wherever the XML is printed to a CI log a line of it
+could be a runner command: no line starts one (see :class:`orch_review.sanitize.CommandSafeStream`).
 """
 
 from __future__ import annotations
 
+import io
 import platform
 import re
 import time
@@ -21,6 +30,7 @@ from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
+from orch_review.sanitize import CommandSafeStream
 from orch_review.scope.diff import path_for_json
 
 # What XML 1.0 cannot carry at all, even escaped (controls() already shows the C0 ones).
@@ -28,7 +38,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _text(value: str) -> str:
-    return _NOT_XML.sub("\ufffd", machine_text(value))
+    out = io.StringIO()
+    CommandSafeStream(out).write(machine_text(value))
+    return _NOT_XML.sub("\ufffd", out.getvalue())
 
 
 def _classname(path: str) -> str:
@@ -65,8 +77,10 @@ def to_xml(report: Report, *, timestamp: str | None = None, hostname: str | None
             name=_text(path_for_json(path)),
             classname=_text(_classname(path_for_json(path))),
             time="0",
+            file=_text(path_for_json(path)),
         )
         if path in by_path:
+            case.set("line", str(max(1, by_path[path][0].start_line)))
             message, kind, body = _failure(by_path[path])
             ET.SubElement(case, "failure", message=_text(message), type=kind).text = _text(body)
             counts["failures"] += 1

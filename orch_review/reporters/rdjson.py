@@ -6,6 +6,11 @@ diagnostic with its message, location (a line range: without columns it is linew
 includes its end line), severity, code (the category) and, for a verified patch, a
 suggestion replacing the flagged lines. Files in scope that no verified review covered are
 reported as diagnostics of their own, so an incomplete review never looks clean.
+
+reviewdog filters diagnostics by the diff (``filter/diff_filter.go``): under its default
+``-filter-mode=added`` it keeps one only when a line of its range is a line the diff adds,
+and a diagnostic without a line has none. So a not-covered diagnostic spans the file's
+changed lines (its hunks, first to last), which hold every line the change adds to it.
 """
 
 from __future__ import annotations
@@ -59,10 +64,13 @@ def to_data(report: Report) -> dict[str, Any]:
     coverage = report.coverage
     for file in coverage.uncovered if coverage is not None else ():
         reason = file.reason or "no verified review covered it"
+        location: dict[str, Any] = {"path": path_for_json(file.path)}
+        if file.hunks:
+            location["range"] = _lines(file.hunks[0][0], file.hunks[-1][1])
         diagnostics.append(
             {
                 "message": machine_text(f"orch-review did not review this file: {reason}."),
-                "location": {"path": path_for_json(file.path)},
+                "location": location,
                 "severity": "WARNING",
                 "code": {"value": "not-covered"},
                 "source": SOURCE,

@@ -1,5 +1,5 @@
-"""SARIF 2.1.0 for GitHub code scanning: one rule per category, one result per confirmed
-finding, deterministic.
+"""SARIF 2.1.0 for GitHub code scanning: one rule per category (per category and severity for
+security), one result per confirmed finding and one per file left uncovered, deterministic.
 
 Beyond the OASIS schema it follows GitHub's rules ("SARIF support for code scanning",
 docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/
@@ -8,11 +8,18 @@ sarif-support-for-code-scanning): rules carry help text and markdown, ``properti
 an ``automationDetails.id`` so each scope kind is its own analysis category. GitHub rejects
 a run with more than 25,000 results or a file over 10 MB gzipped: the lowest ranked results
 are cut to fit, and a notification says how many.
+
+Code scanning reads ``security-severity`` from the rule, never from the result, so a security
+finding's rule is that of its category and severity (``orch-review/security/high``). A file
+no verified review covered is a ``warning`` result of its own rule
+(``orch-review/not-covered``): an upload of an incomplete review is never an analysis with
+no results, which GitHub would read as every earlier alert of the category fixed.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from typing import Any
 from urllib.parse import quote
@@ -50,6 +57,7 @@ SECURITY_SEVERITY = {
     Severity.INFO: "1.0",
 }
 SECURITY_CATEGORIES = frozenset({"security"})
+NOT_COVERED = "not-covered"
 
 DESCRIPTIONS = {
     "correctness": "The code does not do what it is meant to: wrong results, broken logic, "
@@ -86,26 +94,73 @@ verifier's reason.
 {description}"""
 
 
-def _rule(category: str) -> dict[str, Any]:
+_NOT_COVERED_HELP = """\
+orch-review covers a file only when a concern that names it finished and every finding of \
+that concern was verified. This file was in scope and was not covered (a failed agent, a \
+budget cap, findings left unverified), so the review says nothing about it: review it again \
+or by hand. The result goes away once a complete review covers the file."""
+
+
+def _rule_id(category: str, severity: Severity | None) -> str:
+    """The rule of a finding: its category, and for security its severity too."""
+    if category in SECURITY_CATEGORIES and severity is not None:
+        return f"{RULE_PREFIX}{category}/{severity.value}"
+    return RULE_PREFIX + category
+
+
+def _rule(category: str, severity: Severity | None = None) -> dict[str, Any]:
     description = DESCRIPTIONS.get(category, f"A {category} problem.")
     security = category in SECURITY_CATEGORIES
     tags = list(dict.fromkeys(["orch-review", category, *(["security"] if security else [])]))
     properties: dict[str, Any] = {"tags": tags}
-    if security:
-        properties["security-severity"] = SECURITY_SEVERITY[Severity.MEDIUM]
+    name = "".join(part.capitalize() for part in category.split("-"))
+    short = f"{category.capitalize()} problem (verified)"
+    level = "warning"
+    if security and severity is not None:
+        properties["security-severity"] = SECURITY_SEVERITY[severity]
+        name += severity.value.capitalize()
+        short = f"{category.capitalize()} problem of {severity.value} severity (verified)"
+        level = LEVEL[severity]
     help_text = _HELP.format(category=category, description=description)
     return {
-        "id": RULE_PREFIX + category,
-        "name": "".join(part.capitalize() for part in category.split("-")),
-        "shortDescription": {"text": f"{category.capitalize()} problem (verified)"},
+        "id": _rule_id(category, severity),
+        "name": name,
+        "shortDescription": {"text": short},
         "fullDescription": {"text": description},
         "help": {
             "text": help_text,
             "markdown": help_text.replace("orch-review", "**orch-review**", 1),
         },
-        "defaultConfiguration": {"level": "warning"},
+        "defaultConfiguration": {"level": level},
         "properties": properties,
     }
+
+
+def _not_covered_rule() -> dict[str, Any]:
+    return {
+        "id": RULE_PREFIX + NOT_COVERED,
+        "name": "NotCovered",
+        "shortDescription": {"text": "File not covered by a verified review"},
+        "fullDescription": {
+            "text": "A file in scope that no verified review covered: the review of it is "
+            "incomplete, not clean."
+        },
+        "help": {"text": _NOT_COVERED_HELP, "markdown": _NOT_COVERED_HELP},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["orch-review", NOT_COVERED]},
+    }
+
+
+def _rules(report: Report) -> list[dict[str, Any]]:
+    """Every category's rule (security's once per severity), then not-covered's."""
+    categories = sorted(set(CATEGORIES) | {f.category for f in report.confirmed})
+    rules = []
+    for category in categories:
+        if category in SECURITY_CATEGORIES:
+            rules += [_rule(category, severity) for severity in Severity]
+        else:
+            rules.append(_rule(category))
+    return [*rules, _not_covered_rule()]
 
 
 def _fenced(text: str) -> str:
@@ -131,6 +186,7 @@ def _message(finding: Finding) -> dict[str, str]:
 
 
 def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+    rule = _rule_id(finding.category, finding.severity)
     region: dict[str, int] = {
         "startLine": max(1, finding.start_line),
         "endLine": max(1, finding.start_line, finding.end_line),
@@ -147,8 +203,8 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     if finding.category in SECURITY_CATEGORIES:
         properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
     result: dict[str, Any] = {
-        "ruleId": RULE_PREFIX + finding.category,
-        "ruleIndex": rule_index[finding.category],
+        "ruleId": rule,
+        "ruleIndex": rule_index[rule],
         "level": LEVEL[finding.severity],
         "message": _message(finding),
         "locations": [
@@ -195,6 +251,41 @@ def _fix(finding: Finding, replacement: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+def _not_covered_results(report: Report, rule_index: dict[str, int]) -> list[dict[str, Any]]:
+    """A ``warning`` per file no verified review covered, at the file's first changed line."""
+    coverage = report.coverage
+    out = []
+    for file in coverage.uncovered if coverage is not None else ():
+        reason = file.reason or "no verified review covered it"
+        start, end = file.hunks[0] if file.hunks else (1, 1)
+        out.append(
+            {
+                "ruleId": RULE_PREFIX + NOT_COVERED,
+                "ruleIndex": rule_index[RULE_PREFIX + NOT_COVERED],
+                "level": "warning",
+                "message": {"text": f"orch-review did not review this file: {reason}."},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {
+                                "uri": quote(file.path, errors="surrogateescape"),
+                                "uriBaseId": "SRCROOT",
+                            },
+                            "region": {"startLine": max(1, start), "endLine": max(1, start, end)},
+                        }
+                    }
+                ],
+                "partialFingerprints": {
+                    "primaryLocationLineHash": hashlib.sha256(
+                        f"{NOT_COVERED}\0{file.path}".encode("utf-8", "surrogatepass")
+                    ).hexdigest()[:16]
+                },
+                "properties": {"category": NOT_COVERED},
+            }
+        )
+    return out
 
 
 def _notification(level: str, descriptor: str, text: str) -> dict[str, Any]:
@@ -262,13 +353,15 @@ def _notifications(report: Report) -> list[dict[str, Any]]:
 def to_sarif(
     report: Report, *, max_results: int = MAX_RESULTS, max_gzip_bytes: int = MAX_GZIP_BYTES
 ) -> dict[str, Any]:
-    """The SARIF log of ``report``'s confirmed findings, cut to GitHub's limits."""
-    categories = sorted(set(CATEGORIES) | {f.category for f in report.confirmed})
-    rule_index = {category: index for index, category in enumerate(categories)}
+    """The SARIF log of ``report``'s confirmed findings and uncovered files, cut to GitHub's
+    limits."""
+    rules = _rules(report)
+    rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     results = [_result(f, rule_index) for f in report.confirmed]
+    results += _not_covered_results(report, rule_index)
     keep = min(len(results), max_results)
     while True:
-        log = _log(report, categories, results, keep)
+        log = _log(report, rules, results, keep)
         size = len(gzip.compress(_dumps(log).encode("utf-8"), mtime=0))
         if size <= max_gzip_bytes or keep == 0:
             return log
@@ -277,7 +370,7 @@ def to_sarif(
 
 
 def _log(
-    report: Report, categories: list[str], results: list[dict[str, Any]], keep: int
+    report: Report, rules: list[dict[str, Any]], results: list[dict[str, Any]], keep: int
 ) -> dict[str, Any]:
     notifications = _notifications(report)
     if keep < len(results):
@@ -305,7 +398,7 @@ def _log(
                         "version": __version__,
                         "semanticVersion": __version__,
                         "informationUri": INFORMATION_URI,
-                        "rules": [_rule(c) for c in categories],
+                        "rules": rules,
                     }
                 },
                 "automationDetails": {"id": f"orch-review/{report.scope_kind}/"},

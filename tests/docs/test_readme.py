@@ -44,10 +44,31 @@ def test_the_front_page_is_short_and_starts_with_the_two_commands() -> None:
     assert "pip install -c constraints.txt '.[test]' && pytest" in ci
 
 
-def test_every_relative_link_reaches_a_file() -> None:
-    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", _text()):
-        if "://" not in target:
-            assert (ROOT / target).exists(), target
+def _repository() -> str:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    url: str = project["urls"]["Repository"]
+    return url.rstrip("/")
+
+
+def test_every_link_and_the_picture_work_on_the_package_index_page() -> None:
+    # The package index shows the README without the repository around it: a relative link
+    # or picture there leads nowhere. Every one is absolute, under the repository's URL.
+    repository = _repository()
+    raw = repository.replace("https://github.com/", "https://raw.githubusercontent.com/")
+    targets = re.findall(r"(!?)\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)", _text())
+    assert targets
+    for picture, target in targets:
+        if target.startswith(repository + "/blob/main/"):
+            assert not picture, f"a picture must be a raw URL: {target}"
+            assert (ROOT / target.removeprefix(repository + "/blob/main/")).exists(), target
+        elif target.startswith(raw + "/main/"):
+            assert picture, target
+            assert (ROOT / target.removeprefix(raw + "/main/")).exists(), target
+        else:
+            assert "://" in target, f"a relative link breaks on the package index: {target}"
+            assert not target.startswith(repository), target
 
 
 def test_the_pre_commit_snippet_names_the_hook_of_the_manifest() -> None:

@@ -11,11 +11,12 @@ import orch_review
 from tests.docs.reference import ROOT
 
 # Where a snippet pins orch-review: pre-commit's `rev:`, the Action's `uses:`, the GitLab
-# component and the pip installs from the repository.
+# component, and the release the GitLab examples install.
 PINS = (
     re.compile(r"^\s*rev: (\S+)", re.MULTILINE),
     re.compile(r"orch-review/orch-review@([^\s\"']+)"),
     re.compile(r"orch-review/orch-review/review@([^\s\"']+)"),
+    re.compile(r"ORCH_REVIEW_VERSION: (\S+)"),
 )
 
 
@@ -38,10 +39,11 @@ def test_every_snippet_names_the_tag_of_this_version() -> None:
     assert set(named) == {tag}, {ref: where for ref, where in named.items() if ref != tag}
 
 
-def test_the_gitlab_component_installs_this_version_by_default() -> None:
+def test_the_gitlab_component_installs_the_commit_it_was_included_at() -> None:
+    # No version input to forget at release time: the component's own commit is installed.
     component = (ROOT / "templates" / "review.yml").read_text(encoding="utf-8")
-    default = re.search(r"^\s+version:\n(?:\s+\w+:.*\n)*?\s+default: (\S+)", component, re.M)
-    assert default is not None and default.group(1) == f"v{orch_review.__version__}"
+    assert "OR_COMPONENT_SHA: $[[ component.sha ]]" in component
+    assert not re.search(r"^    version:", component, re.M)
 
 
 def test_the_version_is_written_once() -> None:

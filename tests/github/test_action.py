@@ -102,7 +102,7 @@ def test_the_review_run_uploads_its_conversation_for_comments() -> None:
 
     review = next(step for step in steps() if step.get("id") == "review")
     upload = next(s for s in steps() if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert upload["uses"] == "actions/upload-artifact@v4"
+    assert upload["uses"].startswith("actions/upload-artifact@")
     name = artifact_name(NUMBER).replace(str(NUMBER), "${{ github.event.pull_request.number }}")
     assert upload["with"]["name"] == name
     folder = upload["with"]["path"].replace("${{ runner.temp }}", "$RUNNER_TEMP").rstrip("/")
@@ -307,6 +307,42 @@ def test_zizmor_finds_nothing() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# A tag can be moved to other code; a commit cannot. The tag stays in a comment for people and
+# for Dependabot. orch-review's own Action is the exception: the examples name the release
+# they document, whose commit exists only once it is tagged.
+_PINNED = re.compile(r"uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+(?:\.\d+)*)$")
+_OWN = re.compile(r"uses: orch-review/orch-review@v(\S+)$")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [ACTION, *sorted((ROOT / "examples").glob("*.yml"))],
+    ids=lambda path: path.name,
+)
+def test_every_uses_is_pinned_to_a_commit_with_its_tag(path: Path) -> None:
+    from orch_review import __version__
+
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    uses = [line.removeprefix("- ") for line in lines if re.match(r"(- )?uses:", line)]
+    unpinned = [
+        line
+        for line in uses
+        if not _PINNED.match(line)
+        and not ((own := _OWN.match(line)) and own.group(1) == __version__)
+    ]
+    assert not unpinned, f"{path.name}: pin these to a full commit SHA, tag in a comment"
+
+
+def test_the_example_uploads_only_a_complete_review() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    steps_ = workflow["jobs"]["review"]["steps"]
+    upload = next(s for s in steps_ if "upload-sarif" in s.get("uses", ""))
+    condition = EXPRESSION.fullmatch(upload["if"])
+    assert condition is not None
+    assert "steps.review.outputs.incomplete == 'false'" in condition.group(1)
+    assert "always()" in condition.group(1)  # findings that fail the step are still uploaded
 
 
 def test_the_docs_show_the_example_workflow() -> None:

@@ -13,7 +13,6 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.shared.exceptions import MCPError
 
 from orch_review.engine.prompts import MODE_EXIT
 from tests.cli.test_cli_fix import SAFE_QUERY
@@ -210,9 +209,11 @@ def test_explain_finding_is_answered_with_the_mode_off_and_apply_fix_writes_the_
     assert '"schema_version"' in report.contents[0].text
 
 
-def test_bad_arguments_are_protocol_errors_and_apply_fix_stays_in_the_repository(
+def test_bad_arguments_are_tool_errors_and_apply_fix_stays_in_the_repository(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
 ) -> None:
+    # MCP 2025-11-25: input validation errors are tool results with isError, which the
+    # calling model reads and can fix; protocol errors are for protocol faults.
     repo = git_repo({"app.py": PLANTED_FILES["app.py"]})
     outside = tmp_path / "outside.py"
     outside.write_text("x = 1\n")
@@ -225,13 +226,12 @@ def test_bad_arguments_are_protocol_errors_and_apply_fix_stays_in_the_repository
             ("review", {"max_cost_usd": -1}),
             ("review", {"base": "--output=/tmp/x"}),
             ("apply_fix", {"finding": "no-review-yet"}),
+            ("explain_finding", {"finding": "x", "question": "   "}),
+            ("review", {"max_agents": "many"}),
         ):
-            with pytest.raises(MCPError) as raised:
-                await client.call_tool(name, arguments)
-            said.append(str(raised.value))
-        typed = await client.call_tool("review", {"max_agents": "many"})
-        assert typed.is_error
-        said.append(typed.content[0].text)
+            result = await client.call_tool(name, arguments)
+            assert result.is_error, (name, arguments, result)
+            said.append(result.content[0].text)
         return said
 
     said = _drive(repo, api_env, session)
@@ -239,9 +239,52 @@ def test_bad_arguments_are_protocol_errors_and_apply_fix_stays_in_the_repository
     assert "leaves the repository" in said[0] and "leaves the repository" in said[1]
     assert "positive number" in said[2] and "git revision" in said[3]
     assert "call `review` first" in said[4]
+    assert "question: ask something" in said[5]
+    assert "max_agents" in said[6]
     assert all("Traceback" not in text for text in said)
     assert fake_api.requests == []
     assert outside.read_text() == "x = 1\n"
+
+
+def test_progress_always_increases_and_re_review_counts_each_file_once(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"README.md": "# demo\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, PLANTED_FILES)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the planted files")
+    fake_api.policy = planted_script()
+    runs: list[list[tuple[float, float | None, str | None]]] = [[], []]
+
+    async def session(client: Client) -> list[Any]:
+        results = []
+        for seen in runs:
+
+            async def on_progress(
+                done: float, total: float | None, message: str | None, seen: Any = seen
+            ) -> None:
+                seen.append((done, total, message))
+
+            results.append(
+                await client.call_tool("review", {"base": "main"}, progress_callback=on_progress)
+            )
+        return results
+
+    first, again = (_structured(r) for r in _drive(repo, api_env, session))
+
+    n = int(first["coverage"].split()[0])
+    assert n >= 2 and first["coverage"] == f"{n} of {n} files covered"
+    # The second review reuses every file from the journal: still n of n, not 2n of n.
+    assert again["coverage"] == f"{n} of {n} files covered ({n} reused from an earlier review)"
+    assert runs[0], "no progress notification arrived"
+    for seen in runs:
+        values = [done for done, _, _ in seen]
+        # MCP: "The progress value MUST increase with each notification".
+        assert values == sorted(set(values)), f"progress must strictly increase: {values}"
+        for done, total, message in seen:
+            assert total is not None and done <= total
+            assert (message or "").startswith(f"{int(done)} of {int(total)} agents done")
 
 
 def test_stdout_carries_only_protocol_messages(

@@ -5,6 +5,8 @@ validated against its published schema, with golden files (regenerate with
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,13 @@ def _rdjson(text: str) -> dict[str, Any]:
     return data  # type: ignore[no-any-return]
 
 
+# ``file`` and ``line`` on a testcase are what GitLab and pytest's xunit1 add to Ant's shape.
+_EXTENSIONS = re.compile(r' (?:file|line)="[^"]*"')
+
+
 def _junit(text: str) -> xmlschema.XMLSchema:
     schema = xmlschema.XMLSchema(str(DATA / "junit-ant.xsd"))
-    schema.validate(text)
+    schema.validate(_EXTENSIONS.sub("", text))
     return schema
 
 
@@ -82,7 +88,7 @@ def test_junit_matches_golden_and_ants_xsd() -> None:
     assert_golden("junit.xml", mask(out))
     schema = _junit(out)
 
-    suite = schema.to_dict(out)["testsuite"][0]
+    suite = schema.to_dict(_EXTENSIONS.sub("", out))["testsuite"][0]
     report = sample_report()
     with_findings = {f.path for f in report.confirmed}
     assert report.coverage is not None
@@ -92,6 +98,23 @@ def test_junit_matches_golden_and_ants_xsd() -> None:
         len(with_findings),
         len(uncovered),
         1,  # poetry.lock
+    )
+
+
+def test_every_junit_test_case_names_its_file_and_a_failure_its_line() -> None:
+    report = sample_report()
+    out = junit.to_xml(report, timestamp="2026-12-01T00:00:00", hostname="ci")
+
+    cases = ET.fromstring(out).iter("testcase")
+    by_name = {case.get("name"): case for case in cases}
+    assert all(case.get("file") == name for name, case in by_name.items())
+    first = {}
+    for finding in report.confirmed:
+        first.setdefault(finding.path, finding.start_line)
+    for path, line in first.items():
+        assert by_name[path].get("line") == str(line)
+    assert all(
+        case.get("line") is None for case in by_name.values() if case.find("failure") is None
     )
 
 

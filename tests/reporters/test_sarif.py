@@ -127,13 +127,14 @@ def test_the_checks_catch_what_github_would_reject() -> None:
     assert len(_github_problems(log)) == 3  # help.text, help.markdown, relative uri
 
 
-def test_only_confirmed_findings_become_results() -> None:
+def test_confirmed_findings_and_uncovered_files_become_results() -> None:
     results = _render(sample_report())["runs"][0]["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
-        ("orch-review/security", "error"),
+        ("orch-review/security/high", "error"),
         ("orch-review/error-handling", "warning"),
         ("orch-review/correctness", "note"),
         ("orch-review/documentation", "note"),
+        ("orch-review/not-covered", "warning"),
     ]
     first = results[0]
     assert first["partialFingerprints"] == {
@@ -152,13 +153,61 @@ def test_only_confirmed_findings_become_results() -> None:
     assert uri == {"uri": "src/util%2C%20v2.py", "uriBaseId": "SRCROOT"}
 
 
+def _github_severity(score: str) -> str:
+    """The severity code scanning shows for a rule's ``security-severity`` (docs: "SARIF
+    support for code scanning", reportingDescriptor object)."""
+    value = float(score)
+    if value > 9.0:
+        return "critical"
+    if value >= 7.0:
+        return "high"
+    if value >= 4.0:
+        return "medium"
+    return "low"
+
+
 def test_security_rules_carry_tag_and_severity() -> None:
     rules = {r["id"]: r for r in _render(sample_report())["runs"][0]["tool"]["driver"]["rules"]}
-    security = rules["orch-review/security"]
-    assert "security" in security["properties"]["tags"]
-    assert security["properties"]["security-severity"] == "5.5"
+    for severity in Severity:
+        security = rules[f"orch-review/security/{severity.value}"]
+        assert "security" in security["properties"]["tags"]
+    assert "orch-review/security" not in rules
     assert "security-severity" not in rules["orch-review/correctness"]["properties"]
     assert set(sarif.SECURITY_SEVERITY) == set(Severity)
+
+
+@pytest.mark.parametrize(
+    ("severity", "shown"),
+    [(Severity.HIGH, "high"), (Severity.MEDIUM, "medium"), (Severity.LOW, "low")],
+)
+def test_github_shows_a_security_finding_at_its_own_severity(
+    severity: Severity, shown: str
+) -> None:
+    # Code scanning takes security-severity from the rule the result points at, not from the
+    # result: what it shows is the rule's band.
+    report = sample_report()
+    first = replace(report.confirmed[0], severity=severity)
+    report = replace(report, findings=(first,))
+    run = _render(report)["runs"][0]
+    (result, *_) = run["results"]
+    rule = run["tool"]["driver"]["rules"][result["ruleIndex"]]
+    assert rule["id"] == result["ruleId"]
+    assert _github_severity(rule["properties"]["security-severity"]) == shown
+
+
+def test_an_incomplete_review_is_never_an_analysis_without_results() -> None:
+    # An upload with no results for its category closes every earlier alert as fixed.
+    report = replace(sample_report(), findings=())
+    run = _render(report)["runs"][0]
+    assert report.incomplete
+    (result,) = run["results"]
+    assert result["ruleId"] == "orch-review/not-covered"
+    assert result["level"] == "warning"
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "src/util%2C%20v2.py"
+    assert location["region"]["startLine"] >= 1
+    assert "did not review this file" in result["message"]["text"]
+    assert _render(clean_report())["runs"][0]["results"] == []
 
 
 def test_run_records_category_coverage_and_success() -> None:
@@ -192,7 +241,7 @@ def test_results_are_cut_to_the_limit_with_a_notification() -> None:
     run = log["runs"][0]
     assert [r["level"] for r in run["results"]] == ["error", "warning"]  # the highest ranked
     notes = [n["message"]["text"] for n in run["invocations"][0]["toolExecutionNotifications"]]
-    assert any(n.startswith("2 of 4 results were left out") for n in notes)
+    assert any(n.startswith("3 of 5 results were left out") for n in notes)
     assert _schema_errors(log) == []
 
 
@@ -216,7 +265,8 @@ def test_results_are_cut_to_the_gzipped_size_limit() -> None:
     notes = [
         n["message"]["text"] for n in log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     ]
-    assert any(n.startswith(f"{200 - kept} of 200 results were left out") for n in notes)
+    # 200 findings and the sample's one uncovered file.
+    assert any(n.startswith(f"{201 - kept} of 201 results were left out") for n in notes)
 
 
 def test_output_is_deterministic() -> None:
@@ -238,4 +288,4 @@ def test_only_verified_patches_become_fixes() -> None:
     ]
     assert "passed" in fix["description"]["text"]
     # The low finding has a replacement whose check failed: no fix offered.
-    assert [bool(r.get("fixes")) for r in results] == [True, False, False, False]
+    assert [bool(r.get("fixes")) for r in results] == [True, False, False, False, False]
