@@ -169,7 +169,10 @@ def markdown(text: str, limit: int | None = None) -> str:
     for raw in text.split("\n"):
         body = raw.lstrip(" \t")
         indent = raw[: len(raw) - len(body)].expandtabs(4)
-        lines.append(_NBSP * len(indent) + _inert(body.rstrip(" \t")))
+        safe = _inert(body.rstrip(" \t"))
+        if safe.startswith(_LINE_COMMANDS):  # a Markdown file printed to a CI log
+            safe = _ZWSP + safe
+        lines.append(_NBSP * len(indent) + safe)
     return "\n".join(lines)
 
 
