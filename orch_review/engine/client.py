@@ -41,7 +41,7 @@ from tenacity import (
 )
 
 from orch_review import waiting
-from orch_review.engine import providers
+from orch_review.engine import capabilities, providers
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
@@ -77,6 +77,21 @@ UNREACHABLE_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.EN
 UNKNOWN_HOST_ERRORS = frozenset(
     {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
 )
+# Answers that may mean "not this request's shape": a server that is not Anthropic's is
+# probed once after one of them (see orch_review.engine.capabilities).
+SHAPE_STATUSES = frozenset({400, 422})
+
+
+class _NotAnthropic(Exception):
+    """The first answer of an endpoint has no ``request-id``: it is not Anthropic's API."""
+
+
+class _SameErrorTwice(Exception):
+    """A server that is not Anthropic's gave the same 5xx body twice: not a passing fault."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +146,16 @@ def _reply(message: Mapping[str, Any]) -> Reply:
         cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
         cut_off=tuple(str(b.get("name")) for b in blocks if b.get("incomplete")),
     )
+
+
+def _usage_sum(*usages: Any) -> dict[str, int]:
+    """The usage of several responses, added up field by field."""
+    total: dict[str, int] = {}
+    for usage in usages:
+        for key, value in (usage or {}).items():
+            if isinstance(value, int):
+                total[key] = total.get(key, 0) + value
+    return total
 
 
 def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -311,6 +336,7 @@ class ModelClient:
         self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
+        self._server = capabilities.endpoint_for(provider, self._setup.options.get("base_url"), env)
         # The SDK's timeout bounds each read, and `ping` events reset it: a stream that
         # sends only pings would never end. These bound the response itself.
         self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
@@ -354,7 +380,68 @@ class ModelClient:
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
         kwargs = _utf8(kwargs)
-        return _reply(self._with_retries(model, partial(self._stream, kwargs)))
+        return _reply(self._with_retries(model, partial(self._send, model, kwargs)))
+
+    def _send(self, model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One request in the form the endpoint accepts (learnt from its first answer); a
+        forced turn the endpoint cannot force is asked by instruction, checked, and asked
+        once more."""
+        caps = self._server.known(model)
+        if caps is None:
+            with self._server.lock:  # one first contact; the others wait for its answer
+                caps = self._server.known(model)
+                if caps is None:
+                    message, caps = self._first_contact(model, kwargs)
+                    if message is not None:
+                        return message
+        if caps == capabilities.FULL:
+            return self._stream(kwargs)
+        request = capabilities.adapt(kwargs, caps)
+        message = self._stream(request)
+        choice = kwargs.get("tool_choice")
+        if caps.forced_tool_choice or not isinstance(choice, Mapping) or "name" not in choice:
+            return message
+        if capabilities.forced_reply_ok(message.get("content") or (), choice, request["tools"]):
+            return message
+        again = {
+            **request,
+            "messages": capabilities.retry_note(request["messages"], choice["name"]),
+        }
+        retried = self._stream(again)
+        retried["usage"] = _usage_sum(message.get("usage"), retried.get("usage"))
+        return retried
+
+    def _first_contact(
+        self, model: str, kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, capabilities.Capabilities]:
+        """The first request to an endpoint of unknown kind, sent as is. Anthropic's API
+        answers it; any other server is probed and the request is sent again adapted."""
+        import anthropic
+
+        try:
+            return self._stream(kwargs, self._check_server), capabilities.FULL
+        except _NotAnthropic:
+            pass  # the stream was closed unread; the request goes again, adapted
+        except anthropic.APIStatusError as exc:
+            if exc.response.headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER):
+                self._server.is_anthropic()
+                raise
+            if exc.status_code not in SHAPE_STATUSES and exc.status_code < 500:
+                raise
+        caps = capabilities.probe(self._sdk, model, effort=self._effort)
+        self._server.learnt(model, caps)
+        log.warning(
+            "orch-review: the server at %s is not Anthropic's API; for `%s`: %s.",
+            self._server.url,
+            model,
+            "; ".join(caps.adaptations),
+        )
+        return None, caps
+
+    def _check_server(self, headers: Mapping[str, str]) -> None:
+        if not headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER):
+            raise _NotAnthropic
+        self._server.is_anthropic()
 
     @property
     def unusable(self) -> OrchReviewError | None:
@@ -392,10 +479,11 @@ class ModelClient:
     def _with_retries(self, model: str, request: Callable[[], T]) -> T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
         self.check_usable()
+        seen: list[str] = []
         try:
             for attempt in self._retrying():
                 with attempt:
-                    result = self._attempt(request)
+                    result = self._attempt(partial(self._not_same_twice, seen, request))
         except Exception as exc:
             ours = self._our_error(exc, model)
             if ours is None:
@@ -433,11 +521,54 @@ class ModelClient:
             with self._fatal_lock:
                 self._in_flight -= 1
 
+    def _not_same_twice(self, seen: list[str], request: Callable[[], T]) -> T:
+        """``request()``; a 5xx body a server that is not Anthropic's already gave for this
+        request is a template or validation error, not worth another attempt."""
+        import anthropic
+
+        try:
+            return request()
+        except anthropic.APIStatusError as exc:
+            if exc.status_code < 500 or not self._not_anthropic(exc):
+                raise
+            body = f"{exc.status_code} {exc.body!r}"
+            if body in seen:
+                raise _SameErrorTwice(exc) from exc
+            seen.append(body)
+            raise
+
+    def _not_anthropic(self, exc: anthropic.APIStatusError) -> bool:
+        """Whether ``exc`` came from a server that is not Anthropic's API."""
+        if self._server.accepts_everything:
+            return False
+        return not exc.response.headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER)
+
+    def _refused_shape(self, error: Exception, server_error: str) -> OrchReviewError:
+        """The error that stops the review when the server refuses what every request
+        carries."""
+        return self._stop_all(
+            ApiUnusable(
+                f"The server at {self._endpoint()} {server_error}. It lacks "
+                f"{capabilities.feature_named(describe_error(error))}, which every request "
+                "needs, so the review stops here: see docs/providers.md for what each "
+                "server supports."
+            )
+        )
+
     def _our_error(self, exc: Exception, model: str) -> Exception | None:
         """The orch-review error a request's final failure stands for (None: raise it as it
         is). Failures no other request can get past stop every request."""
         import anthropic
 
+        if isinstance(exc, _SameErrorTwice):
+            said = f"gave the same error twice ({describe_error(exc.error)})"
+            return self._refused_shape(exc.error, said)
+        if (
+            isinstance(exc, anthropic.APIStatusError)
+            and exc.status_code in SHAPE_STATUSES
+            and self._not_anthropic(exc)
+        ):
+            return self._refused_shape(exc, f"refused a request ({describe_error(exc)})")
         if isinstance(exc, anthropic.AuthenticationError):
             return self._stop_all(
                 AuthenticationFailed(
@@ -485,8 +616,13 @@ class ModelClient:
             return ApiUnavailable(f"The API kept failing after {tries}: {describe_error(exc)}")
         return None
 
-    def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """One streamed request, read to its final message; raises on any fault."""
+    def _stream(
+        self,
+        kwargs: Mapping[str, Any],
+        check: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> dict[str, Any]:
+        """One streamed request, read to its final message; raises on any fault. ``check``
+        sees the response's headers before its body is read, and may refuse it."""
         import anthropic
         import httpx2
 
@@ -499,6 +635,8 @@ class ModelClient:
                 except StreamTimedOut as exc:
                     raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
+            if check is not None:
+                check(response.headers)
             try:
                 return read_message(response.iter_lines(), self._limits)
             except StreamErrorEvent as exc:
@@ -518,13 +656,28 @@ class ModelClient:
         like :meth:`complete`)."""
         if not self._setup.counts_tokens:
             raise UsageError(f"{self._setup.provider} does not count tokens: omit --count-tokens.")
+        no_route = UsageError(
+            f"The server at {self._endpoint()} has no token-counting route (POST "
+            "/v1/messages/count_tokens): omit --count-tokens; the estimate from the local "
+            "count still works."
+        )
+        caps = self._server.known(model)
+        if caps is not None and not caps.count_tokens:
+            raise no_route
 
         def count() -> int:
-            result = self._sdk.messages.count_tokens(
-                model=model,
-                system=text_for_json(system),
-                messages=_utf8(list(messages)),
-            )
+            import anthropic
+
+            try:
+                result = self._sdk.messages.count_tokens(
+                    model=model,
+                    system=text_for_json(system),
+                    messages=_utf8(list(messages)),
+                )
+            except anthropic.NotFoundError as exc:
+                if capabilities.route_missing(exc):
+                    raise no_route from None
+                raise
             return int(result.input_tokens)
 
         return self._with_retries(model, count)
