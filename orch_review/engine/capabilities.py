@@ -279,6 +279,7 @@ class Endpoint:
         self._cache = cache
         self._known: dict[str, Capabilities] = {}
         self._anthropic = False
+        self._announced: set[str] = set()
         self.lock = threading.Lock()  # one first contact at a time
         self._state = threading.Lock()
 
@@ -300,6 +301,15 @@ class Endpoint:
                 if found is not None:
                     self._known[model] = found
             return self._known.get(model)
+
+    def to_announce(self, model: str) -> bool:
+        """True the first time this is asked for ``model``: what is adapted for it is said
+        once per run."""
+        with self._state:
+            if model in self._announced:
+                return False
+            self._announced.add(model)
+            return True
 
     def is_anthropic(self) -> None:
         """Record that the endpoint answered as Anthropic's API: nothing is adapted."""

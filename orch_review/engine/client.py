@@ -396,6 +396,13 @@ class ModelClient:
                         return message
         if caps == capabilities.FULL:
             return self._stream(kwargs)
+        if self._server.to_announce(model):
+            log.warning(
+                "orch-review: the server at %s is not Anthropic's API; for `%s`: %s.",
+                self._server.url,
+                model,
+                "; ".join(caps.adaptations),
+            )
         request = capabilities.adapt(kwargs, caps)
         message = self._stream(request)
         choice = kwargs.get("tool_choice")
@@ -430,12 +437,6 @@ class ModelClient:
                 raise
         caps = capabilities.probe(self._sdk, model, effort=self._effort)
         self._server.learnt(model, caps)
-        log.warning(
-            "orch-review: the server at %s is not Anthropic's API; for `%s`: %s.",
-            self._server.url,
-            model,
-            "; ".join(caps.adaptations),
-        )
         return None, caps
 
     def _check_server(self, headers: Mapping[str, str]) -> None:

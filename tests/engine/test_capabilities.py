@@ -1,87 +1,159 @@
-"""Reviews against servers that are not Anthropic's API: Ollama, vLLM, llama.cpp, LiteLLM.
-
-The fake Messages API behaves as each server does (tests/fakes/compat_servers.py): what it
-refuses, what it converts before the model sees it, what it leaves out of its answers.
-"""
+"""Requests reshaped for servers that are not Anthropic's API, and the cache of what each
+endpoint accepts."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-from collections.abc import Callable
+import copy
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.conftest import GitRepoFactory
-from tests.fakes import compat_servers
-from tests.fakes.compat_servers import CompatServer
-from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, RecordedRequest, Reply
-from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import planted_script
+from orch_review.engine import capabilities
+from orch_review.engine.bash import BASH_TOOL, CLIENT_BASH_TOOL
+from orch_review.engine.capabilities import FULL, OPEN_SERVER, Capabilities
+from orch_review.engine.prompts import MODE_ENTER
 
-pytestmark = pytest.mark.slow
-
-Policy = Callable[[ModelRequest], Reply]
-
-
-def answering_probes(policy: Policy) -> Policy:
-    """``policy``, with a short answer to a request that offers no tools (a probe)."""
-
-    def answer(request: ModelRequest) -> Reply:
-        return Reply.text("OK") if not request.tools else policy(request)
-
-    return answer
+REPORT_TOOL = {
+    "name": "report_findings",
+    "description": "Report.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"summary": {"type": "string"}, "findings": {"type": "array"}},
+        "required": ["summary", "findings"],
+    },
+}
 
 
-def planted_review(
-    repo: Path, env: dict[str, str], tmp_path: Path, *args: str
-) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
-    out = tmp_path / "report.json"
-    result = run_cli(repo, env, "--all", "--no-critic", "--json", str(out), *args)
-    data = json.loads(out.read_text()) if out.exists() else {}
-    return result, data
+def _request() -> dict[str, Any]:
+    return {
+        "model": "m",
+        "max_tokens": 10,
+        "system": [{"type": "text", "text": "system"}],
+        "tools": [BASH_TOOL, REPORT_TOOL],
+        "messages": [
+            {"role": "user", "content": "Review this change."},
+            {"role": "system", "content": MODE_ENTER},
+        ],
+        "output_config": {"effort": "xhigh"},
+        "tool_choice": {"type": "tool", "name": "report_findings"},
+        "stream": True,
+    }
 
 
-def refused(server: CompatServer, requests: list[RecordedRequest]) -> list[RecordedRequest]:
-    return [r for r in requests if server.refuse(r.body) is not None]
+def test_an_endpoint_that_accepts_everything_gets_the_request_unchanged() -> None:
+    request = _request()
+    assert capabilities.adapt(request, FULL) == request
 
 
-@pytest.mark.parametrize("server", compat_servers.ALL, ids=lambda s: s.name)
-def test_planted_review_completes_against_the_server(
-    server: CompatServer,
-    fake_api: FakeMessagesAPI,
-    api_env: dict[str, str],
-    git_repo: GitRepoFactory,
-    tmp_path: Path,
+def test_a_server_that_is_not_anthropics_gets_the_forms_every_server_accepts() -> None:
+    request = _request()
+    before = copy.deepcopy(request)
+
+    adapted = capabilities.adapt(request, OPEN_SERVER)
+
+    assert request == before  # the caller's request is not changed in place
+    assert adapted["tools"] == [CLIENT_BASH_TOOL, REPORT_TOOL]
+    assert CLIENT_BASH_TOOL["input_schema"]["properties"].keys() == {"command", "restart"}
+    assert "tool_choice" not in adapted
+    assert adapted["output_config"] == {"effort": "xhigh"}  # probed, not assumed
+    (turn,) = adapted["messages"]  # the notice joins the user turn it follows
+    assert turn["role"] == "user"
+    texts = [block["text"] for block in turn["content"]]
+    assert texts[0] == "Review this change."
+    assert texts[1] == capabilities.SESSION_INSTRUCTIONS + MODE_ENTER
+    assert "not part of the user's message" in texts[1]
+    assert texts[2] == capabilities.FORCED_REPORT_NOTE.format(name="report_findings")
+
+
+def test_a_refused_effort_is_left_out() -> None:
+    adapted = capabilities.adapt(_request(), Capabilities(effort=False))
+    assert "output_config" not in adapted
+    assert adapted["tools"][0] == BASH_TOOL and adapted["tool_choice"]
+
+
+def test_a_notice_after_an_assistant_turn_becomes_a_user_turn() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+        {"role": "system", "content": "note"},
+    ]
+    folded = capabilities.fold_system_turns(messages)
+    assert [m["role"] for m in folded] == ["user", "assistant", "user"]
+    assert folded[-1]["content"][0]["text"].endswith("note")
+
+
+@pytest.mark.parametrize(
+    ("content", "ok"),
+    [
+        (
+            [
+                {
+                    "type": "tool_use",
+                    "name": "report_findings",
+                    "input": {"summary": "", "findings": []},
+                }
+            ],
+            True,
+        ),
+        ([{"type": "tool_use", "name": "report_findings", "input": {"summary": "s"}}], False),
+        ([{"type": "tool_use", "name": "bash", "input": {"command": "ls"}}], False),
+        ([{"type": "text", "text": "The code looks fine."}], False),
+    ],
+)
+def test_a_forced_turn_is_answered_by_a_complete_call_of_its_tool(
+    content: list[dict[str, Any]], ok: bool
 ) -> None:
-    repo = make_planted_repo(git_repo)
-    fake_api.policy = answering_probes(planted_script())
-    fake_api.server = server
+    choice = {"type": "tool", "name": "report_findings"}
+    assert capabilities.forced_reply_ok(content, choice, [REPORT_TOOL]) is ok
 
-    result, data = planted_review(repo, api_env, tmp_path)
 
-    assert result.returncode == 1, result.stderr
-    assert "SQL query built with an f-string" in result.stdout
-    assert "1 finding refuted" in result.stdout
-    coverage = data["coverage"]
-    assert isinstance(coverage, dict)
-    assert {f["status"] for f in coverage["files"]} == {"covered"}
-    assert len(coverage["files"]) == 3
-    # Said first: what is adapted for this server.
-    assert "is not Anthropic's API" in result.stderr
-    assert "the shell is offered as a client tool" in result.stderr
-    # At most the first request is refused (it is sent as to Anthropic's API), never twice.
-    messages = fake_api.message_requests
-    assert len(refused(server, messages)) <= 1
-    for request in messages[1:]:
-        tools = request.body.get("tools") or []
-        assert all(t.get("type") != "bash_20250124" for t in tools)
-        assert all(m["role"] != "system" for m in request.body["messages"])
-    # A second review starts adapted: the cache says what the server accepts.
-    fake_api.reset()
-    result, _ = planted_review(repo, {**api_env, "ORCH_REVIEW_JOURNAL": "false"}, tmp_path)
-    assert result.returncode == 1, result.stderr
-    assert fake_api.message_requests, "the second review made no request"
-    assert refused(server, fake_api.message_requests) == []
-    assert [r for r in fake_api.message_requests if not r.body.get("tools")] == []  # no probe
+@pytest.mark.parametrize(
+    ("words", "feature"),
+    [
+        ("tools.0.input_schema: Field required", "a tool of the kind orch-review offers"),
+        ("messages.1.role: Input should be 'user' or 'assistant'", "system turns inside"),
+        ("System message must be at the beginning.", "system turns inside"),
+        ("tool_choice: unknown variant", "a forced `tool_choice`"),
+        ("output_config: Extra inputs are not permitted", "`output_config.effort`"),
+        ("the request exceeds the available context size", "a context window"),
+        ("something else", "a part of the request"),
+    ],
+)
+def test_a_refusal_is_told_by_the_feature_it_names(words: str, feature: str) -> None:
+    assert capabilities.feature_named(words).startswith(feature)
+
+
+def test_anthropic_and_the_clouds_are_known_without_asking() -> None:
+    env = {"HOME": "/nonexistent"}
+    assert capabilities.endpoint_for("anthropic", None, env).known("m") == FULL
+    assert capabilities.endpoint_for("bedrock", "http://127.0.0.1:9", env).known("m") == FULL
+    anthropic = capabilities.endpoint_for("anthropic", "https://api.anthropic.com/", env)
+    assert anthropic.known("m") == FULL
+    assert capabilities.endpoint_for("anthropic", "http://127.0.0.1:9", env).known("m") is None
+
+
+def test_what_a_server_accepts_is_kept_per_base_url_and_model(tmp_path: Path) -> None:
+    env = {"ORCH_REVIEW_CACHE_DIR": str(tmp_path)}
+    url = "http://user:secret@127.0.0.1:11434/?key=x"
+    first = capabilities.endpoint_for("anthropic", url, env)
+    first.learnt("qwen3-coder", OPEN_SERVER)
+
+    again = capabilities.endpoint_for("anthropic", url, env)
+    assert again.known("qwen3-coder") == OPEN_SERVER
+    assert again.known("other-model") is None
+    assert (
+        capabilities.endpoint_for("anthropic", "http://127.0.0.1:8000", env).known("qwen3-coder")
+        is None
+    )
+    stored = (tmp_path / capabilities.CACHE_FILE).read_text()
+    assert "secret" not in stored and "key=x" not in stored
+
+
+def test_a_cache_that_is_not_ours_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / capabilities.CACHE_FILE).write_text('{"version": 1, "servers": {"x": 1}}')
+    endpoint = capabilities.endpoint_for(
+        "anthropic", "http://127.0.0.1:1", {"ORCH_REVIEW_CACHE_DIR": str(tmp_path)}
+    )
+    assert endpoint.known("m") is None
+    assert Capabilities.from_json({"server_tools": "yes"}) is None
