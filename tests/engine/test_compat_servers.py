@@ -24,6 +24,7 @@ from tests.conftest import GitRepoFactory
 from tests.fakes import compat_servers
 from tests.fakes.compat_servers import CompatServer, Refusal
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, RecordedRequest, Reply
+from tests.fakes.model_io import content_text
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import planted_script
 
@@ -303,3 +304,98 @@ def test_a_missing_count_tokens_route_says_so(fake_api: FakeMessagesAPI) -> None
 
 def _with_tools(request: ModelRequest) -> bool:
     return bool(request.tools)
+
+
+# -- orchestration mode and errors, end to end -----------------------------------------------
+
+MODE_ON, MODE_OFF = "Orchestration mode is ON", "Orchestration mode is OFF"
+
+
+def mode_reading(policy: Policy) -> Policy:
+    """``policy`` for a main agent that does as the latest mode notice it was given says:
+    fans out while the mode is on, answers solo once it is off; told nothing, it fails."""
+
+    def answer(request: ModelRequest) -> Reply:
+        if request.role != "main":
+            return policy(request)
+        told = "\n".join(content_text(m.get("content")) for m in request.messages)
+        latest = max((told.rfind(MODE_ON), MODE_ON), (told.rfind(MODE_OFF), MODE_OFF))
+        if latest[0] < 0:
+            raise AssertionError("the main agent was told nothing about the mode")
+        if latest[1] == MODE_OFF:
+            return Reply.text("Answered solo: the mode is off.")
+        return policy(request)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "server", [compat_servers.VLLM_0_22, compat_servers.LLAMA_CPP_STRICT], ids=lambda s: s.name
+)
+def test_without_system_turns_the_mode_fans_out_when_on_and_answers_solo_when_off(
+    server: CompatServer,
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    git_repo: GitRepoFactory,
+    tmp_path: Path,
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = answering_probes(mode_reading(planted_script()))
+    fake_api.server = server
+
+    result, _ = planted_review(repo, api_env, tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    assert fake_api.requests_for("subagent") and fake_api.requests_for("verifier")  # fanned out
+    told = fake_api.requests_for("main")[-1].body["messages"][0]["content"]
+    assert any(
+        b["text"].startswith(capabilities.SESSION_INSTRUCTIONS) and MODE_ON in b["text"]
+        for b in told
+    )
+    fake_api.reset()
+
+    asked = run_cli(repo, api_env, "ask", "is finding 1 real?")
+
+    assert asked.returncode == 0, asked.stderr
+    assert "Answered solo: the mode is off." in asked.stdout
+    (request,) = fake_api.message_requests  # solo: no Workflow, no subagents, no probe
+    assert server.refuse(request.body) is None
+    last = request.body["messages"][-1]
+    assert last["role"] == "user"
+    assert last["content"][-1]["text"].startswith(capabilities.SESSION_INSTRUCTIONS)
+    assert MODE_OFF in last["content"][-1]["text"]
+
+
+def test_a_refused_shape_ends_the_review_with_the_main_agents_error_and_no_other_request(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = answering_probes(planted_script())
+    fake_api.server = compat_servers.LITELLM
+    words = "litellm.BadRequestError: tool_result blocks are not supported by this backend"
+    fake_api.add_fault(
+        "status", status=400, message=words, times=None, match=lambda r: r.assistant_turns > 0
+    )
+
+    result, _ = planted_review(repo, api_env, tmp_path)
+
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr and "Traceback" not in result.stderr
+    assert "stops here" in result.stderr
+    # The main agent's second turn was refused; nothing else was sent after it.
+    assert fake_api.requests_for("subagent") == []
+    assert fake_api.message_requests[-1].model_request().role == "main"
+    assert fake_api.message_requests[-1].fault == "status"
+
+
+def test_plan_count_tokens_says_the_server_has_no_token_counting_route(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.server = compat_servers.OLLAMA
+
+    result = run_cli(repo, api_env, "plan", "--all", "--count-tokens")
+
+    assert result.returncode == 2
+    assert "has no token-counting route" in result.stderr
+    assert "does not know model" not in result.stderr
