@@ -399,3 +399,28 @@ def test_plan_count_tokens_says_the_server_has_no_token_counting_route(
     assert result.returncode == 2
     assert "has no token-counting route" in result.stderr
     assert "does not know model" not in result.stderr
+
+
+def test_a_local_model_is_priced_as_the_dearest_known_until_given_a_price(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = answering_probes(planted_script())
+    fake_api.server = compat_servers.OLLAMA
+    env = {**api_env, "ORCH_REVIEW_MODEL": "qwen3-coder:30b", "ORCH_REVIEW_JOURNAL": "false"}
+
+    result, data = planted_review(repo, env, tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    assert "highest known price for qwen3-coder:30b" in result.stdout + result.stderr
+    usage = data["usage"]
+    assert isinstance(usage, dict) and usage["total"]["cost_usd"] > 0
+
+    (repo / ".orch-review.toml").write_text('[prices."qwen3-coder:30b"]\ninput = 0\noutput = 0\n')
+    result, data = planted_review(repo, env, tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    assert "highest known price" not in result.stdout + result.stderr
+    usage = data["usage"]
+    assert isinstance(usage, dict) and usage["total"]["cost_usd"] == 0
+    assert usage["total"]["total_tokens"] > 0  # a token cap still counts them
