@@ -55,6 +55,26 @@ def refused(server: CompatServer, requests: list[RecordedRequest]) -> list[Recor
     return [r for r in requests if server.refuse(r.body) is not None]
 
 
+def test_a_review_against_anthropics_api_sends_no_probe_and_adapts_nothing(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+
+    result, _ = planted_review(repo, api_env, tmp_path)
+
+    assert result.returncode == 1, result.stderr
+    assert "not Anthropic's API" not in result.stderr
+    # 3 main turns, 2 concerns and 2 verifiers of 2 turns each, the one-turn sweep.
+    requests = fake_api.requests
+    assert len(requests) == 12 and all(r.body.get("tools") for r in requests)
+    for request in requests:
+        assert request.body["tools"][0] == BASH_TOOL
+        assert request.body["output_config"] == {"effort": "xhigh"}
+    assert fake_api.requests_for("main")[0].body["messages"][1]["role"] == "system"
+    assert not (tmp_path / "home" / ".cache" / "orch-review" / capabilities.CACHE_FILE).exists()
+
+
 @pytest.mark.parametrize("server", compat_servers.ALL, ids=lambda s: s.name)
 def test_planted_review_completes_against_the_server(
     server: CompatServer,
