@@ -21,7 +21,7 @@ What each one follows:
   "assistant"]``; from 0.23 ``inline_system.py`` folds a ``system`` entry into the user turn
   before it (its text joined with a blank line). FastAPI's validation errors come back as
   400 in the OpenAI error shape. ``tool_choice`` becomes a named function choice (obeyed);
-  ``effort`` is validated and not used; cache usage fields are None and left out.
+  ``effort`` is validated and not used; ``AnthropicUsage``'s cache fields are None.
 - llama.cpp (ggml-org/llama.cpp, ``server_chat_convert_anthropic_to_oai``): a tool's
   ``parameters`` are its ``input_schema`` or ``{}``; ``tool_choice`` ``tool`` or ``any``
   becomes ``"required"`` (the name is lost); ``output_config`` is not read; messages pass
@@ -64,6 +64,7 @@ class CompatServer:
     view: Callable[[dict[str, Any]], dict[str, Any]]
     usage_keys: frozenset[str]
     count_tokens: bool = True
+    null_usage_keys: frozenset[str] = frozenset()  # sent as null (vLLM's unset fields)
 
     def seen(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The request as the model behind the server receives it."""
@@ -83,9 +84,10 @@ class CompatServer:
         ]
         return Reply(blocks, reply.stop_reason)
 
-    def usage(self, usage: Mapping[str, int]) -> dict[str, int]:
+    def usage(self, usage: Mapping[str, int]) -> dict[str, Any]:
         """The usage fields the server sends."""
-        return {k: v for k, v in usage.items() if k in self.usage_keys}
+        sent: dict[str, Any] = {k: v for k, v in usage.items() if k in self.usage_keys}
+        return sent | dict.fromkeys(self.null_usage_keys)
 
 
 def _tools_as_functions(body: dict[str, Any]) -> dict[str, Any]:
@@ -228,17 +230,20 @@ OLLAMA = CompatServer(
     _BASE_USAGE,
     count_tokens=False,
 )
+_CACHE_USAGE = frozenset({"cache_creation_input_tokens", "cache_read_input_tokens"})
 VLLM_0_22 = CompatServer(
     "vllm-0.22",
     _vllm_refusal(system_allowed=False),
     _without("output_config"),
     _BASE_USAGE,
+    null_usage_keys=_CACHE_USAGE,
 )
 VLLM = CompatServer(
     "vllm",
     _vllm_refusal(system_allowed=True),
     _chain(_fold, _without("output_config")),
     _BASE_USAGE,
+    null_usage_keys=_CACHE_USAGE,
 )
 LLAMA_CPP = CompatServer(
     "llama.cpp",
