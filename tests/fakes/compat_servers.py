@@ -113,12 +113,16 @@ def _fold(body: dict[str, Any], prefix: str = "", joiner: str = "\n\n") -> dict[
         text = prefix + _text(message.get("content"))
         if out and out[-1].get("role") == "user":
             content = out[-1]["content"]
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-            if blocks and blocks[-1].get("type") == "text":
-                blocks[-1] = {**blocks[-1], "text": blocks[-1]["text"] + joiner + text}
+            if isinstance(content, str):
+                folded: Any = content + joiner + text
+            elif content and content[-1].get("type") == "text":
+                folded = [
+                    *content[:-1],
+                    {**content[-1], "text": content[-1]["text"] + joiner + text},
+                ]
             else:
-                blocks.append({"type": "text", "text": text})
-            out[-1] = {**out[-1], "content": blocks}
+                folded = [*content, {"type": "text", "text": text}]
+            out[-1] = {**out[-1], "content": folded}
         else:
             out.append({"role": "user", "content": text})
     body["messages"] = out
