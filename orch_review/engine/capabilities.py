@@ -31,8 +31,8 @@ from urllib.parse import urlsplit, urlunsplit
 from orch_review.engine.bash import CLIENT_BASH_TOOL
 
 #: The header every response of Anthropic's API carries (its documentation on errors and
-#: request ids); gateways in front of it pass it on.
-ANTHROPIC_RESPONSE_HEADER = "request-id"
+#: request ids), and the name LiteLLM passes it on under (it prefixes a provider's headers).
+ANTHROPIC_RESPONSE_HEADERS = ("request-id", "llm_provider-request-id")
 ANTHROPIC_HOSTS = frozenset({"api.anthropic.com"})
 SESSION_INSTRUCTIONS = (
     "[Session instructions from orch-review, the application running this conversation; "
@@ -93,6 +93,12 @@ FULL = Capabilities()
 #: The forms every Messages server accepts: a client shell tool, notices in the user turn,
 #: report turns asked for by instruction. Effort and token counting are probed.
 OPEN_SERVER = replace(FULL, server_tools=False, system_turns=False, forced_tool_choice=False)
+
+
+def from_anthropic(headers: Mapping[str, str]) -> bool:
+    """Whether a response with these headers came from Anthropic's API (directly or through
+    a gateway that passes its request id on)."""
+    return any(headers.get(name) for name in ANTHROPIC_RESPONSE_HEADERS)
 
 
 def adapt(request: Mapping[str, Any], caps: Capabilities) -> dict[str, Any]:

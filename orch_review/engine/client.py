@@ -430,7 +430,7 @@ class ModelClient:
         except _NotAnthropic:
             pass  # the stream was closed unread; the request goes again, adapted
         except anthropic.APIStatusError as exc:
-            if exc.response.headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER):
+            if capabilities.from_anthropic(exc.response.headers):
                 self._server.is_anthropic()
                 raise
             if exc.status_code not in SHAPE_STATUSES and exc.status_code < 500:
@@ -440,7 +440,7 @@ class ModelClient:
         return None, caps
 
     def _check_server(self, headers: Mapping[str, str]) -> None:
-        if not headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER):
+        if not capabilities.from_anthropic(headers):
             raise _NotAnthropic
         self._server.is_anthropic()
 
@@ -542,7 +542,7 @@ class ModelClient:
         """Whether ``exc`` came from a server that is not Anthropic's API."""
         if self._server.accepts_everything:
             return False
-        return not exc.response.headers.get(capabilities.ANTHROPIC_RESPONSE_HEADER)
+        return not capabilities.from_anthropic(exc.response.headers)
 
     def _refused_shape(self, error: Exception, server_error: str) -> OrchReviewError:
         """The error that stops the review when the server refuses what every request

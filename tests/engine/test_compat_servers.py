@@ -444,3 +444,21 @@ def test_a_local_model_is_priced_as_the_dearest_known_until_given_a_price(
     usage = data["usage"]
     assert isinstance(usage, dict) and usage["total"]["cost_usd"] == 0
     assert usage["total"]["total_tokens"] > 0  # a token cap still counts them
+
+
+def test_litellm_in_front_of_anthropics_api_is_taken_for_it(
+    fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.policy = lambda _: Reply.text("ok")
+    fake_api.server = compat_servers.LITELLM_TO_ANTHROPIC
+    client = _client(fake_api, [], ORCH_REVIEW_CACHE_DIR=str(tmp_path))
+    try:
+        _complete(client)
+        _complete(client)
+    finally:
+        client.close()
+
+    first, second = fake_api.requests  # no probe
+    assert first.body["tools"][0] == BASH_TOOL and second.body["tools"][0] == BASH_TOOL
+    assert second.body["messages"][1]["role"] == "system"
+    assert not (tmp_path / capabilities.CACHE_FILE).exists()

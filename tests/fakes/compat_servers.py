@@ -27,6 +27,8 @@ What each one follows:
   becomes ``"required"`` (the name is lost); ``output_config`` is not read; messages pass
   through with their role, and a strict chat template raises "System message must be at
   the beginning", answered 500 ``server_error``.
+- LiteLLM in front of Anthropic's API passes the request on and the answer's headers back,
+  each prefixed ``llm_provider-`` (``process_response_headers``).
 - LiteLLM before an OpenAI-compatible backend (BerriAI/litellm,
   ``llms/anthropic/experimental_pass_through/adapters/transformation.py``): tools are
   translated to OpenAI functions from ``input_schema``, and a tool without one is refused
@@ -65,6 +67,8 @@ class CompatServer:
     usage_keys: frozenset[str]
     count_tokens: bool = True
     null_usage_keys: frozenset[str] = frozenset()  # sent as null (vLLM's unset fields)
+    #: The header a backend's request id reaches the client under, if any.
+    request_id_header: str | None = None
 
     def seen(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The request as the model behind the server receives it."""
@@ -266,5 +270,14 @@ LITELLM = CompatServer(
     _litellm_refusal,
     _chain(lambda body: _fold(body, "Operator note: ", "\n"), _without("output_config")),
     _BASE_USAGE | {"cache_read_input_tokens"},
+)
+#: LiteLLM's pass-through to Anthropic's API: the request goes on as it is, and the answer's
+#: headers come back prefixed ``llm_provider-`` (``process_response_headers``).
+LITELLM_TO_ANTHROPIC = CompatServer(
+    "litellm-anthropic",
+    _nothing,
+    lambda body: body,
+    _BASE_USAGE | {"cache_creation_input_tokens", "cache_read_input_tokens"},
+    request_id_header="llm_provider-request-id",
 )
 ALL = (OLLAMA, VLLM_0_22, VLLM, LLAMA_CPP, LLAMA_CPP_STRICT, LITELLM)

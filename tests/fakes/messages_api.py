@@ -236,8 +236,10 @@ class FakeMessagesAPI:
     # -- serving -----------------------------------------------------------------------------
 
     def _serve(self, handler: Exchange) -> None:
-        if self.server is None:  # Anthropic's API names every response; other servers do not
-            handler.response_headers["request-id"] = self._next_id("req")
+        # Anthropic's API names every response; other servers do not, or under another name.
+        header = "request-id" if self.server is None else self.server.request_id_header
+        if header is not None:
+            handler.response_headers[header] = self._next_id("req")
         try:
             self._respond(handler)
         except OSError:
