@@ -42,6 +42,7 @@ from tenacity import (
 
 from orch_review import waiting
 from orch_review.engine import capabilities, providers
+from orch_review.engine.adapted import SHAPE_STATUSES, AdaptedSender
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
@@ -77,13 +78,6 @@ UNREACHABLE_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.EN
 UNKNOWN_HOST_ERRORS = frozenset(
     {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
 )
-# Answers that may mean "not this request's shape": a server that is not Anthropic's is
-# probed once after one of them (see orch_review.engine.capabilities).
-SHAPE_STATUSES = frozenset({400, 422})
-
-
-class _NotAnthropic(Exception):
-    """The first answer of an endpoint has no ``request-id``: it is not Anthropic's API."""
 
 
 class _SameErrorTwice(Exception):
@@ -146,16 +140,6 @@ def _reply(message: Mapping[str, Any]) -> Reply:
         cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
         cut_off=tuple(str(b.get("name")) for b in blocks if b.get("incomplete")),
     )
-
-
-def _usage_sum(*usages: Any) -> dict[str, int]:
-    """The usage of several responses, added up field by field."""
-    total: dict[str, int] = {}
-    for usage in usages:
-        for key, value in (usage or {}).items():
-            if isinstance(value, int):
-                total[key] = total.get(key, 0) + value
-    return total
 
 
 def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -337,6 +321,7 @@ class ModelClient:
         self._max_output_tokens = max_output_tokens
         self._effort = effort
         self._server = capabilities.endpoint_for(provider, self._setup.options.get("base_url"), env)
+        self._adapted = AdaptedSender(self._server, self._stream, lambda: self._sdk, effort=effort)
         # The SDK's timeout bounds each read, and `ping` events reset it: a stream that
         # sends only pings would never end. These bound the response itself.
         self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
@@ -380,69 +365,7 @@ class ModelClient:
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
         kwargs = _utf8(kwargs)
-        return _reply(self._with_retries(model, partial(self._send, model, kwargs)))
-
-    def _send(self, model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """One request in the form the endpoint accepts (learnt from its first answer); a
-        forced turn the endpoint cannot force is asked by instruction, checked, and asked
-        once more."""
-        caps = self._server.known(model)
-        if caps is None:
-            with self._server.lock:  # one first contact; the others wait for its answer
-                caps = self._server.known(model)
-                if caps is None:
-                    message, caps = self._first_contact(model, kwargs)
-                    if message is not None:
-                        return message
-        if caps == capabilities.FULL:
-            return self._stream(kwargs)
-        if self._server.to_announce(model):
-            log.warning(
-                "orch-review: the server at %s is not Anthropic's API; for `%s`: %s.",
-                self._server.url,
-                model,
-                "; ".join(caps.adaptations),
-            )
-        request = capabilities.adapt(kwargs, caps)
-        message = self._stream(request)
-        choice = kwargs.get("tool_choice")
-        if caps.forced_tool_choice or not isinstance(choice, Mapping) or "name" not in choice:
-            return message
-        if capabilities.forced_reply_ok(message.get("content") or (), choice, request["tools"]):
-            return message
-        again = {
-            **request,
-            "messages": capabilities.retry_note(request["messages"], choice["name"]),
-        }
-        retried = self._stream(again)
-        retried["usage"] = _usage_sum(message.get("usage"), retried.get("usage"))
-        return retried
-
-    def _first_contact(
-        self, model: str, kwargs: dict[str, Any]
-    ) -> tuple[dict[str, Any] | None, capabilities.Capabilities]:
-        """The first request to an endpoint of unknown kind, sent as is. Anthropic's API
-        answers it; any other server is probed and the request is sent again adapted."""
-        import anthropic
-
-        try:
-            return self._stream(kwargs, self._check_server), capabilities.FULL
-        except _NotAnthropic:
-            pass  # the stream was closed unread; the request goes again, adapted
-        except anthropic.APIStatusError as exc:
-            if capabilities.from_anthropic(exc.response.headers):
-                self._server.is_anthropic()
-                raise
-            if exc.status_code not in SHAPE_STATUSES and exc.status_code < 500:
-                raise
-        caps = capabilities.probe(self._sdk, model, effort=self._effort)
-        self._server.learnt(model, caps)
-        return None, caps
-
-    def _check_server(self, headers: Mapping[str, str]) -> None:
-        if not capabilities.from_anthropic(headers):
-            raise _NotAnthropic
-        self._server.is_anthropic()
+        return _reply(self._with_retries(model, partial(self._adapted.send, model, kwargs)))
 
     @property
     def unusable(self) -> OrchReviewError | None:
