@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
 from orch_review.engine import capabilities
@@ -164,7 +165,7 @@ def test_anthropics_api_gets_todays_request_and_no_probe(fake_api: FakeMessagesA
         client.close()
 
     first, second = fake_api.requests  # no probe, no count
-    assert json.loads(first.raw) == {
+    todays = {
         "model": "local-model",
         "max_tokens": 1000,
         "system": [{"type": "text", "text": "system", "cache_control": {"type": "ephemeral"}}],
@@ -182,6 +183,14 @@ def test_anthropics_api_gets_todays_request_and_no_probe(fake_api: FakeMessagesA
         "stream": True,
         "tool_choice": {"type": "tool", "name": "report_findings"},
     }
+    # The bytes the SDK sends for the request as it was built before any adaptation.
+    sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="k", max_retries=0)
+    try:
+        with sdk.messages.with_streaming_response.create(**todays) as response:
+            response.read()
+    finally:
+        sdk.close()
+    assert first.raw == fake_api.requests[-1].raw
     assert "tool_choice" not in json.loads(second.raw)
 
 
