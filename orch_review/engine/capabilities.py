@@ -11,10 +11,12 @@ folded into the user turn unmarked (vLLM 0.23, LiteLLM); a forced ``tool_choice`
 
 Such an endpoint is told apart by its first answer: every response of Anthropic's API
 carries a ``request-id`` header, and none of those servers sends one. Against an endpoint
-without it, requests take the forms every server accepts (:data:`OPEN_SERVER`), and two
-cheap requests find out whether it refuses ``output_config.effort`` and whether it serves
-``count_tokens``. The answer is kept per base URL and model in the user's cache, so later
-reviews start adapted and probe nothing.
+without it, the shell and the mode notices take the forms every server accepts (a server
+that converts them silently cannot be told from one that keeps them), and three cheap
+requests find out whether it refuses ``output_config.effort``, whether it obeys a forced
+``tool_choice`` (asked to call one tool while another is forced, which one does the answer
+call?) and whether it serves ``count_tokens``. The answer is kept per base URL and model in
+the user's cache, so later reviews start adapted and probe nothing.
 """
 
 from __future__ import annotations
@@ -206,10 +208,27 @@ def endpoint_for(provider: str, base_url: object, env: Mapping[str, str]) -> End
     return Endpoint(shown, everything=host in ANTHROPIC_HOSTS, cache=cache_path(env))
 
 
+#: The forcing probe: the model is asked to call the first tool while the second is forced.
+PROBE_TOOLS = tuple(
+    {
+        "name": name,
+        "description": f"Answers the check `{name}`.",
+        "input_schema": {"type": "object", "properties": {}},
+    }
+    for name in ("check_asked", "check_forced")
+)
+PROBE_FORCING = {
+    "max_tokens": 64,
+    "tools": list(PROBE_TOOLS),
+    "tool_choice": {"type": "tool", "name": "check_forced"},
+    "messages": [{"role": "user", "content": "Call the tool `check_asked`, with no input."}],
+}
+
+
 def probe(sdk: Any, model: str, *, effort: str) -> Capabilities:
     """What a server that is not Anthropic's accepts beyond :data:`OPEN_SERVER`'s forms:
     a one-token request with the effort level (and without it, when it is refused, to tell
-    the effort from the rest), and a token count."""
+    the effort from the rest), a forced tool call, and a token count."""
     import anthropic
 
     plain = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": "OK?"}]}
@@ -228,7 +247,12 @@ def probe(sdk: Any, model: str, *, effort: str) -> Capabilities:
         counts = False
     except (anthropic.BadRequestError, anthropic.UnprocessableEntityError):
         counts = False
-    return replace(OPEN_SERVER, effort=effort_ok, count_tokens=counts)
+    try:
+        forced = sdk.messages.create(model=model, **PROBE_FORCING)
+        obeyed = any(getattr(b, "name", None) == "check_forced" for b in forced.content)
+    except (anthropic.BadRequestError, anthropic.UnprocessableEntityError):
+        obeyed = False
+    return replace(OPEN_SERVER, effort=effort_ok, forced_tool_choice=obeyed, count_tokens=counts)
 
 
 def route_missing(exc: Exception) -> bool:

@@ -35,10 +35,16 @@ Policy = Callable[[ModelRequest], Reply]
 
 
 def answering_probes(policy: Policy) -> Policy:
-    """``policy``, with a short answer to a request that offers no tools (a probe)."""
+    """``policy``, answering the probes as a model does: a short answer to a request that
+    offers no tools, and the call the forcing probe asks for (the server may force another)."""
+    probe_tools = {str(t["name"]) for t in capabilities.PROBE_TOOLS}
 
     def answer(request: ModelRequest) -> Reply:
-        return Reply.text("OK") if not request.tools else policy(request)
+        if not request.tools:
+            return Reply.text("OK")
+        if request.tool_names == probe_tools:
+            return Reply.tool_use("check_asked", {})
+        return policy(request)
 
     return answer
 
@@ -113,7 +119,7 @@ def test_planted_review_completes_against_the_server(
     assert result.returncode == 1, result.stderr
     assert fake_api.message_requests, "the second review made no request"
     assert refused(server, fake_api.message_requests) == []
-    assert [r for r in fake_api.message_requests if not r.body.get("tools")] == []  # no probe
+    assert [r for r in fake_api.requests if not _with_tools(r.model_request())] == []  # no probe
 
 
 # -- the client, in process ------------------------------------------------------------------
@@ -208,10 +214,11 @@ def test_a_server_without_request_id_is_probed_once_then_sent_adapted_requests(
     finally:
         client.close()
 
-    first, effort, count, adapted, again = fake_api.requests
+    first, effort, count, forcing, adapted, again = fake_api.requests
     assert first.body["tools"][0] == BASH_TOOL  # sent as to Anthropic's API, not read
     assert effort.body["output_config"] == {"effort": "xhigh"} and effort.body["max_tokens"] == 1
     assert count.path == "/v1/messages/count_tokens"
+    assert forcing.body["tool_choice"] == {"type": "tool", "name": "check_forced"}
     assert adapted.body["tools"] == [CLIENT_BASH_TOOL, REPORT]
     assert adapted.body["output_config"] == {"effort": "xhigh"}  # Ollama takes it (think)
     assert [m["role"] for m in adapted.body["messages"]] == ["user"]
@@ -243,6 +250,27 @@ def test_a_forced_turn_the_server_cannot_force_is_asked_by_instruction_and_once_
     assert note in asked.model_request().last_user_text
     assert [u["name"] for u in reply.tool_uses] == ["report_findings"]
     assert reply.output_tokens > 1  # both answers are counted
+
+
+def test_a_server_that_obeys_a_forced_tool_choice_keeps_it(
+    fake_api: FakeMessagesAPI, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_api.policy = answering_probes(lambda _: Reply.text("The code looks fine to me."))
+    fake_api.server = compat_servers.VLLM
+    client = _client(fake_api, [], ORCH_REVIEW_CACHE_DIR=str(tmp_path))
+    try:
+        reply = _complete(client, tool_choice={"type": "tool", "name": "report_findings"})
+    finally:
+        client.close()
+
+    sent = fake_api.message_requests[-1]
+    assert sent.body["tool_choice"] == {"type": "tool", "name": "report_findings"}
+    assert [u["name"] for u in reply.tool_uses] == ["report_findings"]  # one request, forced
+    assert not any(
+        "Your last answer" in r.model_request().last_user_text for r in fake_api.message_requests
+    )
+    (notice,) = [r.getMessage() for r in caplog.records if "not Anthropic's API" in r.getMessage()]
+    assert "report turns" not in notice
 
 
 def test_a_refused_effort_is_probed_and_left_out(fake_api: FakeMessagesAPI, tmp_path: Path) -> None:
@@ -284,7 +312,7 @@ def test_a_shape_the_server_refuses_stops_every_request_naming_what_it_lacks(
 
     message = str(raised.value)
     assert words in message and "a tool of the kind orch-review offers" in message
-    assert len([r for r in fake_api.message_requests if r.body.get("tools")]) == 2
+    assert len([r for r in fake_api.message_requests if _with_tools(r.model_request())]) == 2
 
 
 def test_the_same_5xx_twice_from_a_server_stops_instead_of_five_retries(
@@ -304,7 +332,7 @@ def test_the_same_5xx_twice_from_a_server_stops_instead_of_five_retries(
 
     assert "system turns inside `messages`" in str(raised.value)
     # First contact, then the adapted request twice: one wait, not max_retries.
-    assert len([r for r in fake_api.message_requests if r.body.get("tools")]) == 3
+    assert len([r for r in fake_api.message_requests if _with_tools(r.model_request())]) == 3
     assert len(waits) == 1
 
 
@@ -332,7 +360,8 @@ def test_a_missing_count_tokens_route_says_so(fake_api: FakeMessagesAPI) -> None
 
 
 def _with_tools(request: ModelRequest) -> bool:
-    return bool(request.tools)
+    """A request of the review (not a probe)."""
+    return request.has_tool("bash")
 
 
 # -- orchestration mode and errors, end to end -----------------------------------------------

@@ -69,6 +69,9 @@ class CompatServer:
     null_usage_keys: frozenset[str] = frozenset()  # sent as null (vLLM's unset fields)
     #: The header a backend's request id reaches the client under, if any.
     request_id_header: str | None = None
+    #: Whether a named tool_choice constrains the answer to that tool (vLLM's guided
+    #: decoding of a named function; the fake gives the call no arguments of its own).
+    forces: bool = False
 
     def seen(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The request as the model behind the server receives it."""
@@ -86,6 +89,11 @@ class CompatServer:
             {**b, "input": {}} if b.get("type") == "tool_use" and b.get("name") in bare else b
             for b in reply.blocks
         ]
+        choice = request.body.get("tool_choice")
+        if self.forces and isinstance(choice, dict) and choice.get("type") == "tool":
+            name = choice.get("name")
+            calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == name]
+            return Reply(calls[:1] or [{"type": "tool_use", "name": name, "input": {}}])
         return Reply(blocks, reply.stop_reason)
 
     def usage(self, usage: Mapping[str, int]) -> dict[str, Any]:
@@ -245,6 +253,7 @@ VLLM_0_22 = CompatServer(
     _without("output_config"),
     _BASE_USAGE,
     null_usage_keys=_CACHE_USAGE,
+    forces=True,
 )
 VLLM = CompatServer(
     "vllm",
@@ -252,6 +261,7 @@ VLLM = CompatServer(
     _chain(_fold, _without("output_config")),
     _BASE_USAGE,
     null_usage_keys=_CACHE_USAGE,
+    forces=True,
 )
 LLAMA_CPP = CompatServer(
     "llama.cpp",
@@ -270,6 +280,7 @@ LITELLM = CompatServer(
     _litellm_refusal,
     _chain(lambda body: _fold(body, "Operator note: ", "\n"), _without("output_config")),
     _BASE_USAGE | {"cache_read_input_tokens"},
+    forces=True,  # a named function choice, obeyed by a vLLM backend
 )
 #: LiteLLM's pass-through to Anthropic's API: the request goes on as it is, and the answer's
 #: headers come back prefixed ``llm_provider-`` (``process_response_headers``).
