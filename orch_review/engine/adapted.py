@@ -18,8 +18,10 @@ from orch_review.engine.capabilities import Capabilities, Endpoint
 log = logging.getLogger("orch_review.client")
 
 # Answers that may mean "not this request's shape": a server that is not Anthropic's is
-# probed once after one of them, or after a 5xx.
+# probed once after one of them. A template or validation error is a 500 (llama.cpp, vLLM);
+# 502, 503 and 504 are a proxy's or a loading server's, and retried as ever.
 SHAPE_STATUSES = frozenset({400, 422})
+SERVER_ERROR = 500
 
 Stream = Callable[[Mapping[str, Any], Callable[[Mapping[str, str]], None] | None], dict[str, Any]]
 
@@ -90,7 +92,7 @@ class AdaptedSender:
             if capabilities.from_anthropic(exc.response.headers):
                 self.server.is_anthropic()
                 raise
-            if exc.status_code not in SHAPE_STATUSES and exc.status_code < 500:
+            if exc.status_code not in SHAPE_STATUSES and exc.status_code != SERVER_ERROR:
                 raise
         caps = capabilities.probe(self._sdk(), model, effort=self._effort)
         self.server.learnt(model, caps)

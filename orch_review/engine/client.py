@@ -42,7 +42,7 @@ from tenacity import (
 
 from orch_review import waiting
 from orch_review.engine import capabilities, providers
-from orch_review.engine.adapted import SHAPE_STATUSES, AdaptedSender
+from orch_review.engine.adapted import SERVER_ERROR, SHAPE_STATUSES, AdaptedSender
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
@@ -81,7 +81,7 @@ UNKNOWN_HOST_ERRORS = frozenset(
 
 
 class _SameErrorTwice(Exception):
-    """A server that is not Anthropic's gave the same 5xx body twice: not a passing fault."""
+    """A server that is not Anthropic's gave the same 500 body twice: not a passing fault."""
 
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
@@ -446,14 +446,14 @@ class ModelClient:
                 self._in_flight -= 1
 
     def _not_same_twice(self, seen: list[str], request: Callable[[], T]) -> T:
-        """``request()``; a 5xx body a server that is not Anthropic's already gave for this
+        """``request()``; a 500 body a server that is not Anthropic's already gave for this
         request is a template or validation error, not worth another attempt."""
         import anthropic
 
         try:
             return request()
         except anthropic.APIStatusError as exc:
-            if exc.status_code < 500 or not self._not_anthropic(exc):
+            if exc.status_code != SERVER_ERROR or not self._not_anthropic(exc):
                 raise
             body = f"{exc.status_code} {exc.body!r}"
             if body in seen:

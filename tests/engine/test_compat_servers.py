@@ -336,6 +336,21 @@ def test_the_same_5xx_twice_from_a_server_stops_instead_of_five_retries(
     assert len(waits) == 1
 
 
+def test_a_proxys_502_in_front_of_a_server_is_still_retried(
+    fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    fake_api.policy = answering_probes(lambda _: Reply.text("ok"))
+    fake_api.server = compat_servers.OLLAMA
+    fake_api.add_fault("status", status=502, message="upstream restarting", times=3)
+    waits: list[float] = []
+    client = _client(fake_api, waits, ORCH_REVIEW_CACHE_DIR=str(tmp_path))
+    try:
+        assert _complete(client).text == "ok"
+    finally:
+        client.close()
+    assert len(waits) == 3
+
+
 def test_anthropics_5xx_is_still_retried(fake_api: FakeMessagesAPI) -> None:
     fake_api.policy = lambda _: Reply.text("ok")
     fake_api.add_fault("status", status=500, times=3)
