@@ -103,8 +103,10 @@ def test_planted_review_completes_against_the_server(
     assert isinstance(coverage, dict)
     assert {f["status"] for f in coverage["files"]} == {"covered"}
     assert len(coverage["files"]) == 3
-    # Said first: what is adapted for this server.
-    assert "is not Anthropic's API" in result.stderr
+    # Said first: what is adapted for this server, before any agent but the main one starts.
+    lines = result.stderr.splitlines()
+    said = next(i for i, line in enumerate(lines) if "is not Anthropic's API" in line)
+    assert said < next(i for i, line in enumerate(lines) if line.startswith("[subagent"))
     assert "the shell is offered as a client tool" in result.stderr
     # At most the first request is refused (it is sent as to Anthropic's API), never twice.
     messages = fake_api.message_requests
