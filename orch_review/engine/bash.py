@@ -31,6 +31,27 @@ from typing import Any, Protocol
 from orch_review.scope.diff import text_for_json
 
 BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
+#: The same shell as a client tool, for servers that do not know the Anthropic-defined one
+#: (see orch_review.engine.capabilities): same session, sandbox and output contract.
+CLIENT_BASH_TOOL: dict[str, Any] = {
+    "name": "bash",
+    "description": (
+        "Run a command in a persistent bash session (working directory and environment "
+        "survive between calls) in the repository under review. Returns stdout and stderr "
+        "combined, cut when long, and the exit status when it is not zero. Commands time "
+        "out; nothing is interactive; there is no network."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The bash command to run."},
+            "restart": {
+                "type": "boolean",
+                "description": "true to start a fresh session (then `command` is optional).",
+            },
+        },
+    },
+}
 
 _SENTINEL_PREFIX = "__ORCH_REVIEW_DONE_"
 _READ_SIZE = 65536

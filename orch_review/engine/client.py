@@ -41,7 +41,8 @@ from tenacity import (
 )
 
 from orch_review import waiting
-from orch_review.engine import providers
+from orch_review.engine import capabilities, providers
+from orch_review.engine.adapted import SERVER_ERROR, SHAPE_STATUSES, AdaptedSender
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
@@ -77,6 +78,14 @@ UNREACHABLE_ERRNOS = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.EN
 UNKNOWN_HOST_ERRORS = frozenset(
     {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
 )
+
+
+class _SameErrorTwice(Exception):
+    """A server that is not Anthropic's gave the same 500 body twice: not a passing fault."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +320,8 @@ class ModelClient:
         self._sleep = sleep
         self._max_output_tokens = max_output_tokens
         self._effort = effort
+        self._server = capabilities.endpoint_for(provider, self._setup.options.get("base_url"), env)
+        self._adapted = AdaptedSender(self._server, self._stream, lambda: self._sdk, effort=effort)
         # The SDK's timeout bounds each read, and `ping` events reset it: a stream that
         # sends only pings would never end. These bound the response itself.
         self._limits = StreamLimits.for_request(request_timeout, max_output_tokens)
@@ -354,7 +365,7 @@ class ModelClient:
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
         kwargs = _utf8(kwargs)
-        return _reply(self._with_retries(model, partial(self._stream, kwargs)))
+        return _reply(self._with_retries(model, partial(self._adapted.send, model, kwargs)))
 
     @property
     def unusable(self) -> OrchReviewError | None:
@@ -392,10 +403,11 @@ class ModelClient:
     def _with_retries(self, model: str, request: Callable[[], T]) -> T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
         self.check_usable()
+        seen: list[str] = []
         try:
             for attempt in self._retrying():
                 with attempt:
-                    result = self._attempt(request)
+                    result = self._attempt(partial(self._not_same_twice, seen, request))
         except Exception as exc:
             ours = self._our_error(exc, model)
             if ours is None:
@@ -433,11 +445,54 @@ class ModelClient:
             with self._fatal_lock:
                 self._in_flight -= 1
 
+    def _not_same_twice(self, seen: list[str], request: Callable[[], T]) -> T:
+        """``request()``; a 500 body a server that is not Anthropic's already gave for this
+        request is a template or validation error, not worth another attempt."""
+        import anthropic
+
+        try:
+            return request()
+        except anthropic.APIStatusError as exc:
+            if exc.status_code != SERVER_ERROR or not self._not_anthropic(exc):
+                raise
+            body = f"{exc.status_code} {exc.body!r}"
+            if body in seen:
+                raise _SameErrorTwice(exc) from exc
+            seen.append(body)
+            raise
+
+    def _not_anthropic(self, exc: anthropic.APIStatusError) -> bool:
+        """Whether ``exc`` came from a server that is not Anthropic's API."""
+        if self._server.accepts_everything:
+            return False
+        return not capabilities.from_anthropic(exc.response.headers)
+
+    def _refused_shape(self, error: Exception, server_error: str) -> OrchReviewError:
+        """The error that stops the review when the server refuses what every request
+        carries."""
+        return self._stop_all(
+            ApiUnusable(
+                f"The server at {self._endpoint()} {server_error}. It lacks "
+                f"{capabilities.feature_named(describe_error(error))}, which every request "
+                "needs, so the review stops here: see docs/providers.md for what each "
+                "server supports."
+            )
+        )
+
     def _our_error(self, exc: Exception, model: str) -> Exception | None:
         """The orch-review error a request's final failure stands for (None: raise it as it
         is). Failures no other request can get past stop every request."""
         import anthropic
 
+        if isinstance(exc, _SameErrorTwice):
+            said = f"gave the same error twice ({describe_error(exc.error)})"
+            return self._refused_shape(exc.error, said)
+        if (
+            isinstance(exc, anthropic.APIStatusError)
+            and exc.status_code in SHAPE_STATUSES
+            and self._not_anthropic(exc)
+        ):
+            return self._refused_shape(exc, f"refused a request ({describe_error(exc)})")
         if isinstance(exc, anthropic.AuthenticationError):
             return self._stop_all(
                 AuthenticationFailed(
@@ -485,8 +540,13 @@ class ModelClient:
             return ApiUnavailable(f"The API kept failing after {tries}: {describe_error(exc)}")
         return None
 
-    def _stream(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """One streamed request, read to its final message; raises on any fault."""
+    def _stream(
+        self,
+        kwargs: Mapping[str, Any],
+        check: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> dict[str, Any]:
+        """One streamed request, read to its final message; raises on any fault. ``check``
+        sees the response's headers before its body is read, and may refuse it."""
         import anthropic
         import httpx2
 
@@ -499,6 +559,8 @@ class ModelClient:
                 except StreamTimedOut as exc:
                     raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
+            if check is not None:
+                check(response.headers)
             try:
                 return read_message(response.iter_lines(), self._limits)
             except StreamErrorEvent as exc:
@@ -518,13 +580,28 @@ class ModelClient:
         like :meth:`complete`)."""
         if not self._setup.counts_tokens:
             raise UsageError(f"{self._setup.provider} does not count tokens: omit --count-tokens.")
+        no_route = UsageError(
+            f"The server at {self._endpoint()} has no token-counting route (POST "
+            "/v1/messages/count_tokens): omit --count-tokens; the estimate from the local "
+            "count still works."
+        )
+        caps = self._server.known(model)
+        if caps is not None and not caps.count_tokens:
+            raise no_route
 
         def count() -> int:
-            result = self._sdk.messages.count_tokens(
-                model=model,
-                system=text_for_json(system),
-                messages=_utf8(list(messages)),
-            )
+            import anthropic
+
+            try:
+                result = self._sdk.messages.count_tokens(
+                    model=model,
+                    system=text_for_json(system),
+                    messages=_utf8(list(messages)),
+                )
+            except anthropic.NotFoundError as exc:
+                if capabilities.route_missing(exc):
+                    raise no_route from None
+                raise
             return int(result.input_tokens)
 
         return self._with_retries(model, count)

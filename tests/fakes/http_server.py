@@ -140,6 +140,12 @@ class Exchange(BaseHTTPRequestHandler):
         )
         self.wfile.write(data)
 
+    def send_text(self, status: int, text: str) -> None:
+        """A complete plain-text response (a web framework's own error page)."""
+        data = text.encode()
+        self.begin(status, "text/plain; charset=utf-8", {"content-length": str(len(data))})
+        self.wfile.write(data)
+
     def start_stream(self, content_type: str = "text/event-stream; charset=utf-8") -> None:
         """Start a 200 response whose body follows in chunks."""
         self.begin(200, content_type, {"cache-control": "no-cache", "transfer-encoding": "chunked"})

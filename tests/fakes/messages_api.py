@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from tests.fakes.compat_servers import CompatServer
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.model_io import ModelRequest, Reply
 from tests.fakes.provider_wire import (
@@ -129,6 +130,9 @@ class FakeMessagesAPI:
         self.expected_key: str | None = None
         #: When set, seconds to wait before answering each /v1/messages request.
         self.latency: Callable[[ModelRequest], float] | None = None
+        #: When set, the fake behaves as that server in front of an open model (see
+        #: tests/fakes/compat_servers.py) instead of as Anthropic's API.
+        self.server: CompatServer | None = None
         self.policy_errors: list[PolicyFailure] = []
         self.cache = PromptCache()
         self._requests: list[RecordedRequest] = []
@@ -232,7 +236,10 @@ class FakeMessagesAPI:
     # -- serving -----------------------------------------------------------------------------
 
     def _serve(self, handler: Exchange) -> None:
-        handler.response_headers["request-id"] = self._next_id("req")
+        # Anthropic's API names every response; other servers do not, or under another name.
+        header = "request-id" if self.server is None else self.server.request_id_header
+        if header is not None:
+            handler.response_headers[header] = self._next_id("req")
         try:
             self._respond(handler)
         except OSError:
@@ -271,11 +278,19 @@ class FakeMessagesAPI:
             return fail(404, f"Not found: {handler.command} {path}")
         if call is not None and call.problem:
             return fail(400, call.problem)
+        server = self.server if call is None else None
+        if server is not None and path == COUNT_TOKENS_PATH and not server.count_tokens:
+            record()
+            return handler.send_text(404, "404 page not found")
         problem = validate_messages_body(parsed, count_tokens=path != MESSAGES_PATH)
         if problem:
             return fail(400, problem)
+        refusal = server.refuse(body) if server is not None else None
+        if refusal is not None:
+            record()
+            return handler.send_json(refusal.status, refusal.body)
 
-        request = ModelRequest(body, headers)
+        request = ModelRequest(server.seen(body) if server is not None else body, headers)
         if path == COUNT_TOKENS_PATH:
             record()
             tokens = sum(token_count(value) for value, _ in prompt_blocks(body))
@@ -301,12 +316,16 @@ class FakeMessagesAPI:
             reply = self.policy(request)
             if not isinstance(reply, Reply):
                 raise TypeError(f"policy must return a Reply, got {reply!r}")
+            if self.server is not None and call is None:
+                reply = self.server.shape(request, reply)
             content = [self._content_block(block) for block in reply.blocks]
         except Exception as exc:
             self._record_failure(exc)
             return _send_error(handler, 500, message=f"policy raised {exc!r}", call=call)
         usage = self.cache.usage(request.body)
         usage["output_tokens"] = max(1, token_count(content))
+        if self.server is not None and call is None:
+            usage = self.server.usage(usage)
         message = message_json(
             self._next_id("msg"), request.model, content, reply.effective_stop_reason, usage
         )
