@@ -123,10 +123,13 @@ def review_pull(
             request.options,
             base=pull.base_sha,
             head=head,
-            intent=pull_intent(context, pull),
             walkthrough=request.post and request.walkthrough,
         )
         prepared = core.prepare(work_tree(repo), options, env, warn=warn)
+        # After prepare: the configuration (of the base revision) says which other
+        # projects' issues may be read.
+        intent = pull_intent(context, pull, prepared.config.issue_projects)
+        prepared = replace(prepared, options=replace(prepared.options, intent=intent))
         report = core.run(prepared, events=events)
         if not request.post:
             return report, prepared, None
