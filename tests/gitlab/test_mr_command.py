@@ -85,6 +85,7 @@ def test_mr_reviews_the_merge_request_with_its_intent_and_posts_with_a_walkthrou
         section, diagram = walkthrough_of(summary["body"])
         assert "`app.py`" in section and diagram is not None and len(diagram.edges) == 2
         # No line of anything posted is a quick action.
+        assert gitlab.mrs[IID].quick_actions == []
         for note in [n for d in gitlab.mrs[IID].discussions for n in d["notes"]]:
             assert not any(line.startswith("/") for line in note["body"].splitlines())
 
