@@ -93,6 +93,6 @@ def show_report(output_format: str) -> None:
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
-    with open_journal(config, git_dir(repo), env) as store:
+    with open_journal(config, git_dir(repo), env, checkout=work_tree(repo)) as store:
         report = load_report(store, work_tree(repo))
     print_report_as(report, output_format)
