@@ -108,6 +108,9 @@ def fetch_isolated(repo: git.Repo, url: str, wanted: Mapping[str, str | None]) -
         if str(repo.git.rev_parse("--show-object-format")).strip() == "sha256":
             init.insert(3, "--object-format=sha256")  # older gits know SHA-1 only
         _run(init, env, "could not make a scratch repository to fetch into")
+        shallow = Path(repo.common_dir) / "shallow"
+        if shallow.is_file():  # the clone's history ends there: so does the scratch's
+            shutil.copyfile(shallow, git_dir / "shallow")
         (git_dir / "objects" / "info").mkdir(parents=True, exist_ok=True)
         (git_dir / "objects" / "info" / "alternates").write_text(
             f"{objects_dir(repo)}\n", encoding="utf-8"
