@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
+import pytest
+
+from orch_review.errors import GitError
 from orch_review.scope.git import fetch_isolated, has_commit, open_repo
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import commit
@@ -28,3 +32,16 @@ def test_a_shallow_clone_gets_the_whole_history_of_the_change(
     assert git(work, "rev-parse", "refs/orch-review/pull/1/head").strip() == head
     assert has_commit(repo, git(origin, "rev-parse", "change~1").strip())
     assert git(work, "fsck", "--connectivity-only").strip() == ""
+
+
+def test_a_failed_fetch_never_shows_the_password_in_the_url(git_repo: GitRepoFactory) -> None:
+    repo = open_repo(git_repo({"a.txt": "1\n"}))
+    with socket.socket() as probe:  # a port nothing listens on: refused at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    with pytest.raises(GitError) as failed:
+        fetch_isolated(repo, f"http://someone:s3cret@127.0.0.1:{port}/x.git", {"HEAD": None})
+
+    assert "s3cret" not in str(failed.value)
+    assert f"http://***@127.0.0.1:{port}/x.git" in str(failed.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -121,7 +122,8 @@ def fetch_isolated(repo: git.Repo, url: str, wanted: Mapping[str, str | None]) -
         ]
         fetch = ["git", f"--git-dir={git_dir}", *_SCRATCH_CONFIG, "fetch", "--quiet"]
         fetch += ["--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--"]
-        _run([*fetch, url, *refspecs], env, f"cannot fetch {' '.join(wanted)} from {url}")
+        failure = f"cannot fetch {' '.join(wanted)} from {_without_credentials(url)}"
+        _run([*fetch, url, *refspecs], env, failure)
         _copy_packs(git_dir / "objects" / "pack", objects_dir(repo) / "pack")
         for n, local in enumerate(wanted.values()):
             if local is not None:
@@ -133,10 +135,23 @@ def fetch_isolated(repo: git.Repo, url: str, wanted: Mapping[str, str | None]) -
                 repo.git.update_ref(local, sha)
 
 
+_CREDENTIALS = re.compile(r"://[^/@\s]+@")
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with the user and password it may carry (``https://user:token@host/``)
+    shown as ``***``."""
+    scheme, found, rest = url.partition("://")
+    if not found or "@" not in rest.split("/", 1)[0]:
+        return url
+    return f"{scheme}://***@{rest.split('@', 1)[1]}"
+
+
 def _run(command: list[str], env: Mapping[str, str], failure: str) -> str:
     done = subprocess.run(command, env=env, capture_output=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
-        detail = " ".join(done.stderr.decode("utf-8", "replace").split())[:300]
+        said = " ".join(done.stderr.decode("utf-8", "replace").split())
+        detail = _CREDENTIALS.sub("://***@", said)[:300]
         raise GitError(f"{failure}: {detail}")
     return done.stdout.decode("utf-8", "replace")
 
