@@ -96,6 +96,25 @@ def test_a_journal_path_committed_as_a_link_writes_nothing_where_it_points(
     assert fake_api.message_requests == []
 
 
+@pytest.mark.parametrize("command", ["stats", "clear"])
+def test_journal_commands_touch_nothing_through_a_link(
+    api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path, command: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "journal.sqlite3").write_text("not the journal: a file someone keeps")
+    repo = git_repo({"README.md": "# demo\n"})
+    os.symlink(elsewhere, repo / ".orch-review-cache")
+    env = {**api_env, "ORCH_REVIEW_JOURNAL_PATH": ".orch-review-cache/journal.sqlite3"}
+
+    result = run_cli(repo, env, "journal", command)
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "symbolic link inside the repository" in result.stderr
+    assert [p.name for p in elsewhere.iterdir()] == ["journal.sqlite3"]
+    assert (elsewhere / "journal.sqlite3").read_text().startswith("not the journal")
+
+
 def test_a_link_at_git_orch_review_sends_the_journal_to_the_cache(
     fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
 ) -> None:
