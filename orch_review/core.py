@@ -262,7 +262,10 @@ def _keep_report(prepared: PreparedReview, report: Report) -> bool:
     try:
         # Quiet: the review has already said what is wrong with its journal, if anything.
         repo = prepared.repo
-        with open_journal(prepared.config, git_dir(repo), prepared.env, quiet=True) as journal:
+        opened = open_journal(
+            prepared.config, git_dir(repo), prepared.env, quiet=True, checkout=work_tree(repo)
+        )
+        with opened as journal:
             return keep_report(journal, report, work_tree(repo))
     except JournalError:
         return False  # the review already said why the journal is unusable
@@ -359,7 +362,8 @@ def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
     from orch_review.engine.opening import open_journal
     from orch_review.scope.git import git_dir, work_tree
 
-    with open_journal(prepared.config, git_dir(prepared.repo), prepared.env) as journal:
+    repo, env = prepared.repo, prepared.env
+    with open_journal(prepared.config, git_dir(repo), env, checkout=work_tree(repo)) as journal:
         try:
             conversation = load_conversation(journal, work_tree(prepared.repo))
         except NoConversation:

@@ -16,9 +16,9 @@ def journal() -> None:
     """Inspect or clear the journal that lets an interrupted review resume."""
 
 
-def _journal_path() -> Path:
+def _journal_path() -> tuple[Path, Path]:
     """The configured journal, else the one in ``.git``, else (a read-only checkout) the one
-    in the user's cache directory when only that exists."""
+    in the user's cache directory when only that exists; and the working tree."""
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
     from orch_review.engine.journal import cache_journal_path, default_journal_path
@@ -27,13 +27,14 @@ def _journal_path() -> Path:
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
+    top = work_tree(repo)
     if config.journal_path is not None:
-        return config.journal_path
+        return config.journal_path, top
     path = default_journal_path(git_dir(repo))
     fallback = cache_journal_path(git_dir(repo), env)
     if not path.exists() and fallback is not None and fallback.exists():
-        return fallback
-    return path
+        return fallback, top
+    return path, top
 
 
 @journal.command()
@@ -44,11 +45,11 @@ def stats() -> None:
 
     from orch_review.engine.journal import Journal
 
-    path = _journal_path()
+    path, top = _journal_path()
     if not path.exists():
         click.echo(f"journal: {path} (empty: no review has run here yet)")
         return
-    with Journal(path, signer=None) as store:
+    with Journal(path, signer=None, checkout=top) as store:
         info = store.stats()
     click.echo(f"journal: {info.path}")
     click.echo(f"entries: {info.entries:,} ({counted(info.total_bytes, 'byte')})")
@@ -63,11 +64,17 @@ def stats() -> None:
 @handle_errors
 def clear() -> None:
     """Forget every stored agent result (the next review pays in full)."""
-    from orch_review.engine.journal import Journal, JournalError, delete_journal_files
+    from orch_review.engine.journal import (
+        Journal,
+        JournalError,
+        check_own_path,
+        delete_journal_files,
+    )
 
-    path = _journal_path()
+    path, top = _journal_path()
+    check_own_path(path, top)  # before the files are removed, through a link or not
     try:
-        with Journal(path, signer=None) as store:
+        with Journal(path, signer=None, checkout=top) as store:
             removed = store.clear()
     except JournalError:
         # An unreadable journal is exactly what `clear` is for: remove the files.
@@ -93,6 +100,6 @@ def show_report(output_format: str) -> None:
     env = take_environment()
     repo = open_repo(Path.cwd(), env)
     config = load_config(work_tree(repo), env, {})
-    with open_journal(config, git_dir(repo), env) as store:
+    with open_journal(config, git_dir(repo), env, checkout=work_tree(repo)) as store:
         report = load_report(store, work_tree(repo))
     print_report_as(report, output_format)

@@ -97,6 +97,7 @@ class Config:
     trigger: str = "@orch-review"
     ignore_reaction: Reaction = "-1"
     suggestion_check: str | None = None
+    issue_projects: tuple[str, ...] = ()
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
     prices: Mapping[str, Price] = field(
@@ -231,6 +232,24 @@ def _check_trigger(value: object) -> object:
 
 
 _TRIGGER = _Kind("an @-mention such as `@orch-review`", _check_trigger)
+_PROJECT_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def _check_projects(value: object) -> object:
+    checked = _check_globs(value)
+    assert isinstance(checked, tuple)
+    for project in checked:
+        parts = project.split("/")
+        if len(parts) < 2 or not all(_PROJECT_PART.fullmatch(p) and p != ".." for p in parts):
+            raise ValueError
+    return checked
+
+
+_PROJECTS = _Kind(
+    "a list of project paths such as `octo/other` or `group/subgroup/project`",
+    _check_projects,
+    _globs_from_text,
+)
 _NAMES = _Kind("a list of file names", _check_globs, _globs_from_text)
 
 
@@ -406,6 +425,13 @@ _KEYS: tuple[_Key, ...] = (
         "A shell command a suggested replacement must pass before it is offered as a "
         "committable fix, run in the sandbox on a scratch copy with the replacement applied; "
         "`{path}` is the file's repository-relative path, shell-quoted.",
+    ),
+    _Key(
+        "issue_projects",
+        _PROJECTS,
+        "Other projects (`OWNER/NAME` on GitHub, the project's path on GitLab) whose issues"
+        " a pull or merge request's description may link for the intent check; issues of any"
+        " other project are not read (default: only the request's own project).",
     ),
 )
 _BY_NAME = {key.name: key for key in _KEYS}

@@ -75,7 +75,8 @@ class FollowUp:
     def __enter__(self) -> FollowUp:
         git_dir = gitops.git_dir(self._repo)
         if self._conversation is None:
-            with open_journal(self._config, git_dir, self._env) as journal:
+            tree = gitops.work_tree(self._repo)
+            with open_journal(self._config, git_dir, self._env, checkout=tree) as journal:
                 self._conversation = load_conversation(journal, gitops.work_tree(self._repo))
         commit = self._conversation.snapshot_commit
         objects = self._conversation.snapshot_objects
@@ -100,6 +101,7 @@ class FollowUp:
                     client=client,
                     git_dir=git_dir,
                     workspace=workspace,
+                    checkout=gitops.work_tree(self._repo),
                     events=self._events,
                     notices=self._notices,
                 )

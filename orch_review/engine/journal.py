@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Mapping
@@ -106,6 +107,38 @@ def delete_journal_files(path: Path) -> bool:
     return existed
 
 
+def check_own_path(path: Path, checkout: Path) -> None:
+    """JournalUnwritable when a part of ``path`` inside ``checkout`` (the directories below
+    it, the file, SQLite's ``-wal`` and ``-shm`` beside it) is a symbolic link or belongs to
+    another user. A change can commit a symbolic link where the journal goes, and SQLite
+    would create and write its files wherever the link points."""
+    path, checkout = Path(os.path.abspath(path)), Path(os.path.abspath(checkout))
+    if not path.is_relative_to(checkout):
+        return  # outside the checkout: a place the user chose, not the repository
+    parts = path.relative_to(checkout).parts
+    places = [checkout.joinpath(*parts[: n + 1]) for n in range(len(parts))]
+    places += [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    for place in places:
+        try:
+            info = os.lstat(place)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise JournalUnwritable(f"Cannot open the journal {path} ({exc}).") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise JournalUnwritable(
+                f"Not opening the journal {path}: {place} is a symbolic link inside the "
+                "repository, which a change can commit to make orch-review write elsewhere; "
+                "keep the journal outside the checkout (ORCH_REVIEW_JOURNAL_PATH) or use "
+                "--no-journal."
+            )
+        if info.st_uid != os.geteuid():
+            raise JournalUnwritable(
+                f"Not opening the journal {path}: {place} belongs to another user; keep the "
+                "journal outside the checkout (ORCH_REVIEW_JOURNAL_PATH) or use --no-journal."
+            )
+
+
 class Journal:
     """Agent results in SQLite (WAL mode), safe for many threads and several processes at once."""
 
@@ -116,11 +149,13 @@ class Journal:
         signer: Signer | None,
         busy_timeout: float = 10.0,
         quiet: bool = False,
+        checkout: Path | None = None,
     ) -> None:
         """``signer`` signs what is stored and checks what is read; without one nothing is
         stored and nothing read is trusted (``journal stats`` and ``clear`` need none).
         ``quiet``: failed lookups and stores are logged at debug level only (a second
-        opening in the same run, whose user was told already)."""
+        opening in the same run, whose user was told already). ``checkout``: the working
+        tree under review; see :func:`check_own_path`."""
         self.path = Path(path)
         self._signer = signer
         self._ignored: set[str] = set()
@@ -134,8 +169,12 @@ class Journal:
         self._warned = threading.Event()
         if quiet:
             self._warned.set()
+        if checkout is not None:
+            check_own_path(self.path, checkout)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if checkout is not None:  # created here, never through a link made meanwhile
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
             self._conn = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )

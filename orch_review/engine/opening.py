@@ -39,11 +39,12 @@ def open_journal(
     notices: Callable[[str], None] | None = None,
     *,
     quiet: bool = False,
+    checkout: Path | None = None,
 ) -> JournalLike:
     """The journal the config asks for, its entries signed with the key of ``env``'s
     credential. By default it is under the git directory; when that cannot be written (a
-    read-only checkout) it is in the user's cache directory instead, and ``notices`` says so.
-    ``quiet``: see :class:`Journal`."""
+    read-only checkout, a symbolic link in the way) it is in the user's cache directory
+    instead, and ``notices`` says so. ``quiet``, ``checkout``: see :class:`Journal`."""
     if not config.journal:
         return NullJournal()
     signer = signer_for(env, config.provider, JOURNAL)
@@ -54,9 +55,9 @@ def open_journal(
             "docs/journal.md)."
         )
     if config.journal_path is not None:
-        return Journal(config.journal_path, signer=signer, quiet=quiet)
+        return Journal(config.journal_path, signer=signer, quiet=quiet, checkout=checkout)
     try:
-        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet)
+        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet, checkout=checkout)
     except JournalUnwritable:
         fallback = cache_journal_path(git_dir, env)
         if fallback is None:
@@ -179,6 +180,7 @@ def open_session(
     client: ModelClient,
     git_dir: Path,
     workspace: Workspace,
+    checkout: Path | None = None,
     guidance: Guidance | None = None,
     events: EventSink | None = None,
     notices: Callable[[str], None] | None = None,
@@ -203,7 +205,7 @@ def open_session(
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
     # What killed runs left behind, the homes root handed to throwaway uids included.
     tempdirs.sweep_stale(also_ours=is_throwaway_uid)
-    journal = open_journal(config, git_dir, env, notices)
+    journal = open_journal(config, git_dir, env, notices, checkout=checkout)
     try:
         with tempdirs.directory("home") as home:
             sandbox = _sandbox(config, env, workspace, warnings, notices)

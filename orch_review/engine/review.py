@@ -230,6 +230,7 @@ def review(
             client=client,
             git_dir=scope.git_dir,
             workspace=workspace,
+            checkout=scope.root,
             guidance=guidance,
             events=events,
             notices=notices,

@@ -9,6 +9,7 @@ so other agents' threads keep running.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,25 @@ E = TypeVar("E")
 
 # The SDK's own estimate of the slowest a response is written: an hour for 128,000 tokens.
 SECONDS_PER_OUTPUT_TOKEN = 3600 / 128_000
+
+
+# A JSON string may hold an escaped lone surrogate (``"\\ud800"``), which no UTF-8 can
+# encode: a model can write one, and it would crash whatever writes the text out (a report,
+# the journal, the terminal). The model never sees one from orch-review (names that are not
+# UTF-8 reach it in git's octal quoting), so it stands for nothing: U+FFFD takes its place.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings and keys, at any depth, replaced by
+    U+FFFD, so that all of it encodes as UTF-8."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {well_formed(k): well_formed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [well_formed(item) for item in value]
+    return value
 
 
 class StreamErrorEvent(Exception):
@@ -212,4 +232,4 @@ class _MessageBuilder:
         for index in unreadable:
             self._blocks[index] = {**self._blocks[index], "input": {}, "incomplete": True}
         message["content"] = [self._blocks[i] for i in sorted(self._blocks)]
-        return message
+        return dict(well_formed(message))

@@ -8,6 +8,7 @@ to another repository: redirects are not followed) is noted, not fatal.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import partial
 
 from orch_review.github.api import GitHubApiError, GitHubClient
@@ -50,8 +51,11 @@ def _read(client: GitHubClient, ref: IssueRef) -> LinkedIssue:
     )
 
 
-def pull_intent(context: GitHubContext, pull: PullRequest) -> Intent:
-    """The pull request's intent; its linked issues are read through the API."""
+def pull_intent(
+    context: GitHubContext, pull: PullRequest, other_projects: Collection[str] = ()
+) -> Intent:
+    """The pull request's intent; its linked issues are read through the API, those of
+    another repository only when ``other_projects`` names it."""
     title = clean(pull.title, TITLE_LIMIT)
     body = clean(pull.body, DESCRIPTION_LIMIT)
     refs = linked_issues(
@@ -63,5 +67,5 @@ def pull_intent(context: GitHubContext, pull: PullRequest) -> Intent:
     issues: tuple[LinkedIssue, ...] = ()
     if refs:
         with GitHubClient(context.api_url, context.repository, context.token) as client:
-            issues = read_linked(refs, partial(_read, client))
+            issues = read_linked(refs, partial(_read, client), other_projects)
     return Intent(f"pull request #{pull.number}", title, body, issues)

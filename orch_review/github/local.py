@@ -49,12 +49,19 @@ def _default_options() -> ReviewOptions:
 
 def fetch_head(repo: git.Repo, source_ref: str, local_ref: str, base_sha: str) -> str:
     """Fetch ``source_ref`` from the remote into ``local_ref`` and check ``base_sha`` is
-    here (fetching the remote's branches if not); the head commit."""
+    here (fetching it, else the remote's branches, if not); the head commit. The clone's
+    own configuration plays no part in the fetch (see ``fetch_isolated``)."""
     from orch_review.scope import git as gitops
 
-    gitops.fetch_refs(repo, REMOTE, [f"+{source_ref}:{local_ref}"])
+    url = gitops.remote_url(repo, REMOTE)
+    if url is None:
+        raise GitError(f"this clone has no `{REMOTE}` remote to fetch the change from.")
+    gitops.fetch_isolated(repo, url, {source_ref: local_ref})
     if not gitops.has_commit(repo, base_sha):
-        gitops.fetch_origin(repo)
+        try:
+            gitops.fetch_isolated(repo, url, {base_sha: None})
+        except GitError:  # a server that serves no commit by its id
+            gitops.fetch_isolated(repo, url, {"refs/heads/*": None})
     if not gitops.has_commit(repo, base_sha):
         raise GitError(
             f"the base commit {base_sha[:12]} is not on {REMOTE}: fetch the base branch, or "
@@ -116,10 +123,13 @@ def review_pull(
             request.options,
             base=pull.base_sha,
             head=head,
-            intent=pull_intent(context, pull),
             walkthrough=request.post and request.walkthrough,
         )
         prepared = core.prepare(work_tree(repo), options, env, warn=warn)
+        # After prepare: the configuration (of the base revision) says which other
+        # projects' issues may be read.
+        intent = pull_intent(context, pull, prepared.config.issue_projects)
+        prepared = replace(prepared, options=replace(prepared.options, intent=intent))
         report = core.run(prepared, events=events)
         if not request.post:
             return report, prepared, None

@@ -11,7 +11,7 @@ package does not depend on the engine that produces reports.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,7 +134,6 @@ def run_github(
     options = core.ReviewOptions(
         base=pull.base_sha,
         head=pull.head_sha,
-        intent=pull_intent(context, pull),
         walkthrough=run.walkthrough,
         paths=run.pathspecs,
         exclude=run.exclude,
@@ -148,6 +147,9 @@ def run_github(
     except NothingToReview as exc:
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
+    # After prepare: the configuration says which other repositories' issues may be read.
+    intent = pull_intent(context, pull, prepared.config.issue_projects)
+    prepared = replace(prepared, options=replace(prepared.options, intent=intent))
     nothing = prepared.scope.nothing_reviewable()
     if nothing is not None:  # every changed file skipped: said as when none changed
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {nothing}\n")

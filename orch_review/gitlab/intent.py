@@ -8,7 +8,7 @@ An issue the token cannot read (404, 403) is noted, not fatal.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import partial
 from typing import Any
 
@@ -55,10 +55,12 @@ def merge_request_intent(
     merge_request: Mapping[str, Any],
     server_url: str,
     own_project: str | None = None,
+    other_projects: Collection[str] = (),
 ) -> Intent:
     """The intent of ``merge_request`` (as ``GET /projects/:id/merge_requests/:iid``
-    returns it); linked issues are read with ``client``. ``own_project`` is the project's
-    path, so that ``group/proj#3`` of the same project counts as ``#3``."""
+    returns it); linked issues are read with ``client``, those of another project only when
+    ``other_projects`` names it. ``own_project`` is the project's path, so that
+    ``group/proj#3`` of the same project counts as ``#3``."""
     iid = merge_request.get("iid")
     source = f"merge request !{iid}" if isinstance(iid, int) else "the merge request"
     title = clean(merge_request.get("title"), TITLE_LIMIT)
@@ -68,7 +70,7 @@ def merge_request_intent(
         issue_url=url_pattern(server_url, "/-/issues/"),
         own_project=own_project or _own_path(merge_request),
     )
-    issues = read_linked(refs, partial(_read, client))
+    issues = read_linked(refs, partial(_read, client), other_projects)
     return Intent(source, title, description, issues)
 
 

@@ -104,17 +104,21 @@ def review_merge_request(
                 f"orch-review: {REMOTE}'s {source} is {head[:12]}, the latest diff version's "
                 f"head is {refs.head_sha[:12]}: reviewing what was fetched."
             )
-        intent = merge_request_intent(
-            client, merge_request, server_url, own if isinstance(own, str) else path
-        )
         options = replace(
             request.options,
             base=refs.base_sha,
             head=head,
-            intent=intent,
             walkthrough=request.post and request.walkthrough,
         )
         prepared = core.prepare(work_tree(repo), options, env, warn=warn)
+        intent = merge_request_intent(
+            client,
+            merge_request,
+            server_url,
+            own if isinstance(own, str) else path,
+            prepared.config.issue_projects,
+        )
+        prepared = replace(prepared, options=replace(prepared.options, intent=intent))
         report = core.run(prepared, events=events)
         if not request.post:
             return report, prepared, None

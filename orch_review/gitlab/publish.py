@@ -2,7 +2,8 @@
 
 Each finding on the diff is a discussion whose first note starts with the finding's hidden
 fingerprint marker, placed by :mod:`.positions`; a verified fix is a GitLab suggestion
-(```` ```suggestion:-N+0 ````, the lines above the note's line through it). A re-run posts no
+(```` ```suggestion:-N+0 ````, the lines above the note's line through it; never one with a
+line starting with `/`, which GitLab could run as a quick action). A re-run posts no
 finding twice. A thread of orch-review's own (its first note written by the token's user
 and marked) whose finding is gone is resolved, with one reply: when its file was covered by
 this review, or left the merge request. A thread a person started is never touched. One
@@ -63,6 +64,11 @@ def suggestion(finding: Finding, first: int, last: int) -> str | None:
     if patch is None or (first, last) != (finding.start_line, finding.end_line):
         return None
     if controls(patch) != patch:
+        return None
+    # A line starting with `/` may be a quick action that GitLab runs on the merge request
+    # (/merge, /approve). GitLab skips a code block's lines by regular expressions that a
+    # patch holding backticks of its own can mislead, so no such line is posted at all.
+    if any(line.startswith("/") for line in patch.split("\n")):
         return None
     fenced = fence(patch)
     return f"{fenced}suggestion:-{last - first}+0\n{patch}\n{fenced}"

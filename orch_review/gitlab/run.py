@@ -10,8 +10,8 @@ token may write, and an exit code per ``fail_on``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,10 +58,15 @@ class GitLabRun:
 
 
 def job_intent(
-    client: GitLabClient, job: MergeRequestJob, env: Mapping[str, str], readable: bool
+    client: GitLabClient,
+    job: MergeRequestJob,
+    env: Mapping[str, str],
+    readable: bool,
+    other_projects: Collection[str] = (),
 ) -> Intent:
     """The merge request's intent: from the API when the token may read it, else from CI's
-    CI_MERGE_REQUEST_TITLE and CI_MERGE_REQUEST_DESCRIPTION (no linked issue read then)."""
+    CI_MERGE_REQUEST_TITLE and CI_MERGE_REQUEST_DESCRIPTION (no linked issue read then).
+    Issues of another project are read only when ``other_projects`` names it."""
     from orch_review.gitlab.intent import merge_request_intent
 
     if readable:
@@ -70,7 +75,9 @@ def job_intent(
         except GitLabApiError:
             pass
         else:
-            return merge_request_intent(client, merge_request, job.server_url)
+            return merge_request_intent(
+                client, merge_request, job.server_url, other_projects=other_projects
+            )
     fallback = {
         "iid": job.iid,
         "title": env.get("CI_MERGE_REQUEST_TITLE", ""),
@@ -216,12 +223,14 @@ def run_gitlab(
             options = core.ReviewOptions(
                 base=refs.base_sha,
                 head=refs.head_sha,
-                intent=job_intent(client, job, env, job.token is not None),
                 walkthrough=run.walkthrough and can_post,
                 settings=run.overrides,
                 json_file=run.json_file,
             )
             prepared = core.prepare(work_tree(repo), options, env)
+            issues = prepared.config.issue_projects
+            intent = job_intent(client, job, env, job.token is not None, issues)
+            prepared = replace(prepared, options=replace(prepared.options, intent=intent))
             learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
             report = core.run(prepared, events=events)
             answerer = _answerer(prepared, env, refs, job.iid)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,13 +146,28 @@ def linked_issues(
 
 
 def read_linked(
-    refs: Sequence[IssueRef], read: Callable[[IssueRef], LinkedIssue]
+    refs: Sequence[IssueRef],
+    read: Callable[[IssueRef], LinkedIssue],
+    other_projects: Collection[str] = (),
 ) -> tuple[LinkedIssue, ...]:
     """The first :data:`MAX_ISSUES` of ``refs`` as ``read`` gives them; the rest noted as
-    left unread."""
+    left unread. An issue of another project is read only when ``other_projects`` names it:
+    the token may reach projects the request's author cannot, and whatever is read goes to
+    the model (a group or personal token read for a stranger's description)."""
     unread = f"more than {MAX_ISSUES} linked"
+    allowed = {project.casefold() for project in other_projects}
+
+    def read_if_allowed(ref: IssueRef) -> LinkedIssue:
+        if ref.project is None or ref.project.casefold() in allowed:
+            return read(ref)
+        return LinkedIssue(
+            str(ref),
+            unread="it belongs to another project; name that project in the `issue-projects`"
+            " setting to read its issues",
+        )
+
     return (
-        *(read(ref) for ref in refs[:MAX_ISSUES]),
+        *(read_if_allowed(ref) for ref in refs[:MAX_ISSUES]),
         *(LinkedIssue(str(ref), unread=unread) for ref in refs[MAX_ISSUES:]),
     )
 

@@ -27,6 +27,11 @@
   ``title``, ``description`` (null when empty), ``state``, ``labels`` a list of names (objects
   with ``name`` when ``with_labels_details=true``); 404 for an issue that does not exist or
   that the token may not read.
+- Quick actions ("Quick actions"): a note's line that starts with `/` and a command's name is
+  executed and removed from the note; as GitLab's extractor does, regular expressions skip
+  what lies between a ```` ``` ```` line and the next line that is exactly ```` ``` ````,
+  between two backticks (across lines), in an HTML block and in a ``>>>`` quote. Executed
+  commands are recorded in ``FakeMR.quick_actions``.
 - Members ("Group and project members API", ``/members/all/:user_id``): access levels
   10 Guest, 15 Planner, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner; 404 for a
   non-member.
@@ -120,6 +125,37 @@ class FakeMR:
     closes: list[int] = field(default_factory=list)  # issue iids it closes when merged
     title: str = "A merge request"
     description: str | None = None
+    quick_actions: list[tuple[str, str]] = field(default_factory=list)  # (command, argument)
+
+
+# A few of GitLab's merge request quick actions, enough for any attack to reach one.
+QUICK_ACTIONS = (
+    "approve", "unapprove", "merge", "close", "reopen", "draft", "ready", "label", "unlabel",
+    "relabel", "assign", "unassign", "reviewer", "assign_reviewer", "unassign_reviewer",
+    "title", "lock", "unlock", "rebase", "target_branch", "milestone", "award", "shrug",
+    "tableflip", "todo", "done", "subscribe", "unsubscribe", "cc", "submit_review",
+)  # fmt: skip
+_QUICK_ACTION = re.compile(
+    r"(?P<code>^```.+?\n```$)"
+    r"|(?P<inline>`\n*.+?\n*`)"
+    r"|(?P<html>^<[^>]+?>\n.+?\n</[^>]+?>$)"
+    r"|(?P<quote>^>>>.+?\n>>>$)"
+    rf"|^/(?P<cmd>{'|'.join(QUICK_ACTIONS)})(?: (?P<arg>[^\n]*))?(?:\s*\n|$)",
+    re.MULTILINE | re.DOTALL | re.IGNORECASE,
+)
+
+
+def quick_actions(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` without the quick actions GitLab would execute, and those actions."""
+    found: list[tuple[str, str]] = []
+
+    def take(match: re.Match[str]) -> str:
+        if match.group("cmd") is None:
+            return match.group(0)
+        found.append((match.group("cmd").lower(), (match.group("arg") or "").strip()))
+        return ""
+
+    return _QUICK_ACTION.sub(take, text.replace("\r", "")).rstrip(), found
 
 
 @dataclass
@@ -313,7 +349,7 @@ class FakeGitLabAPI:
         if tail == "/notes" and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
-            discussion = self._discussion(body["body"], user, None)
+            discussion = self._discussion(self._executed(mr, body["body"]), user, None)
             mr.discussions.append(discussion)
             return 201, discussion["notes"][0], {}
         if (n := re.fullmatch(r"/notes/(\d+)(/award_emoji)?", tail)) is not None:
@@ -355,6 +391,13 @@ class FakeGitLabAPI:
                 "x-next-page": str(page + 1) if more else "",
             },
         )
+
+    @staticmethod
+    def _executed(mr: FakeMR, body: str) -> str:
+        """The note's text once its quick actions ran (recorded on ``mr``)."""
+        text, actions = quick_actions(body)
+        mr.quick_actions.extend(actions)
+        return text
 
     def _note(
         self, body: str, user: dict[str, Any], position: Any, kind: str | None
@@ -418,7 +461,7 @@ class FakeGitLabAPI:
             if problem is not None:
                 self.refused.append((problem, position))
                 return 400, {"message": f'400 Bad request - Note {{:line_code=>["{problem}"]}}'}, {}
-        discussion = self._discussion(body["body"], user, position)
+        discussion = self._discussion(self._executed(mr, body["body"]), user, position)
         mr.discussions.append(discussion)
         return 201, discussion, {}
 
@@ -437,7 +480,7 @@ class FakeGitLabAPI:
         if notes and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
-            note = self._note(body["body"], user, None, "DiscussionNote")
+            note = self._note(self._executed(mr, body["body"]), user, None, "DiscussionNote")
             discussion["notes"].append(note)
             return 201, note, {}
         if not notes and method == "PUT":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -49,9 +50,20 @@ def error_body(
     return {"type": "error", "error": error}
 
 
+def json_text(value: Any) -> str:
+    """``value`` as the API writes JSON: UTF-8 text, and a lone surrogate (which no UTF-8
+    can hold, and which a model's output can carry) as a ``\\udXXX`` escape."""
+    return _LONE_SURROGATE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False)
+    )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def sse_event(event: str, data: Mapping[str, Any]) -> bytes:
     """One server-sent event: an `event:` line, a `data:` line and a blank line."""
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    return f"event: {event}\ndata: {json_text(data)}\n\n".encode()
 
 
 def split_chunks(text: str, pieces: int) -> list[str]:
@@ -90,7 +102,7 @@ def block_start(block: dict[str, Any]) -> dict[str, Any]:
 def block_deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     """The `delta` payloads that stream a block's content in a few chunks."""
     if block["type"] == "tool_use":
-        partial = json.dumps(block["input"], ensure_ascii=False)
+        partial = json_text(block["input"])
         if block.get("cut_off"):  # the output limit struck halfway through the input
             partial = partial[: len(partial) // 2]
         return [{"type": "input_json_delta", "partial_json": p} for p in split_chunks(partial, 4)]

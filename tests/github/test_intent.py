@@ -29,7 +29,7 @@ def test_linked_issues_are_read_and_those_that_cannot_be_are_noted(
         "See https://github.test/octo/demo/issues/12 and https://elsewhere.test/a/b/issues/9"
     )
 
-    intent = pull_intent(context, _pull(body))
+    intent = pull_intent(context, _pull(body), other_projects=("other/repo", "../etc"))
 
     assert intent.source == "pull request #7"
     assert [(i.reference, i.title, i.body) for i in intent.read_issues] == [
@@ -48,6 +48,23 @@ def test_linked_issues_are_read_and_those_that_cannot_be_are_noted(
         "/repos/octo/demo/issues/13",
         "/repos/other/repo/issues/5",
     ]  # the pull request itself (#7), a path outside the API and another host: never asked
+
+
+def test_issues_of_another_repository_are_not_read_unless_a_setting_names_it(
+    github_api: FakeGitHubAPI,
+) -> None:
+    context = GitHubContext(REPOSITORY, api_url=github_api.base_url, token=WRITE_TOKEN,
+                            server_url="https://github.test")  # fmt: skip
+    body = "Fixes #12 and Other/Repo#5; closes https://github.test/third/one/issues/2"
+
+    intent = pull_intent(context, _pull(body), other_projects=("other/repo",))
+
+    asked = [r.path for r in github_api.requests]
+    assert asked == ["/repos/octo/demo/issues/12", "/repos/Other/Repo/issues/5"]
+    assert intent.notes[-1] == (
+        "Linked issue third/one#2 of pull request #7 was not read: it belongs to another "
+        "project; name that project in the `issue-projects` setting to read its issues."
+    )
 
 
 def test_a_pull_request_without_links_asks_nothing_and_its_text_is_bounded(

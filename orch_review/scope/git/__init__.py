@@ -62,8 +62,7 @@ from orch_review.scope.git.refs import (
 )
 from orch_review.scope.git.remote import (
     clone,
-    fetch_origin,
-    fetch_refs,
+    fetch_isolated,
     remote_url,
 )
 from orch_review.scope.git.repo import (
@@ -104,8 +103,7 @@ __all__ = [
     "default_branch",
     "diff_lines",
     "differences_from",
-    "fetch_origin",
-    "fetch_refs",
+    "fetch_isolated",
     "files_at",
     "files_called",
     "files_named",

@@ -57,8 +57,10 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
 # on the host gets these settings at command-line scope (which beats every file), through
 # GIT_CONFIG_PARAMETERS, so child gits (submodules) get them too. Textconv and external
 # diff drivers are turned off on the diff commands themselves (--no-textconv, --no-ext-diff).
-# Programs git runs only to reach a remote (credential helper, ssh command) are left alone:
-# the only fetch orch-review runs is the `github` command's, in a checkout CI made.
+# Programs git runs only to reach a remote (uploadpack, ssh command, proxy, credential
+# helper) cannot all be turned off this way, so no fetch runs with this configuration: `pr`
+# and `mr` fetch in a scratch repository (remote.fetch_isolated), and the `github` and
+# `gitlab` commands deepen only a checkout their CI made.
 INERT_CONFIG = {
     "core.fsmonitor": "false",
     "core.hooksPath": "/dev/null",
