@@ -1,0 +1,601 @@
+"""Read-only tools over the snapshot, for agents that get no shell (``--sandbox tools``).
+
+They run inside orch-review, so everything a model sends them is hostile input: a path is
+confined to the tree and looked up in the reviewed commit's own listing (git objects, not
+the file system: ``..``, an absolute path, ``.git`` and a symbolic link lead nowhere); a
+revision is one of the reviewed commits, named by id or as ``HEAD``/``base``, never passed to
+git as the model wrote it; a search pattern is a bounded dialect run by ``git grep`` under a
+deadline and a heap cap. Output is cut like the bash tool's, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from orch_review.findings.provenance import confined_path
+from orch_review.scope.diff import quote_path, text_for_json
+from orch_review.scope.git import browse
+from orch_review.scope.git.browse import Entry, Output
+
+if TYPE_CHECKING:
+    import git
+
+ToolHandler = Callable[[Mapping[str, Any]], tuple[str, bool]]
+
+MAX_FILE_BYTES = 4 << 20  # read from a file; beyond, a note says where it was cut
+MAX_LISTING_BYTES = 64 << 20  # of `git ls-tree -r -l`
+MAX_PATTERN_CHARS = 1000
+MAX_REPETITION = 1000  # the product of a pattern's counted repetitions ({m,n})
+MAX_RESULTS = 200
+DEFAULT_RESULTS = 50
+MAX_LIST = 1000
+MAX_LOG = 50
+MAX_REVIEWED_COMMITS = 1000
+MAX_LINE_CHARS = 400  # of one search result
+_FETCH_FACTOR = 64  # bytes read from git per character kept, at most
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+_COUNTED = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
+_BACKREFERENCE = re.compile(r"\\[1-9]")
+
+_PATH = {"type": "string", "description": "Repository-relative path."}
+_REVISION = {
+    "type": "string",
+    "description": "`HEAD` (the content under review), `base` (what it is compared with, if "
+    "any) or the id of a reviewed commit (as git_log lists them).",
+}
+
+READ_FILE_TOOL: dict[str, Any] = {
+    "name": "read_file",
+    "description": "Read a file of the content under review, with line numbers (as `cat -n`). "
+    "Give start_line and end_line to read a range of a large file.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": _PATH,
+            "start_line": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1},
+        },
+        "required": ["path"],
+    },
+}
+SEARCH_TOOL: dict[str, Any] = {
+    "name": "search",
+    "description": "Search the content under review for a regular expression (POSIX extended, "
+    "as `grep -E`; no backreferences) or, with fixed_string, for plain text. Lists each "
+    "matching line as path:line:text, binary files skipped, at most max_results lines.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "path": {"type": "string", "description": "Only this file or directory."},
+            "glob": {
+                "type": "string",
+                "description": "Only files matching this glob (`src/**/*.py`; `*` stays in "
+                "one directory).",
+            },
+            "fixed_string": {"type": "boolean"},
+            "ignore_case": {"type": "boolean"},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS},
+        },
+        "required": ["pattern"],
+    },
+}
+LIST_FILES_TOOL: dict[str, Any] = {
+    "name": "list_files",
+    "description": "List the files of the content under review, with their sizes: all, those "
+    "under a directory, or those matching a glob (`**/*.py`).",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A directory (default: the root)."},
+            "glob": {"type": "string"},
+        },
+    },
+}
+GIT_LOG_TOOL: dict[str, Any] = {
+    "name": "git_log",
+    "description": "The commits under review (base..HEAD; the history of HEAD when there is "
+    "no base), newest first, with their files changed, or with patch: true their diffs.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Only commits touching this path."},
+            "max_count": {"type": "integer", "minimum": 1, "maximum": MAX_LOG},
+            "patch": {"type": "boolean"},
+        },
+    },
+}
+GIT_SHOW_TOOL: dict[str, Any] = {
+    "name": "git_show",
+    "description": "Show a reviewed commit (message, files changed, diff), or with path the "
+    "file as it is at that revision (`base` gives the version before the change).",
+    "input_schema": {
+        "type": "object",
+        "properties": {"revision": _REVISION, "path": _PATH},
+        "required": ["revision"],
+    },
+}
+GIT_BLAME_TOOL: dict[str, Any] = {
+    "name": "git_blame",
+    "description": "Which reviewed commit last changed each line of a range of a file.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": _PATH,
+            "start_line": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1},
+            "revision": _REVISION,
+        },
+        "required": ["path", "start_line", "end_line"],
+    },
+}
+GIT_DIFF_TOOL: dict[str, Any] = {
+    "name": "git_diff",
+    "description": "The diff between two reviewed revisions (default: base to HEAD, what the "
+    "change does), for one path or all; stat: true gives only the files and counts.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "from": _REVISION,
+            "to": _REVISION,
+            "path": {"type": "string", "description": "Only this file or directory."},
+            "stat": {"type": "boolean"},
+        },
+    },
+}
+
+#: The tools agents get instead of bash, in the order they are offered.
+READ_TOOLS: tuple[dict[str, Any], ...] = (
+    READ_FILE_TOOL,
+    SEARCH_TOOL,
+    LIST_FILES_TOOL,
+    GIT_LOG_TOOL,
+    GIT_SHOW_TOOL,
+    GIT_BLAME_TOOL,
+    GIT_DIFF_TOOL,
+)
+
+
+class Refused(ValueError):
+    """A tool input that cannot be run; the message goes back to the model."""
+
+
+def check_pattern(pattern: str) -> None:
+    """Refuse a pattern ``git grep -E`` could spend unbounded time or memory on."""
+    if not pattern:
+        raise Refused("`pattern` must be a non-empty string")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise Refused(f"`pattern` may have at most {MAX_PATTERN_CHARS} characters")
+    if "\0" in pattern or "\n" in pattern:
+        raise Refused("`pattern` is one line, without NUL")
+    if _BACKREFERENCE.search(pattern):
+        raise Refused("backreferences (\\1 ...) are not supported; search for the text itself")
+    product = 1
+    for low, high in _COUNTED.findall(pattern):
+        product *= max(int(low), int(high) if high else 0, 1)
+        if product > MAX_REPETITION:
+            raise Refused(
+                f"the counted repetitions ({{m,n}}) of `pattern` allow too many matches: their "
+                f"bounds multiplied must stay under {MAX_REPETITION}; use `+` or `*` instead"
+            )
+
+
+class SnapshotTools:
+    """The read-only tools over one reviewed commit ``head`` (compared with ``base``) in
+    ``repo``; ``canonical`` maps a name as prompts show it to the path."""
+
+    def __init__(
+        self,
+        repo: git.Repo,
+        head: str,
+        base: str | None,
+        *,
+        canonical: Callable[[str], str] = str,
+        output_cap: int = 8000,
+        timeout: float = 60.0,
+    ) -> None:
+        self._repo, self._head, self._base = repo, head, base
+        self._canonical = canonical
+        self._cap = output_cap
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._entries: dict[str, Entry] | None = None
+        self._commits: tuple[str, ...] | None = None
+
+    def handlers(self) -> dict[str, ToolHandler]:
+        """Tool name -> handler, for :class:`~.agent.AgentLoop`."""
+        run = {
+            "read_file": self._read_file,
+            "search": self._search,
+            "list_files": self._list_files,
+            "git_log": self._git_log,
+            "git_show": self._git_show,
+            "git_blame": self._git_blame,
+            "git_diff": self._git_diff,
+        }
+        return {name: self._guarded(handler) for name, handler in run.items()}
+
+    def _guarded(self, handler: Callable[[Mapping[str, Any]], str]) -> ToolHandler:
+        def call(tool_input: Mapping[str, Any]) -> tuple[str, bool]:
+            try:
+                return handler(tool_input), False
+            except Refused as exc:
+                return f"Not run: {exc}.", True
+
+        return call
+
+    # What the content is: its listing and its commits, read once.
+
+    def _listing(self) -> dict[str, Entry]:
+        with self._lock:
+            if self._entries is None:
+                entries = browse.tree_listing(
+                    self._repo, self._head, limit=MAX_LISTING_BYTES, timeout=self._timeout
+                )
+                self._entries = {entry.path: entry for entry in entries}
+            return self._entries
+
+    def _reviewed_commits(self) -> tuple[str, ...]:
+        with self._lock:
+            if self._commits is None:
+                self._commits = browse.commits_in(
+                    self._repo,
+                    self._head,
+                    self._base,
+                    count=MAX_REVIEWED_COMMITS,
+                    timeout=self._timeout,
+                )
+            return self._commits
+
+    def _path(self, raw: object, what: str = "path") -> str:
+        if not isinstance(raw, str) or not raw.strip():
+            raise Refused(f"`{what}` must be a non-empty repository-relative path")
+        try:
+            path = confined_path(self._canonical(raw.strip()))
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        return path
+
+    def _optional_path(self, tool_input: Mapping[str, Any]) -> str | None:
+        raw = tool_input.get("path")
+        if raw is None or raw == "" or raw in {".", "./", "/"}:
+            return None
+        return self._path(raw)
+
+    def _glob(self, tool_input: Mapping[str, Any]) -> str | None:
+        raw = tool_input.get("glob")
+        if raw is None or raw == "":
+            return None
+        if not isinstance(raw, str) or "\0" in raw or len(raw) > MAX_PATTERN_CHARS:
+            raise Refused("`glob` must be a short string")
+        pattern = raw.strip().removeprefix("./")
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            raise Refused("`glob` matches paths inside the repository: no `/` or `..` in front")
+        return pattern
+
+    def _revision(self, raw: object, default: str | None) -> str:
+        """The commit id a revision names: HEAD, base or a reviewed commit's (prefix of) id."""
+        if raw is None or raw == "":
+            if default is None:
+                raise Refused("there is no base revision here: the review has no base")
+            return default
+        if not isinstance(raw, str):
+            raise Refused("a revision must be a string")
+        given = raw.strip()
+        if given.upper() == "HEAD":
+            return self._head
+        if given.lower() == "base":
+            if self._base is None:
+                raise Refused("there is no base revision here: the review has no base")
+            return self._base
+        if _HEX.fullmatch(given.lower()):
+            known = {self._head, *self._reviewed_commits()}
+            if self._base is not None:
+                known.add(self._base)
+            matches = [oid for oid in known if oid.startswith(given.lower())]
+            if len(matches) == 1:
+                return matches[0]
+        raise Refused(
+            f"`{given[:80]}` is not a reviewed revision: give HEAD, base, or the id of a commit "
+            "git_log lists"
+        )
+
+    def _lines(self, tool_input: Mapping[str, Any], *, required: bool) -> tuple[int, int | None]:
+        bounds: list[int | None] = []
+        for key in ("start_line", "end_line"):
+            value = tool_input.get(key)
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value)
+            if value is None and not required:
+                bounds.append(None)
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise Refused(f"`{key}` must be a positive line number")
+            bounds.append(value)
+        start, end = bounds[0] or 1, bounds[1]
+        if end is not None and end < start:
+            raise Refused("`end_line` comes before `start_line`")
+        return start, end
+
+    def _git(self, argv: list[str], *, heap: int | None = None) -> str:
+        """The output of a git command, cut to the output cap with a note."""
+        done = browse.run_bounded(
+            self._repo, argv, limit=self._cap * _FETCH_FACTOR, timeout=self._timeout, heap=heap
+        )
+        if done.timed_out:
+            raise Refused(f"it ran for more than {self._timeout:g} s and was stopped; narrow it")
+        if done.status not in (0, None):
+            said = done.stderr.splitlines()[0] if done.stderr else f"exit status {done.status}"
+            raise Refused(f"git said: {text_for_json(said)}")
+        return self._capped(_decode(done), more=done.cut)
+
+    def _capped(self, text: str, *, more: bool = False, hint: str = "") -> str:
+        """``text`` within the output cap: its head, then a note that it was cut."""
+        if len(text) <= self._cap and not more:
+            return text or "(no output)"
+        note = (
+            f"\n[output cut at {self._cap:,} characters{'' if more else f' of {len(text):,}'}; "
+            f"{hint or 'narrow the request (a path, a line range, fewer results)'}]"
+        )
+        return text[: max(self._cap - len(note), 0)] + note
+
+    # The tools.
+
+    def _read_file(self, tool_input: Mapping[str, Any]) -> str:
+        path = self._path(tool_input.get("path"))
+        start, end = self._lines(tool_input, required=False)
+        entry = self._file(path)
+        done = browse.blob_bytes(self._repo, entry.oid, limit=MAX_FILE_BYTES, timeout=self._timeout)
+        if done.timed_out:
+            raise Refused(f"reading `{quote_path(path)}` took more than {self._timeout:g} s")
+        if b"\0" in done.data[:8000]:
+            return f"`{quote_path(path)}` is a binary file of {entry.size:,} bytes; not shown."
+        lines = _decode(done).splitlines()
+        if done.cut:
+            lines = lines[:-1]  # the last line read may be cut
+        total = len(lines)
+        if start > max(total, 1):
+            raise Refused(f"`{quote_path(path)}` has {total} lines")
+        last = min(end or total, total)
+        shown, used = [], 0
+        for number in range(start, last + 1):
+            row = f"{number:6}\t{lines[number - 1]}\n"
+            if used + len(row) > self._cap - 200:
+                shown.append(
+                    f"[output cut at {self._cap:,} characters: lines {start}-{number - 1} "
+                    f"shown of {total}; read on with start_line {number}]\n"
+                )
+                break
+            shown.append(row)
+            used += len(row)
+        if done.cut and (end is None or end >= total):
+            shown.append(
+                f"[only the first {MAX_FILE_BYTES:,} bytes of this {entry.size:,}-byte file "
+                "can be read; search it instead]\n"
+            )
+        return "".join(shown) or "(empty file)"
+
+    def _file(self, path: str) -> Entry:
+        listing = self._listing()
+        entry = listing.get(path)
+        shown = quote_path(path)
+        if entry is None:
+            if any(p.startswith(path + "/") for p in listing):
+                raise Refused(f"`{shown}` is a directory; list it with list_files")
+            raise Refused(f"`{shown}` is not a file of the content under review")
+        if entry.is_link:
+            target = browse.blob_bytes(self._repo, entry.oid, limit=4096, timeout=self._timeout)
+            raise Refused(
+                f"`{shown}` is a symbolic link to `{_decode(target)}`, which is not followed; "
+                "read its target if that is a file of the repository"
+            )
+        if entry.is_submodule:
+            raise Refused(f"`{shown}` is a submodule, whose content is not under review")
+        return entry
+
+    def _search(self, tool_input: Mapping[str, Any]) -> str:
+        pattern = tool_input.get("pattern")
+        if not isinstance(pattern, str):
+            raise Refused("`pattern` must be a string")
+        fixed = tool_input.get("fixed_string") is True
+        if not fixed:
+            check_pattern(pattern)
+        elif not pattern or len(pattern) > MAX_PATTERN_CHARS or "\n" in pattern:
+            raise Refused(f"`pattern` must be one line of 1 to {MAX_PATTERN_CHARS} characters")
+        wanted = tool_input.get("max_results", DEFAULT_RESULTS)
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or wanted < 1:
+            raise Refused("`max_results` must be a positive number")
+        wanted = min(wanted, MAX_RESULTS)
+        pathspecs = self._pathspecs(tool_input)
+        argv = browse.grep_argv(
+            self._head,
+            pattern,
+            pathspecs,
+            fixed=fixed,
+            ignore_case=tool_input.get("ignore_case") is True,
+        )
+        done = browse.run_bounded(
+            self._repo,
+            argv,
+            limit=MAX_RESULTS * (MAX_LINE_CHARS + 512),
+            timeout=self._timeout,
+            heap=browse.GREP_HEAP_BYTES,
+        )
+        if done.timed_out:
+            raise Refused(
+                f"the search ran for more than {self._timeout:g} s and was stopped; use a "
+                "simpler pattern or a narrower path"
+            )
+        if done.status not in (0, 1, None):
+            said = done.stderr.splitlines()[0] if done.stderr else f"exit status {done.status}"
+            raise Refused(f"the pattern could not be used: {text_for_json(said)}")
+        rows: list[str] = []
+        prefix = self._head + ":"
+        records = _decode(done).split("\n")
+        more = done.cut or len([r for r in records if r]) > wanted
+        for record in records:
+            if len(rows) == wanted:
+                break
+            fields = record.removeprefix(prefix).split("\0", 2)
+            if len(fields) != 3:
+                continue
+            path, number, text = fields
+            if len(text) > MAX_LINE_CHARS:
+                text = text[:MAX_LINE_CHARS] + " [line cut]"
+            rows.append(f"{quote_path(path)}:{number}:{text}")
+        if not rows:
+            return "No match."
+        if more:
+            rows.append(
+                f"[{len(rows)} results shown; more lines match: narrow the pattern or the path, "
+                f"or raise max_results (up to {MAX_RESULTS})]"
+            )
+        return self._capped("\n".join(rows))
+
+    def _pathspecs(self, tool_input: Mapping[str, Any]) -> list[str]:
+        path, pattern = self._optional_path(tool_input), self._glob(tool_input)
+        if path is not None and pattern is not None:
+            return [browse.glob(f"{_glob_escape(path)}/{pattern}")]
+        if pattern is not None:
+            return [browse.glob(pattern)]
+        return [browse.literal(path)] if path is not None else []
+
+    def _list_files(self, tool_input: Mapping[str, Any]) -> str:
+        under, pattern = self._optional_path(tool_input), self._glob(tool_input)
+        matcher = _glob_matcher(pattern) if pattern is not None else None
+        rows: list[str] = []
+        matched = 0
+        for path, entry in sorted(self._listing().items()):
+            if under is not None and path != under and not path.startswith(under + "/"):
+                continue
+            relative = path if under is None else path[len(under) + 1 :]
+            if matcher is not None and not (matcher(path) or matcher(relative)):
+                continue
+            matched += 1
+            if len(rows) < MAX_LIST:
+                rows.append(_describe(entry))
+        if not rows:
+            return "No file matches." if under is None else f"No file under `{quote_path(under)}`."
+        if matched > len(rows):
+            rows.append(f"[{len(rows)} of {matched} files listed: narrow with path or glob]")
+        return self._capped("\n".join(rows), hint="narrow with path or glob")
+
+    def _git_log(self, tool_input: Mapping[str, Any]) -> str:
+        count = tool_input.get("max_count", 20)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise Refused("`max_count` must be a positive number")
+        path = self._optional_path(tool_input)
+        revisions = [self._head, f"^{self._base}"] if self._base else [self._head]
+        argv = browse.log_argv(
+            revisions,
+            [browse.literal(path)] if path else [],
+            min(count, MAX_LOG),
+            tool_input.get("patch") is True,
+        )
+        return self._git(argv)
+
+    def _git_show(self, tool_input: Mapping[str, Any]) -> str:
+        commit = self._revision(tool_input.get("revision"), self._head)
+        path = self._optional_path(tool_input)
+        if path is None:
+            return self._git(browse.show_argv(commit, []))
+        listing = browse.tree_listing(
+            self._repo, commit, limit=MAX_LISTING_BYTES, timeout=self._timeout
+        )
+        entry = next((e for e in listing if e.path == path), None)
+        if entry is None or entry.is_submodule:
+            return self._git(browse.show_argv(commit, [browse.literal(path)]))
+        done = browse.blob_bytes(self._repo, entry.oid, limit=MAX_FILE_BYTES, timeout=self._timeout)
+        if entry.is_link:
+            return f"`{quote_path(path)}` is a symbolic link to `{_decode(done)}` there."
+        numbered = "".join(
+            f"{n:6}\t{line}\n" for n, line in enumerate(_decode(done).splitlines(), 1)
+        )
+        return self._capped(numbered, more=done.cut, hint="read a range with git_blame or search")
+
+    def _git_blame(self, tool_input: Mapping[str, Any]) -> str:
+        path = self._path(tool_input.get("path"))
+        start, end = self._lines(tool_input, required=True)
+        commit = self._revision(tool_input.get("revision"), self._head)
+        assert end is not None
+        return self._git(browse.blame_argv(commit, path, start, end))
+
+    def _git_diff(self, tool_input: Mapping[str, Any]) -> str:
+        old = self._revision(tool_input.get("from"), self._base)
+        new = self._revision(tool_input.get("to"), self._head)
+        path = self._optional_path(tool_input)
+        argv = browse.diff_argv(
+            old, new, [browse.literal(path)] if path else [], tool_input.get("stat") is True
+        )
+        return self._git(argv)
+
+
+def _decode(done: Output) -> str:
+    return text_for_json(done.data.decode("utf-8", "surrogateescape"))
+
+
+def _describe(entry: Entry) -> str:
+    shown = quote_path(entry.path)
+    if entry.is_link:
+        return f"{shown} (symbolic link)"
+    if entry.is_submodule:
+        return f"{shown} (submodule)"
+    return f"{shown} ({entry.size:,} bytes)"
+
+
+def _glob_escape(path: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
+
+
+def _glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """A matcher of git's glob pathspec (``*`` and ``?`` within one directory, ``**`` across),
+    run as a set of states over the path: linear time whatever the pattern, never backtracking.
+    """
+    tokens: list[str] = []  # "*", "**", "**/", "?" or one literal character
+    i = 0
+    while i < len(pattern):
+        for token in ("**/", "**", "*", "?"):
+            if pattern.startswith(token, i):
+                break
+        else:
+            token = pattern[i]
+        tokens.append(token if len(token) > 1 or token in "*?" else "=" + token)
+        i += len(token)
+
+    def closure(states: set[int]) -> set[int]:
+        todo, seen = list(states), set(states)
+        while todo:
+            k = todo.pop()
+            if k < len(tokens) and tokens[k] in ("*", "**", "**/") and k + 1 not in seen:
+                seen.add(k + 1)
+                todo.append(k + 1)
+        return seen
+
+    def step(states: set[int], char: str) -> set[int]:
+        after = set()
+        for k in states:
+            if k == len(tokens):
+                continue
+            token = tokens[k]
+            if token == "**" or (token == "*" and char != "/"):
+                after.add(k)
+            elif token == "**/":
+                after.add(k)
+                if char == "/":
+                    after.add(k + 1)
+            elif (token == "?" and char != "/") or token == "=" + char:
+                after.add(k + 1)
+        return closure(after)
+
+    def matches(path: str) -> bool:
+        states = closure({0})
+        for char in path:
+            states = step(states, char)
+            if not states:
+                return False
+        return len(tokens) in states
+
+    return matches
