@@ -1,0 +1,115 @@
+"""`--sandbox tools` through the real CLI: agents get no shell, only the read-only tools, and
+the review finds and covers exactly what it does with a shell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepoFactory
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.files_model import OneSubtaskPerFile
+from tests.helpers import make_planted_repo, run_cli
+from tests.scripted import PLANTED_FILES, planted_script
+
+pytestmark = pytest.mark.slow
+
+READ_TOOLS = {"read_file", "search", "list_files", "git_log", "git_show", "git_blame", "git_diff"}
+
+
+def _review(
+    fake_api: FakeMessagesAPI, env: dict[str, str], repo: Path, out: Path, *args: str
+) -> tuple[int, dict[str, Any]]:
+    fake_api.reset()
+    fake_api.policy = planted_script()
+    result = run_cli(repo, env, "--all", "--no-critic", "--json", str(out), *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(out.read_text())
+
+
+def _promise(data: dict[str, Any]) -> dict[str, Any]:
+    """What a report promises, whatever the agents looked with."""
+    return {
+        "findings": sorted(
+            (f["path"], f["start_line"], f["status"], f["severity"], f["claim"])
+            for f in data["findings"]
+        ),
+        "coverage": data["coverage"],
+        "concerns": sorted(c["concern"] for c in data["concerns"]),
+    }
+
+
+def test_the_planted_review_without_a_shell_finds_and_covers_what_it_does_with_one(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    # Every agent has to look: no file is shown in its task.
+    env = {**api_env, "ORCH_REVIEW_INLINE_FILE_BYTES": "0", "ORCH_REVIEW_JOURNAL": "false"}
+
+    shell_exit, with_shell = _review(
+        fake_api, env, repo, tmp_path / "shell.json", "--sandbox", "off"
+    )
+    shell_tools = {name for r in fake_api.message_requests for name in r.model_request().tool_names}
+    tools_exit, without = _review(
+        fake_api, env, repo, tmp_path / "tools.json", "--sandbox", "tools"
+    )
+
+    assert (shell_exit, tools_exit) == (1, 1)
+    assert "bash" in shell_tools
+    assert _promise(without) == _promise(with_shell)
+    assert [
+        (f["path"], f["start_line"]) for f in without["findings"] if f["status"] == "confirmed"
+    ] == [("app.py", 6)]
+    assert without["coverage"]["changed_files"]["complete"] is True
+    requests = [r.model_request() for r in fake_api.message_requests]
+    assert requests and all("bash" not in r.tool_names for r in requests)
+    assert all(READ_TOOLS <= r.tool_names for r in requests)
+    assert all("bash" not in r.system_text.lower() for r in requests)
+    # The tools really ran: a subagent's search found the injection, a verifier read it.
+    results = "\n".join(text for r in requests for text in r.tool_result_texts())
+    assert "app.py:6:    cursor.execute(f" in results
+    assert "     6\t    cursor.execute(f" in results
+
+
+def test_the_environment_variable_selects_tools_and_the_journal_keeps_the_modes_apart(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    env = {**api_env, "ORCH_REVIEW_INLINE_FILE_BYTES": "0"}
+
+    assert _review(fake_api, env, repo, tmp_path / "a.json", "--sandbox", "off")[0] == 1
+    # The same review without a shell: nothing stored with bash answers it.
+    tools_env = {**env, "ORCH_REVIEW_SANDBOX": "tools"}
+    assert _review(fake_api, tools_env, repo, tmp_path / "b.json")[0] == 1
+    requests = [r.model_request() for r in fake_api.message_requests]
+    assert {r.role for r in requests} >= {"main", "subagent", "verifier"}
+    assert all("search" in r.tool_names for r in requests)
+    # Run again in the same mode: all of it comes from the journal.
+    assert _review(fake_api, tools_env, repo, tmp_path / "c.json")[0] == 1
+    assert fake_api.message_requests == []
+
+
+def test_a_change_is_scouted_with_git_diff_and_every_file_covered_without_a_shell(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    from tests.conftest import git, write
+
+    repo = git_repo(PLANTED_FILES)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "change")
+    write(repo, {"lib/one.py": "x = 1  # BUG\n", "lib/two.py": "y = 2\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "change")
+    fake_api.policy = OneSubtaskPerFile(base)
+    out = tmp_path / "r.json"
+
+    result = run_cli(repo, api_env, "--base", base, "--sandbox", "tools", "--json", str(out))
+
+    assert result.returncode == 1, result.stderr
+    data = json.loads(out.read_text())
+    assert [(f["path"], f["start_line"]) for f in data["findings"]] == [("lib/one.py", 1)]
+    assert data["coverage"]["changed_files"]["complete"] is True
+    assert sorted(f["path"] for f in data["coverage"]["files"]) == ["lib/one.py", "lib/two.py"]
