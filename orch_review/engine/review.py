@@ -297,7 +297,13 @@ def _run_agents(
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
     elif delta.files:
-        _run_main(state, session, workflow, main_task(delta, main_guidance, earlier), content)
+        _run_main(
+            state,
+            session,
+            workflow,
+            main_task(delta, main_guidance, earlier, shell=session.has_shell),
+            content,
+        )
     else:  # nothing changed since a complete review: nothing to scout, nothing to ask
         state.summary = earlier.summary() or NOTHING_CHANGED
         state.notes = (earlier.reused_note(len(scope.files)),)

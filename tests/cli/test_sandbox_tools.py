@@ -4,6 +4,7 @@ the review finds and covers exactly what it does with a shell."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,11 @@ def _review(
     result = run_cli(repo, env, "--all", "--no-critic", "--json", str(out), *args)
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(out.read_text())
+
+
+def _around(word: str, text: str) -> list[str]:
+    """Where ``text`` says ``word``, with some context."""
+    return [m.group(0) for m in re.finditer(f".{{0,80}}{word}.{{0,40}}", text, re.I)]
 
 
 def _promise(data: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +72,12 @@ def test_the_planted_review_without_a_shell_finds_and_covers_what_it_does_with_o
     assert without["coverage"]["changed_files"]["complete"] is True
     requests = [r.model_request() for r in fake_api.message_requests]
     assert requests and all("bash" not in r.tool_names for r in requests)
-    assert all(READ_TOOLS <= r.tool_names for r in requests)
-    assert all("bash" not in r.system_text.lower() for r in requests)
+    assert all(r.tool_names >= READ_TOOLS for r in requests)
+    # Nothing tells the model to use bash: not a prompt, a task, a mode message, a tool.
+    mentions = [
+        text for r in fake_api.message_requests for text in _around("bash", json.dumps(r.body))
+    ]
+    assert mentions == []
     # The tools really ran: a subagent's search found the injection, a verifier read it.
     results = "\n".join(text for r in requests for text in r.tool_result_texts())
     assert "app.py:6:    cursor.execute(f" in results
