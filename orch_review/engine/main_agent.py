@@ -17,7 +17,13 @@ from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.client import Reply
 from orch_review.engine.journal import journal_key
 from orch_review.engine.mode import ModeState, system_message
-from orch_review.engine.prompts import MAIN_SYSTEM, MODE_EXIT, system_prompt, without_shell
+from orch_review.engine.prompts import (
+    MAIN_SYSTEM,
+    MODE_EXIT,
+    READ_TOOL_NAMES,
+    system_prompt,
+    without_shell,
+)
 from orch_review.engine.readonly import READ_TOOLS
 from orch_review.engine.session import AgentTools, Session
 from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
@@ -201,11 +207,13 @@ def run_turn(
     return MainResult(run.text, run.note, messages, mode)
 
 
-def _unavailable(tool: str) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
+def _unavailable(
+    tool: str, instead: str = "answer from what you were given"
+) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
     def refuse(_: Mapping[str, Any]) -> tuple[str, bool]:
         return (
             f"{tool} is not available for this answer: there is no sandbox to run it in; "
-            "answer from what you were given.",
+            f"{instead}.",
             True,
         )
 
@@ -245,8 +253,13 @@ def _declared_before(
 def _refused(
     messages: Sequence[Mapping[str, Any]], offered: AgentTools
 ) -> dict[str, Callable[[Mapping[str, Any]], tuple[str, bool]]]:
+    instead = (
+        f"use the read-only tools ({READ_TOOL_NAMES}) instead"
+        if offered.handlers
+        else "answer from what you were given"
+    )
     return {
-        str(tool["name"]): _unavailable(str(tool["name"]))
+        str(tool["name"]): _unavailable(str(tool["name"]), instead)
         for tool in (*offered.definitions, *_declared_before(messages, offered))
         if str(tool["name"]) not in offered.handlers
         and not (tool is BASH_TOOL and offered.bash is not None)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GitRepoFactory
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.files_model import OneSubtaskPerFile
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import PLANTED_FILES, planted_script
@@ -123,3 +123,31 @@ def test_a_change_is_scouted_with_git_diff_and_every_file_covered_without_a_shel
     assert [(f["path"], f["start_line"]) for f in data["findings"]] == [("lib/one.py", 1)]
     assert data["coverage"]["changed_files"]["complete"] is True
     assert sorted(f["path"] for f in data["coverage"]["files"]) == ["lib/one.py", "lib/two.py"]
+
+
+def test_a_follow_up_question_reads_with_the_tools_the_review_had(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    env = {**api_env, "ORCH_REVIEW_SANDBOX": "tools"}
+    fake_api.policy = planted_script()
+    assert run_cli(repo, env, "--all").returncode == 1
+    review_tools = fake_api.requests_for("main")[-1].body["tools"]
+    fake_api.reset()
+
+    question = "what does ratio do with a zero count?"
+
+    def policy(request: ModelRequest) -> Reply:
+        last = [m for m in request.messages if m["role"] != "system"][-1]
+        if last["content"] == question:
+            return Reply.tool_use("read_file", {"path": "calc.py", "start_line": 2})
+        return Reply.text("It returns 0.0 when count is zero.")
+
+    fake_api.policy = policy
+    result = run_cli(repo, env, "ask", question)
+
+    assert result.returncode == 0, result.stderr
+    assert "It returns 0.0 when count is zero." in result.stdout
+    first, second = fake_api.message_requests
+    assert first.body["tools"] == review_tools  # the conversation's cached prefix holds
+    assert second.model_request().tool_result_texts()[-1].startswith("     2\t    if count == 0:")
