@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.files_model import OneSubtaskPerFile
 from tests.helpers import make_planted_repo, run_cli
-from tests.scripted import PLANTED_FILES, planted_script
+from tests.scripted import PLANTED_FILES, PLANTED_INJECTION, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
 
@@ -151,3 +152,49 @@ def test_a_follow_up_question_reads_with_the_tools_the_review_had(
     first, second = fake_api.message_requests
     assert first.body["tools"] == review_tools  # the conversation's cached prefix holds
     assert second.model_request().tool_result_texts()[-1].startswith("     2\t    if count == 0:")
+
+
+def test_suggested_fixes_stay_unverified_without_a_shell_and_nothing_crashes(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = git_repo({"app.py": PLANTED_FILES["app.py"]})
+    injection = replace(PLANTED_INJECTION, replacement=lambda _: "    pass")
+    fake_api.policy = ReviewScript([injection])
+    env = {
+        **api_env,
+        "ORCH_REVIEW_SANDBOX": "tools",
+        "ORCH_REVIEW_SUGGESTION_CHECK": "python3 -m py_compile {path}",
+    }
+    out = tmp_path / "r.json"
+
+    result = run_cli(repo, env, "--all", "--fix", "--json", str(out), "--no-progress")
+
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    data = json.loads(out.read_text())
+    assert any(w.startswith("suggestion-check did not run") for w in data["warnings"])
+    assert (repo / "app.py").read_text() == PLANTED_FILES["app.py"]  # nothing verified to apply
+
+
+def test_the_critic_looks_with_the_read_only_tools_too(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    script = planted_script()
+    injection, division = script.concerns
+    script.subtasks = [division.subtask]  # the first wave misses the injection
+    script.critic_concerns = [injection.subtask]
+    fake_api.policy = script
+    env = {**api_env, "ORCH_REVIEW_CRITIC": "true", "ORCH_REVIEW_SANDBOX": "tools"}
+
+    result = run_cli(repo, env, "--all")
+
+    assert result.returncode == 1, result.stderr
+    assert "app.py:6" in result.stdout
+    critic = [
+        r.model_request()
+        for r in fake_api.message_requests
+        if r.model_request().has_tool("report_concerns")
+    ]
+    assert len(critic) == 2 and critic[0].tool_names == READ_TOOLS | {"report_concerns"}
+    assert "app.py (" in critic[1].tool_result_texts()[0]  # its list_files ran
