@@ -503,7 +503,7 @@ class SnapshotTools:
         if path is None:
             return self._git(browse.show_argv(commit, []))
         listing = browse.tree_listing(
-            self._repo, commit, limit=MAX_LISTING_BYTES, timeout=self._timeout
+            self._repo, commit, limit=MAX_LISTING_BYTES, timeout=self._timeout, path=path
         )
         entry = next((e for e in listing if e.path == path), None)
         if entry is None or entry.is_submodule:

@@ -132,9 +132,14 @@ class Entry:
         return self.mode == "160000"
 
 
-def tree_listing(repo: git.Repo, commit: str, *, limit: int, timeout: float) -> tuple[Entry, ...]:
-    """Every entry of ``commit``'s tree, recursively (as far as ``limit`` bytes of listing)."""
-    argv = ["git", "ls-tree", "-r", "-l", "-z", "--full-tree", commit]
+def tree_listing(
+    repo: git.Repo, commit: str, *, limit: int, timeout: float, path: str | None = None
+) -> tuple[Entry, ...]:
+    """Every entry of ``commit``'s tree, recursively (as far as ``limit`` bytes of listing);
+    with ``path``, that file's or what is under that directory (ls-tree takes it literally)."""
+    argv = ["git", "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"]
+    if path is not None:
+        argv.append(path)
     done = run_bounded(repo, argv, limit=limit, timeout=timeout)
     entries = []
     records = done.data.split(b"\0")
