@@ -24,7 +24,7 @@ from orch_review.engine.prompts import (
     system_prompt,
     without_shell,
 )
-from orch_review.engine.readonly import READ_TOOLS
+from orch_review.engine.read_tools import READ_TOOLS
 from orch_review.engine.session import AgentTools, Session
 from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
 from orch_review.engine.workflow import Workflow
@@ -253,11 +253,12 @@ def _declared_before(
 def _refused(
     messages: Sequence[Mapping[str, Any]], offered: AgentTools
 ) -> dict[str, Callable[[Mapping[str, Any]], tuple[str, bool]]]:
-    instead = (
-        f"use the read-only tools ({READ_TOOL_NAMES}) instead"
-        if offered.handlers
-        else "answer from what you were given"
-    )
+    if offered.bash is not None:
+        instead = "use bash instead"
+    elif offered.handlers:
+        instead = f"use the read-only tools ({READ_TOOL_NAMES}) instead"
+    else:
+        instead = "answer from what you were given"
     return {
         str(tool["name"]): _unavailable(str(tool["name"]), instead)
         for tool in (*offered.definitions, *_declared_before(messages, offered))

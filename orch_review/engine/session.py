@@ -17,7 +17,8 @@ from orch_review.engine.bash import BASH_TOOL, BashSession
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
 from orch_review.engine.journal import JournalLike
-from orch_review.engine.readonly import READ_TOOLS, SnapshotTools, ToolHandler
+from orch_review.engine.read_tools import READ_TOOLS, ToolHandler
+from orch_review.engine.readonly import SnapshotTools
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.events import AgentEvent, EventSink

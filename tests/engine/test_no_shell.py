@@ -11,7 +11,7 @@ import pytest
 from orch_review.engine import prompts
 from orch_review.engine.confinement import SandboxUnavailable
 from orch_review.engine.inline import inline_files
-from orch_review.engine.readonly import READ_TOOLS
+from orch_review.engine.read_tools import READ_TOOLS
 from orch_review.engine.sandbox import resolve_sandbox
 from orch_review.engine.tools import (
     REPORT_CONCERNS_TOOL,

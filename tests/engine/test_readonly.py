@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.readonly import (
+from orch_review.engine.read_tools import (
     DEFAULT_RESULTS,
     MAX_RESULTS,
     READ_TOOLS,
-    SnapshotTools,
     ToolHandler,
-    _glob_matcher,
+    glob_matcher,
 )
+from orch_review.engine.readonly import SnapshotTools
 from orch_review.scope.git import browse, open_repo
 from tests.conftest import GitRepoFactory, git, write
 
@@ -246,12 +246,12 @@ def test_list_files_by_directory_and_glob(repo: Repo) -> None:
 
 
 def test_the_glob_matcher_takes_linear_time_on_hostile_globs() -> None:
-    match = _glob_matcher("*a" * 200 + "b")
+    match = glob_matcher("*a" * 200 + "b")
     assert not match("a" * 4000)
-    assert _glob_matcher("src/**/*.py")("src/a/b/c.py")
-    assert _glob_matcher("**/*.py")("c.py")
-    assert not _glob_matcher("*.py")("a/c.py")
-    assert _glob_matcher("a?c")("abc") and not _glob_matcher("a?c")("a/c")
+    assert glob_matcher("src/**/*.py")("src/a/b/c.py")
+    assert glob_matcher("**/*.py")("c.py")
+    assert not glob_matcher("*.py")("a/c.py")
+    assert glob_matcher("a?c")("abc") and not glob_matcher("a?c")("a/c")
 
 
 def test_git_tools_show_only_the_reviewed_revisions(repo: Repo) -> None:
