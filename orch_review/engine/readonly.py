@@ -220,9 +220,14 @@ class SnapshotTools:
             raise Refused(f"`{quote_path(path)}` has {total} lines")
         last = min(end or total, total)
         shown, used = [], 0
+        room = self._cap - 200  # for the note
         for number in range(start, last + 1):
             row = f"{number:6}\t{lines[number - 1]}\n"
-            if used + len(row) > self._cap - 200:
+            if not shown and len(row) > room:  # one huge line (minified code): its head
+                shown.append(row[: room - 40] + f" [line {number} cut]\n")
+                used = room
+                continue
+            if used + len(row) > room:
                 shown.append(
                     f"[output cut at {self._cap:,} characters: lines {start}-{number - 1} "
                     f"shown of {total}; read on with start_line {number}]\n"

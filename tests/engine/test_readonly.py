@@ -302,3 +302,11 @@ def test_malformed_inputs_are_refused_not_crashes(repo: Repo) -> None:
     assert "revision" in refused(tools["git_show"], revision=["HEAD"])
     assert "start_line" in refused(tools["git_blame"], path="app.py")
     refused(tools["read_file"], path="app\0.py")
+
+
+def test_one_huge_line_is_cut_and_reading_moves_on(git_repo: GitRepoFactory) -> None:
+    path = git_repo({"min.js": "x" * 50_000 + "\nsecond\n"})
+    tools = SnapshotTools(open_repo(path), git(path, "rev-parse", "HEAD").strip(), None)
+    text = ok(tools.handlers()["read_file"], path="min.js")
+    assert len(text) <= 8000
+    assert "[line 1 cut]" in text and "read on with start_line 2]" in text
