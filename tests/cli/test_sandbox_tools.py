@@ -198,3 +198,21 @@ def test_the_critic_looks_with_the_read_only_tools_too(
     ]
     assert len(critic) == 2 and critic[0].tool_names == READ_TOOLS | {"report_concerns"}
     assert "app.py (" in critic[1].tool_result_texts()[0]  # its list_files ran
+
+
+def test_a_cap_stops_the_review_the_same_way_without_a_shell(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    repo = make_planted_repo(git_repo)
+    env = {**api_env, "ORCH_REVIEW_JOURNAL": "false", "ORCH_REVIEW_MAX_CONCURRENT": "1"}
+
+    shell = _review(
+        fake_api, env, repo, tmp_path / "a.json", "--sandbox", "off", "--max-agents", "2"
+    )
+    tools = _review(
+        fake_api, env, repo, tmp_path / "b.json", "--sandbox", "tools", "--max-agents", "2"
+    )
+
+    assert shell[0] == tools[0] == 3  # incomplete, in both: never a green exit
+    assert _promise(tools[1]) == _promise(shell[1])
+    assert tools[1]["coverage"]["changed_files"]["complete"] is False
