@@ -219,7 +219,8 @@ class SnapshotTools:
         if start > max(total, 1):
             raise Refused(f"`{quote_path(path)}` has {total} lines")
         last = min(end or total, total)
-        shown, used = [], 0
+        shown: list[str] = []
+        used = 0
         room = self._cap - 200  # for the note
         for number in range(start, last + 1):
             row = f"{number:6}\t{lines[number - 1]}\n"
@@ -242,8 +243,22 @@ class SnapshotTools:
             )
         return "".join(shown) or "(empty file)"
 
+    def _tree(self, under: str | None, commit: str | None = None) -> dict[str, Entry]:
+        """The entries of the reviewed tree (or ``commit``'s), all or those at or under the
+        path ``under`` (listed by git for that path alone: a big tree is not read whole)."""
+        if under is None and commit is None:
+            return self._listing()
+        entries = browse.tree_listing(
+            self._repo,
+            commit or self._head,
+            limit=MAX_LISTING_BYTES,
+            timeout=self._timeout,
+            path=under,
+        )
+        return {entry.path: entry for entry in entries}
+
     def _file(self, path: str) -> Entry:
-        listing = self._listing()
+        listing = self._tree(path)
         entry = listing.get(path)
         shown = quote_path(path)
         if entry is None:
@@ -332,7 +347,7 @@ class SnapshotTools:
         matcher = glob_matcher(pattern) if pattern is not None else None
         rows: list[str] = []
         matched = 0
-        for path, entry in sorted(self._listing().items()):
+        for path, entry in sorted(self._tree(under).items()):
             if under is not None and path != under and not path.startswith(under + "/"):
                 continue
             relative = path if under is None else path[len(under) + 1 :]
@@ -366,10 +381,7 @@ class SnapshotTools:
         path = self._optional_path(tool_input)
         if path is None:
             return self._git(browse.show_argv(commit, []))
-        listing = browse.tree_listing(
-            self._repo, commit, limit=MAX_LISTING_BYTES, timeout=self._timeout, path=path
-        )
-        entry = next((e for e in listing if e.path == path), None)
+        entry = self._tree(path, commit).get(path)
         if entry is None or entry.is_submodule:
             return self._git(browse.show_argv(commit, [browse.literal(path)]))
         done = browse.blob_bytes(self._repo, entry.oid, limit=MAX_FILE_BYTES, timeout=self._timeout)

@@ -310,3 +310,11 @@ def test_one_huge_line_is_cut_and_reading_moves_on(git_repo: GitRepoFactory) -> 
     text = ok(tools.handlers()["read_file"], path="min.js")
     assert len(text) <= 8000
     assert "[line 1 cut]" in text and "read on with start_line 2]" in text
+
+
+def test_pathspec_magic_in_a_path_is_taken_literally(repo: Repo) -> None:
+    tools = repo.tools()
+    for path in (":(top)app.py", ":(glob)**", ":(exclude)app.py", ":/app.py"):
+        assert "not a file" in refused(tools["read_file"], path=path)
+        assert ok(tools["list_files"], path=path).startswith("No file under")
+        assert ok(tools["search"], pattern="eval", path=path) == "No match."

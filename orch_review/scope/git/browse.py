@@ -137,7 +137,7 @@ def tree_listing(
 ) -> tuple[Entry, ...]:
     """Every entry of ``commit``'s tree, recursively (as far as ``limit`` bytes of listing);
     with ``path``, that file's or what is under that directory (ls-tree takes it literally)."""
-    argv = ["git", "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"]
+    argv = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"]
     if path is not None:
         argv.append(path)
     done = run_bounded(repo, argv, limit=limit, timeout=timeout)
