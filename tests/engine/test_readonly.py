@@ -318,3 +318,22 @@ def test_pathspec_magic_in_a_path_is_taken_literally(repo: Repo) -> None:
         assert "not a file" in refused(tools["read_file"], path=path)
         assert ok(tools["list_files"], path=path).startswith("No file under")
         assert ok(tools["search"], pattern="eval", path=path) == "No match."
+
+
+def test_files_the_repository_config_names_are_never_read_into_output(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A stranger's `.git/config` can name a file for blame or the mailmap to read; its
+    lines would show in git's output or errors."""
+    secret = tmp_path / "secret"
+    secret.write_text(f"Someone Else <x@y> {TOKEN}\n")
+    git(repo.path, "config", "blame.ignoreRevsFile", str(secret))
+    git(repo.path, "config", "mailmap.file", str(secret))
+    git(repo.path, "config", "log.mailmap", "true")
+    tools = repo.tools()
+    texts = [
+        ok(tools["git_blame"], path="app.py", start_line=1, end_line=2),
+        ok(tools["git_log"]),
+        ok(tools["git_show"], revision="HEAD"),
+    ]
+    assert all(TOKEN not in text and "Someone Else" not in text for text in texts)

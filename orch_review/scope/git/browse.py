@@ -35,6 +35,9 @@ _STDERR_LIMIT = 4000
 _READ = 65536
 # Options every command that can print a diff gets: no program from any configuration runs.
 _NO_PROGRAMS = ("--no-color", "--no-ext-diff", "--no-textconv")
+# The repository's configuration may name files for git to read whose lines then show in
+# its output or its errors (a mailmap, blame's list of revisions to ignore): none is read.
+_GIT = ("git", "-c", "mailmap.file=", "-c", "mailmap.blob=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +192,13 @@ def log_argv(
     """``git log`` of ``revisions`` (commit ids, ``^id`` to exclude) limited to ``pathspecs``."""
     shape = ["-p", *_NO_PROGRAMS] if patch else ["--stat", *_NO_PROGRAMS]
     fmt = "--format=commit %H%nAuthor: %an%nDate:   %ad%n%n%w(0,4,4)%B"
-    return ["git", "log", fmt, f"--max-count={count}", *shape, *revisions, "--", *pathspecs]
+    return [*_GIT, "log", fmt, f"--max-count={count}", *shape, *revisions, "--", *pathspecs]
 
 
 def show_argv(commit: str, pathspecs: Sequence[str]) -> list[str]:
     """``git show`` of one commit: its message, stat and patch (limited to ``pathspecs``)."""
     return [
-        "git",
+        *_GIT,
         "show",
         "--format=fuller",
         "--stat",
@@ -209,7 +212,16 @@ def show_argv(commit: str, pathspecs: Sequence[str]) -> list[str]:
 
 def blame_argv(commit: str, path: str, start: int, end: int) -> list[str]:
     """``git blame`` of lines ``start``..``end`` of ``path`` at ``commit``."""
-    return ["git", "blame", "--no-textconv", f"-L{start},{end}", commit, "--", path]
+    return [
+        *_GIT,
+        "blame",
+        "--no-textconv",
+        "--no-ignore-revs-file",
+        f"-L{start},{end}",
+        commit,
+        "--",
+        path,
+    ]
 
 
 def diff_argv(old: str, new: str, pathspecs: Sequence[str], stat: bool) -> list[str]:
