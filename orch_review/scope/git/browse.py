@@ -36,7 +36,8 @@ _READ = 65536
 # Options every command that can print a diff gets: no program from any configuration runs.
 _NO_PROGRAMS = ("--no-color", "--no-ext-diff", "--no-textconv")
 # The repository's configuration may name files for git to read whose lines then show in
-# its output or its errors (a mailmap, blame's list of revisions to ignore): none is read.
+# its output or its errors (a mailmap, blame's list of revisions to ignore): none is read,
+# and no notes are shown (other refs than the reviewed commits').
 _GIT = ("git", "-c", "mailmap.file=", "-c", "mailmap.blob=")
 
 
@@ -192,7 +193,17 @@ def log_argv(
     """``git log`` of ``revisions`` (commit ids, ``^id`` to exclude) limited to ``pathspecs``."""
     shape = ["-p", *_NO_PROGRAMS] if patch else ["--stat", *_NO_PROGRAMS]
     fmt = "--format=commit %H%nAuthor: %an%nDate:   %ad%n%n%w(0,4,4)%B"
-    return [*_GIT, "log", fmt, f"--max-count={count}", *shape, *revisions, "--", *pathspecs]
+    return [
+        *_GIT,
+        "log",
+        fmt,
+        "--no-notes",
+        f"--max-count={count}",
+        *shape,
+        *revisions,
+        "--",
+        *pathspecs,
+    ]
 
 
 def show_argv(commit: str, pathspecs: Sequence[str]) -> list[str]:
@@ -201,6 +212,7 @@ def show_argv(commit: str, pathspecs: Sequence[str]) -> list[str]:
         *_GIT,
         "show",
         "--format=fuller",
+        "--no-notes",
         "--stat",
         "-p",
         *_NO_PROGRAMS,
