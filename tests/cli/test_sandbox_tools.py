@@ -216,3 +216,30 @@ def test_a_cap_stops_the_review_the_same_way_without_a_shell(
     assert shell[0] == tools[0] == 3  # incomplete, in both: never a green exit
     assert _promise(tools[1]) == _promise(shell[1])
     assert tools[1]["coverage"]["changed_files"]["complete"] is False
+
+
+def test_a_question_with_a_shell_about_a_review_without_one_keeps_the_tools_it_called(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = make_planted_repo(git_repo)
+    fake_api.policy = planted_script()
+    assert run_cli(repo, {**api_env, "ORCH_REVIEW_SANDBOX": "tools"}, "--all").returncode == 1
+    fake_api.reset()
+    question = "and calc.py?"
+
+    def policy(request: ModelRequest) -> Reply:
+        last = [m for m in request.messages if m["role"] != "system"][-1]
+        if last["content"] == question:
+            return Reply.tool_uses([("list_files", {}), ("bash", {"command": "sed -n 2p calc.py"})])
+        return Reply.text("It guards the zero.")
+
+    fake_api.policy = policy
+    result = run_cli(repo, {**api_env, "ORCH_REVIEW_SANDBOX": "off"}, "ask", question)
+
+    assert result.returncode == 0, result.stderr
+    first, second = fake_api.message_requests
+    # The conversation called list_files: it stays declared (and is refused), bash is added.
+    assert {"bash", "list_files"} <= first.model_request().tool_names
+    refused, ran = second.model_request().tool_results()[-2:]
+    assert refused[2] and "use bash instead" in refused[1]
+    assert not ran[2] and "if count == 0:" in ran[1]
