@@ -116,7 +116,7 @@ READ_TOOL_NAMES = "read_file, search, list_files, git_log, git_show, git_blame, 
 # Where agents get no shell (``--sandbox tools``), what tells them to use bash names the
 # read-only tools instead; every prompt, task frame and tool description goes through it.
 _NO_SHELL_PHRASES = (
-    ("through the bash tool", f"through read-only tools ({READ_TOOL_NAMES}); there is no shell"),
+    ("through the bash tool", f"through read-only tools ({READ_TOOL_NAMES})"),
     (
         "You have a bash tool running in a read-only copy of",
         f"You have no shell, only read-only tools ({READ_TOOL_NAMES}) over a copy of",
