@@ -401,8 +401,8 @@ def answer_follow_up(
     """Answer ``question`` about the content of ``commit``, continuing ``conversation`` (the
     JSON form :func:`review_conversation` gives) when it is usable and about that commit,
     else in a fresh session. Nothing is stored. The model's commands run only in a working
-    sandbox (bubblewrap) unless ``config.sandbox`` is ``off``: without one it answers
-    without running any, and without fanning out."""
+    sandbox unless ``config.sandbox`` is ``off``: without one (or with ``tools``) the model
+    reads the content through the read-only tools."""
     import binascii
     import contextlib
     import dataclasses
@@ -427,22 +427,23 @@ def answer_follow_up(
     fresh = Conversation([], ModeState(), commit, scope)
     start = dataclasses.replace(continued or fresh, snapshot_objects=b"")  # only what git fetched
     config = dataclasses.replace(config, journal=False)
-    # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
-    sandboxed = config if config.sandbox == "off" else dataclasses.replace(config, sandbox="on")
+    # `auto` could fall back to an unsandboxed shell: here that means no shell at all.
+    keep = config.sandbox in ("off", "tools")
+    sandboxed = config if keep else dataclasses.replace(config, sandbox="on")
 
     def ask(stack: contextlib.ExitStack, begin: Conversation) -> tuple[str, bool]:
-        shell = True
+        shell = config.sandbox != "tools"
         try:
             follow_up = stack.enter_context(
                 FollowUp(sandboxed, repo, env, events=events, conversation=begin)
             )
         except SandboxUnavailable:
             shell = False
-            unsandboxed = dataclasses.replace(config, sandbox="off")
+            no_shell = dataclasses.replace(config, sandbox="tools")
             follow_up = stack.enter_context(
-                FollowUp(unsandboxed, repo, env, events=events, conversation=begin, shell=False)
+                FollowUp(no_shell, repo, env, events=events, conversation=begin)
             )
-        return follow_up.ask(question, orchestrate=orchestrate and shell).text, shell
+        return follow_up.ask(question, orchestrate=orchestrate).text, shell
 
     with contextlib.ExitStack() as stack:
         try:
@@ -456,10 +457,8 @@ def answer_follow_up(
             continued = None
             text, shell = ask(stack, fresh)
     if not shell:
-        notes.append("no sandbox could run here, so no command was run")
-        if orchestrate:
-            notes.append("`deep` needs the sandbox, so the answer did not fan out")
-    return FollowUpAnswer(text, continued is not None, orchestrate and shell, tuple(notes))
+        notes.append("no shell ran here: the content was read through read-only tools")
+    return FollowUpAnswer(text, continued is not None, orchestrate, tuple(notes))
 
 
 def learn(

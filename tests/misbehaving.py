@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from orch_review.engine.read_tools import READ_TOOLS
 from tests.fakes.messages_api import ModelRequest, Reply
 from tests.fakes.wire import canonical_json
 from tests.scripted import findings_in_task
@@ -103,7 +104,8 @@ def _applies(behaviour: str, reply: Reply, request: ModelRequest) -> bool:
     if behaviour == "cut_off":
         return bool(calls)
     if behaviour == "bundled_report":
-        return request.role in TERMINALS and [c["name"] for c in calls] == ["bash"]
+        looking = {"bash", *(str(t["name"]) for t in READ_TOOLS)}
+        return request.role in TERMINALS and bool(calls) and {c["name"] for c in calls} <= looking
     if behaviour == "odd_shapes":
         names = [c["name"] for c in calls]
         return names == ["report_verdicts"] or (
@@ -127,7 +129,8 @@ def _cut_off(reply: Reply, request: ModelRequest) -> Reply:
 
 
 def _bundled_report(reply: Reply, request: ModelRequest) -> Reply:
-    """The bash call and, in the same turn, a report made before reading its result."""
+    """The calls that look (bash, or the read-only tools) and, in the same turn, a report
+    made before reading their results."""
     if request.role == "subagent":
         premature: dict[str, Any] = {"summary": "nothing found", "findings": []}
     else:

@@ -3,6 +3,8 @@
 The "models" here really use the tools: the main agent scouts with bash and calls Workflow;
 each subagent runs a bash command in the repository and reports findings located by what the
 command printed; each verifier reads the cited lines with bash and decides from their text.
+Where agents get no shell (``--sandbox tools``) they do the same with the read-only tools
+offered instead: a concern's grep becomes a `search`, the verifier's `sed -n` a `read_file`.
 They send every optional field the tools accept (a suggested fix, a verdict's confidence and
 evidence, its judgement of a proposed fix), so what a real model may send is carried end to end.
 Write a new review in a few lines::
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +77,38 @@ class Concern:
     # Text whose lines are the findings when the task shows `path` (engine.inline): the
     # subagent then reports from what it was shown, without the bash turn.
     pattern: str | None = None
+    # The `search` input that finds what `command` does, for agents without a shell
+    # (default: derived from a `grep -n PATTERN FILE...` command).
+    search: dict[str, Any] | None = None
+
+    def look(self, request: ModelRequest) -> tuple[str, Mapping[str, Any]]:
+        """The tool call that runs this concern's check with what ``request`` offers."""
+        if request.has_tool("bash"):
+            return "bash", {"command": self.command}
+        return "search", self.search or search_for(self.command)
+
+
+def search_for(command: str) -> dict[str, Any]:
+    """The `search` input doing what ``grep -n PATTERN FILE`` does (the pattern as text)."""
+    words = shlex.split(command)
+    if words[:2] != ["grep", "-n"] or len(words) < 3:
+        raise AssertionError(f"no read-only equivalent of `{command}`: give the concern a search")
+    found: dict[str, Any] = {"pattern": words[2], "fixed_string": True}
+    if len(words) == 4:
+        found["path"] = words[3]
+    return found
+
+
+def scout(request: ModelRequest, command: str) -> tuple[str, Mapping[str, Any]]:
+    """The main agent's (or the critic's) first look: ``command``, or the file listing."""
+    return ("bash", {"command": command}) if request.has_tool("bash") else ("list_files", {})
+
+
+def read_lines(request: ModelRequest, path: str, start: int, end: int) -> list[tuple[str, Any]]:
+    """The calls a verifier reads lines ``start``..``end`` of ``path`` with."""
+    if request.has_tool("bash"):
+        return [("bash", {"command": f"sed -n '{start},{end}p' {path}"})]
+    return [("read_file", {"path": path, "start_line": start, "end_line": end})]
 
 
 @dataclass
@@ -90,7 +125,7 @@ class ReviewScript:
     def __call__(self, request: ModelRequest) -> Reply:
         if request.has_tool("report_concerns"):
             if request.assistant_turns == 0:
-                return Reply.tool_use("bash", {"command": "git ls-files"})
+                return Reply.tool_use(*scout(request, "git ls-files"))
             return Reply.tool_use("report_concerns", {"concerns": self.critic_concerns})
         if request.role == "main":
             return self._main(request)
@@ -103,7 +138,7 @@ class ReviewScript:
     def _main(self, request: ModelRequest) -> Reply:
         turn = request.assistant_turns
         if turn == 0:
-            return Reply.tool_use("bash", {"command": self.scout}, text="Scouting first.")
+            return Reply.tool_use(*scout(request, self.scout), text="Scouting first.")
         if turn == 1:
             subtasks = (
                 self.subtasks if self.subtasks is not None else [c.subtask for c in self.concerns]
@@ -144,11 +179,11 @@ class ReviewScript:
             files = sweep_files(task)
             due = [c for c in self.concerns if any(f in c.command for f in files)]
             if due and request.assistant_turns == 0:
-                return Reply.tool_uses([("bash", {"command": c.command}) for c in due])
+                return Reply.tool_uses([c.look(request) for c in due])
             outputs = request.tool_result_texts()[-len(due) :] if due else []
             if due and (len(outputs) < len(due) or any(_not_run(out) for out in outputs)):
                 # Its calls were cut off and not run: it asks again, as a model would.
-                return Reply.tool_uses([("bash", {"command": c.command}) for c in due])
+                return Reply.tool_uses([c.look(request) for c in due])
             findings = [f for c, out in zip(due, outputs, strict=True) for f in _found(c, out)]
             summary = "swept: " + ("see findings" if findings else "nothing found")
             return Reply.tool_use("report_findings", {"summary": summary, "findings": findings})
@@ -158,7 +193,7 @@ class ReviewScript:
             if seen is not None:
                 found = _found(concern, seen)
                 return Reply.tool_use("report_findings", {"summary": "read", "findings": found})
-            return Reply.tool_use("bash", {"command": concern.command})
+            return Reply.tool_use(*concern.look(request))
         output = request.tool_result_texts()[0]
         return Reply.tool_use(
             "report_findings",
@@ -169,11 +204,18 @@ class ReviewScript:
         concern = self.concern_for(request)
         listed = findings_in_task(request.first_user_text)
         if request.assistant_turns == 0:
-            commands = [
-                f"sed -n '{max(f['lines'][0] - 2, 1)},{f['lines'][1]}p' {f['path']}" for f in listed
-            ]
-            return Reply.tool_use("bash", {"command": " && echo --- && ".join(commands)})
-        output = request.tool_result_texts()[0]
+            if request.has_tool("bash"):
+                commands = [
+                    f"sed -n '{max(f['lines'][0] - 2, 1)},{f['lines'][1]}p' {f['path']}"
+                    for f in listed
+                ]
+                return Reply.tool_use("bash", {"command": " && echo --- && ".join(commands)})
+            return Reply.tool_uses(
+                call
+                for f in listed
+                for call in read_lines(request, f["path"], max(f["lines"][0] - 2, 1), f["lines"][1])
+            )
+        output = "\n---\n".join(request.tool_result_texts())
         verdicts = []
         for finding in listed:
             # A sweep's verifier sees findings of several concerns: each is judged by its own.

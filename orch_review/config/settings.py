@@ -341,8 +341,9 @@ _KEYS: tuple[_Key, ...] = (
         "sandbox",
         _choice(get_args(SandboxMode)),
         "Run agents' commands under bubblewrap: `auto` when it works (else a weaker restricted"
-        " subprocess, with a warning), `on` always (refuse otherwise), `off` never. The config"
-        " file may not say `off`.",
+        " subprocess, with a warning), `on` always (refuse otherwise), `off` never; `tools`"
+        " gives agents no shell, only read-only tools over the snapshot. The config file may"
+        " not say `off`.",
         refused_in_file=lambda value: value == "off",
     ),
     _Key(

@@ -40,6 +40,7 @@ class ConcernKeys:
             config.agent_model,
             config.effort,
             config.subagent_max_turns,
+            session.toolset,
             concern,
             session.workspace.content_key(concern),
             self.guidance_for(concern),

@@ -22,10 +22,13 @@ from typing import Any
 from orch_review.engine.journal import JournalLike, journal_key
 from orch_review.engine.main_agent import MainResult
 from orch_review.engine.mode import ModeState
-from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH
+from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH, without_shell
 from orch_review.errors import OrchReviewError
 
-_SYSTEM_TEXTS = frozenset({MODE_ENTER, MODE_EXIT, MODE_REFRESH})
+# As sent to agents with a shell, and to those with the read-only tools.
+_SYSTEM_TEXTS = frozenset(
+    text for mode in (MODE_ENTER, MODE_EXIT, MODE_REFRESH) for text in (mode, without_shell(mode))
+)
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Each block type orch-review sends back, with the keys it may have and their types.
 _BLOCKS: dict[str, dict[str, type | tuple[type, ...]]] = {

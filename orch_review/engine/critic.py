@@ -18,12 +18,21 @@ from typing import Any
 
 from orch_review import waiting
 from orch_review.engine.agent import AgentLoop, Terminal
-from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.journal import journal_key
-from orch_review.engine.prompts import CRITIC_SYSTEM, CRITIC_TURN_LIMIT_NOTE, critic_task
+from orch_review.engine.prompts import (
+    CRITIC_SYSTEM,
+    CRITIC_TURN_LIMIT_NOTE,
+    critic_task,
+    system_prompt,
+)
 from orch_review.engine.scheduler import CRITIC
 from orch_review.engine.session import Session
-from orch_review.engine.tools import REPORT_CONCERNS_TOOL, TOOLS_VERSION, ToolInputError
+from orch_review.engine.tools import (
+    REPORT_CONCERNS_TOOL,
+    TOOLS_VERSION,
+    ToolInputError,
+    described,
+)
 from orch_review.engine.workflow import Workflow, parse_subtasks, ranked
 from orch_review.errors import OrchReviewError
 from orch_review.findings.records import ConcernOutcome
@@ -116,6 +125,7 @@ class Critic:
             config.model,
             config.effort,
             config.subagent_max_turns,
+            session.toolset,
             CRITIC_SYSTEM,
             task,
             session.workspace.content_key(""),
@@ -149,16 +159,18 @@ class Critic:
         config = session.config
         session.emit("critic", "critic", "completeness critic", "started")
         agent = ranked(session, "critic", -1)
-        with agent.bash_session() as bash:
+        with agent.agent_tools() as looking:
+            shell = agent.has_shell
             loop: AgentLoop[list[str]] = AgentLoop(
                 client=agent.client,
                 ledger=session.ledger,
                 role="critic",
                 model=config.model,
-                system=CRITIC_SYSTEM,
-                tools=(BASH_TOOL, REPORT_CONCERNS_TOOL),
+                system=system_prompt(CRITIC_SYSTEM, shell),
+                tools=(*looking.definitions, described(REPORT_CONCERNS_TOOL, shell)),
                 max_turns=config.subagent_max_turns,
-                bash=bash,
+                bash=looking.bash,
+                handlers=looking.handlers,
                 terminal=Terminal("report_concerns", _parse, CRITIC_TURN_LIMIT_NOTE),
                 events=session.events,
                 agent_id="critic",

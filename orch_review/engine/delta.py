@@ -72,10 +72,12 @@ def delta_scope(scope: Scope, earlier: EarlierReviews) -> Scope:
     )
 
 
-def main_task(delta: Scope, main_guidance: str, earlier: EarlierReviews) -> str:
+def main_task(
+    delta: Scope, main_guidance: str, earlier: EarlierReviews, *, shell: bool = True
+) -> str:
     """The main agent's first turn: the files to scout (on a re-review only those changed
     since the earlier review), then what the earlier review covers."""
-    return task_text(delta, main_guidance) + earlier.note()
+    return task_text(delta, main_guidance, shell=shell) + earlier.note()
 
 
 NOTHING_CHANGED = (

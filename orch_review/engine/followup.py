@@ -93,7 +93,7 @@ class FollowUp:
                     "the content of the last review is no longer in this repository (git "
                     "gc?): run the review again, then ask."
                 ) from None
-            workspace = Workspace(content, (), global_key=commit)
+            workspace = Workspace(content.root, (), global_key=commit, content=content)
             self._session = self._stack.enter_context(
                 open_session(
                     self._config,

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from orch_review.engine.prompts import without_shell
 from orch_review.engine.session import ReviewedContent
 from orch_review.scope.diff import line_ranges, quote_path
 
@@ -49,6 +50,8 @@ def inline_files(
     paths: Sequence[str],
     budget: int,
     hunks: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    *,
+    shell: bool = True,
 ) -> Inlined:
     """The numbered content of ``paths`` (files under review), smallest first, as long as
     the whole fits in ``budget`` bytes of file content; empty with no budget or no file.
@@ -93,5 +96,5 @@ def inline_files(
     if left_out:
         names = ", ".join(_attribute(p) for p in sorted(left_out))
         head += f" Not shown (too large, or not text): {names}; read them with bash."
-    text = "\n\n" + head + "\n\n" + "\n".join(blocks)
+    text = "\n\n" + (head if shell else without_shell(head)) + "\n\n" + "\n".join(blocks)
     return Inlined(text, tuple(sorted(shown)), tuple(sorted(left_out)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,15 @@ from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.client import Reply
 from orch_review.engine.journal import journal_key
 from orch_review.engine.mode import ModeState, system_message
-from orch_review.engine.prompts import MAIN_SYSTEM, MODE_EXIT
-from orch_review.engine.session import Session
+from orch_review.engine.prompts import (
+    MAIN_SYSTEM,
+    MODE_EXIT,
+    READ_TOOL_NAMES,
+    system_prompt,
+    without_shell,
+)
+from orch_review.engine.read_tools import READ_TOOLS
+from orch_review.engine.session import AgentTools, Session
 from orch_review.engine.tools import TOOLS_VERSION, workflow_tool
 from orch_review.engine.workflow import Workflow
 from orch_review.errors import BudgetExceeded
@@ -148,8 +155,9 @@ def run_turn(
     mode, notice = mode.on_user_turn(config.refresh_interval)
     if notice is None and fresh and not mode.enabled:
         notice = MODE_EXIT
+    has_shell = session.has_shell
     if notice is not None:
-        messages.append(system_message(notice))
+        messages.append(system_message(notice if has_shell else without_shell(notice)))
 
     def check_budget(_: list[dict[str, Any]]) -> None:
         reason = session.ledger.over_budget()
@@ -159,26 +167,31 @@ def run_turn(
             raise KeyboardInterrupt
 
     session.emit("main", "main", "main agent", "started")
-    shells = session.bash_session() if shell else contextlib.nullcontext(None)
-    if not shell:
-        handlers = _NO_SHELL
-    elif mode.enabled:
-        handlers = {"Workflow": workflow.handle_tool_call}
-    else:
-        handlers = {"Workflow": _mode_off}
-    tools: tuple[Mapping[str, Any], ...] = (BASH_TOOL,)
-    if mode.enabled or not fresh:
-        tools += (workflow_tool(config.max_subtasks, config.max_concurrent),)
-    with shells as bash:
+    # The read-only tools need no sandbox: only a shell is withheld without one.
+    looking = session.agent_tools() if shell or not has_shell else _nothing(session)
+    with looking as offered:
+        handlers: dict[str, Callable[[Mapping[str, Any]], tuple[str, bool]]] = {
+            **_refused(messages, offered),
+            **offered.handlers,
+        }
+        if not shell:
+            handlers["Workflow"] = _unavailable("Workflow")
+        elif mode.enabled:
+            handlers["Workflow"] = workflow.handle_tool_call
+        else:
+            handlers["Workflow"] = _mode_off if has_shell else _mode_off_no_shell
+        tools = (*offered.definitions, *_declared_before(messages, offered))
+        if mode.enabled or not fresh:
+            tools += (workflow_tool(config.max_subtasks, config.max_concurrent, has_shell),)
         loop: AgentLoop[None] = AgentLoop(
             client=JournaledClient(session),
             ledger=session.ledger,
             role="main",
             model=config.model,
-            system=MAIN_SYSTEM,
+            system=system_prompt(MAIN_SYSTEM, has_shell),
             tools=tools,
             max_turns=config.main_max_turns,
-            bash=bash,
+            bash=offered.bash,
             handlers=handlers,
             events=session.events,
             agent_id="main",
@@ -194,18 +207,64 @@ def run_turn(
     return MainResult(run.text, run.note, messages, mode)
 
 
-def _unavailable(tool: str) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
+def _unavailable(
+    tool: str, instead: str = "answer from what you were given"
+) -> Callable[[Mapping[str, Any]], tuple[str, bool]]:
     def refuse(_: Mapping[str, Any]) -> tuple[str, bool]:
         return (
             f"{tool} is not available for this answer: there is no sandbox to run it in; "
-            "answer from what you were given.",
+            f"{instead}.",
             True,
         )
 
     return refuse
 
 
-_NO_SHELL = {"bash": _unavailable("bash"), "Workflow": _unavailable("Workflow")}
+@contextlib.contextmanager
+def _nothing(session: Session) -> Iterator[AgentTools]:
+    """No tool runs (a shell is declared, for the conversation's prefix, and refused)."""
+    yield AgentTools(session.shell_tools, None, {})
+
+
+# Tools an earlier turn of a stored conversation called and this session does not offer
+# (a review with a shell, asked about where there is none, or the other way round): still
+# declared, since the conversation holds their calls, and refused.
+_EVERY_LOOKING_TOOL = (BASH_TOOL, *READ_TOOLS)
+
+
+def _called_before(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    return {
+        str(block.get("name"))
+        for message in messages
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, Mapping) and block.get("type") == "tool_use"
+    }
+
+
+def _declared_before(
+    messages: Sequence[Mapping[str, Any]], offered: AgentTools
+) -> tuple[dict[str, Any], ...]:
+    names = {str(tool["name"]) for tool in offered.definitions}
+    called = _called_before(messages)
+    return tuple(t for t in _EVERY_LOOKING_TOOL if t["name"] in called - names)
+
+
+def _refused(
+    messages: Sequence[Mapping[str, Any]], offered: AgentTools
+) -> dict[str, Callable[[Mapping[str, Any]], tuple[str, bool]]]:
+    if offered.bash is not None:
+        instead = "use bash instead"
+    elif offered.handlers:
+        instead = f"use the read-only tools ({READ_TOOL_NAMES}) instead"
+    else:
+        instead = "answer from what you were given"
+    return {
+        str(tool["name"]): _unavailable(str(tool["name"]), instead)
+        for tool in (*offered.definitions, *_declared_before(messages, offered))
+        if str(tool["name"]) not in offered.handlers
+        and not (tool is BASH_TOOL and offered.bash is not None)
+    }
 
 
 def _mode_off(_: Mapping[str, Any]) -> tuple[str, bool]:
@@ -214,3 +273,8 @@ def _mode_off(_: Mapping[str, Any]) -> tuple[str, bool]:
         "directly, checking facts with bash.",
         True,
     )
+
+
+def _mode_off_no_shell(tool_input: Mapping[str, Any]) -> tuple[str, bool]:
+    text, is_error = _mode_off(tool_input)
+    return without_shell(text), is_error

@@ -147,8 +147,12 @@ def _sandbox(
         bwrap_path=config.bwrap_path,
         view=workspace.view,
     )
-    # Only bubblewrap can show the content without a full copy of it.
-    workspace.use(mounted=sandbox.kind == "bubblewrap")
+    # Only bubblewrap can show the content without a full copy of it; the read-only tools
+    # read it from git and need no copy at all.
+    if sandbox.has_shell:
+        workspace.use(mounted=sandbox.kind == "bubblewrap")
+    else:
+        workspace.settle()
     if sandbox.notice is not None:
         if warnings is not None:
             warnings.append(sandbox.notice)

@@ -62,6 +62,8 @@ _UNCONFINED = {
     "restricted": "there is no bubblewrap sandbox, and the command would run the reviewed "
     "code outside it, with network access",
     "none": "--sandbox off, and the command would run the reviewed code unconfined",
+    "tools": "agents get no shell here (sandbox mode `tools`), and nothing may run the "
+    "reviewed code",
 }
 
 
@@ -180,6 +182,7 @@ def _scratch_launcher(
     copy.write_bytes(patched)
     copy.chmod(0o444)
     launcher = sandbox.launcher
+    assert launcher is not None  # unconfined_reason refuses a sandbox without a shell
     if isinstance(launcher, BubblewrapLauncher):
         target = str(root / path)
         view = launcher.view

@@ -111,6 +111,55 @@ TRUNCATION_NOTE = (
 )
 
 
+READ_TOOL_NAMES = "read_file, search, list_files, git_log, git_show, git_blame, git_diff"
+
+# Where agents get no shell (``--sandbox tools``), what tells them to use bash names the
+# read-only tools instead; every prompt, task frame and tool description goes through it.
+_NO_SHELL_PHRASES = (
+    ("through the bash tool", f"through read-only tools ({READ_TOOL_NAMES})"),
+    (
+        "You have a bash tool running in a read-only copy of",
+        f"You have no shell, only read-only tools ({READ_TOOL_NAMES}) over a copy of",
+    ),
+    (
+        "You have a bash tool in a read-only copy of",
+        f"You have no shell, only read-only tools ({READ_TOOL_NAMES}) over a copy of",
+    ),
+    (
+        "run small experiments when they settle a question",
+        "compare revisions with git_diff and git_show",
+    ),
+    (
+        "run `git diff`, `git log -p`, grep for callers",
+        "compare with git_diff and git_log, search for callers",
+    ),
+    ("(your working directory is its root)", "(paths are relative to its root)"),
+    ("has bash in the repository", "has the same read-only tools over the repository"),
+    ("use bash for everything else", "use the read-only tools for everything else"),
+    ("(callers, other files, history, experiments)", "(callers, other files, history)"),
+    ("with bash", "with the read-only tools"),
+    ("using bash", "using the read-only tools"),
+    ("command output", "tool output"),
+)
+GIT_COMMANDS_NOTE = (
+    "\n\nThere is no shell. Where a text names a git command (`git diff BASE HEAD -- FILE`), "
+    "call the tool of that name instead (git_diff with from BASE, to HEAD and path FILE)."
+)
+
+
+def without_shell(text: str) -> str:
+    """``text`` (a prompt, a task frame, a tool description) for agents that have the
+    read-only tools instead of bash."""
+    for old, new in _NO_SHELL_PHRASES:
+        text = text.replace(old, new)
+    return text
+
+
+def system_prompt(text: str, shell: bool) -> str:
+    """A system prompt as agents with (``shell``) or without a shell get it."""
+    return text if shell else without_shell(text) + GIT_COMMANDS_NOTE
+
+
 def subagent_task(concern: str, guidance: str = "", shown: str = "") -> str:
     """The first user turn of a subagent; ``shown``: the block of the files it names
     (``engine.inline``), if any."""
@@ -134,7 +183,9 @@ def _as_data(value: object) -> str:
     return json.dumps(json_safe(value), indent=2, ensure_ascii=False).replace("<", "\\u003c")
 
 
-def verifier_task(concern: str, findings: Sequence[Finding], guidance: str = "") -> str:
+def verifier_task(
+    concern: str, findings: Sequence[Finding], guidance: str = "", *, shell: bool = True
+) -> str:
     """The first user turn of a verifier: the concern and the numbered findings to attack,
     with the fixes proposed for some of them to judge as well."""
     listed = [_listed(number, f) for number, f in enumerate(findings, 1)]
@@ -143,7 +194,11 @@ def verifier_task(concern: str, findings: Sequence[Finding], guidance: str = "")
         "A reviewer working on this subtask:\n\n<subtask>\n"
         f"{concern}\n</subtask>\n\nreported these findings:\n\n<findings>\n"
         f"{_as_data(listed)}\n</findings>\n\n"
-        + (FIX_REVIEW if fixes else "Try to refute each one, then call report_verdicts.")
+        + (
+            (FIX_REVIEW if shell else without_shell(FIX_REVIEW))
+            if fixes
+            else "Try to refute each one, then call report_verdicts."
+        )
         + guidance_block(guidance)
     )
 

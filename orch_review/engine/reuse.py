@@ -55,6 +55,7 @@ class EarlierReviews:
             config.agent_model,
             config.effort,
             config.subagent_max_turns,
+            self._session.toolset,
             self._base,
             path,
             hashlib.sha256(data).hexdigest(),

@@ -210,8 +210,10 @@ def review(
     state = _Review(config, scope, options, options.mode_for(scope), time.monotonic())
     if not scope.files:  # a shard with no file: complete, nothing to ask a model
         return _empty_report(config, scope, state.mode)
-    # Before the snapshot and the first request: agents cannot work without a shell.
-    require("bash", agent_environment(env, "")["PATH"])
+    # Before the snapshot and the first request: agents cannot work without a shell, unless
+    # they are to have none.
+    if config.sandbox != "tools":
+        require("bash", agent_environment(env, "")["PATH"])
     repo = open_repo(scope.root, env)
     if events is not None:
         state.live = LiveTotals(events, len(scope.files))
@@ -261,6 +263,7 @@ def _workspace(scope: Scope, content: Snapshot) -> Workspace:
         skipped,
         ready=content.wait,
         content=content,
+        base=scope.base_commit,
     )
 
 
@@ -295,7 +298,13 @@ def _run_agents(
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
     elif delta.files:
-        _run_main(state, session, workflow, main_task(delta, main_guidance, earlier), content)
+        _run_main(
+            state,
+            session,
+            workflow,
+            main_task(delta, main_guidance, earlier, shell=session.has_shell),
+            content,
+        )
     else:  # nothing changed since a complete review: nothing to scout, nothing to ask
         state.summary = earlier.summary() or NOTHING_CHANGED
         state.notes = (earlier.reused_note(len(scope.files)),)

@@ -55,7 +55,7 @@ _PROBE = (
     f"test -r . -a -x . || exit {_UNREADABLE}"
 )
 
-Kind = Literal["bubblewrap", "restricted", "none"]
+Kind = Literal["bubblewrap", "landlock", "tools", "none"]
 
 
 class ContentUnreadable(SandboxUnavailable):
@@ -67,11 +67,18 @@ class Sandbox:
     """The policy agents' shells run under; pass it to ``BashSession(sandbox=...)``."""
 
     kind: Kind
-    launcher: ShellLauncher
+    launcher: ShellLauncher | None  # None for "tools": agents get no shell at all
     notice: str | None = None  # for the user, once per review: why it is weaker than asked
 
+    @property
+    def has_shell(self) -> bool:
+        """Whether agents get a shell; without one they get read-only tools (:mod:`.readonly`)."""
+        return self.launcher is not None
+
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
-        """How to start one shell (see :class:`ShellLauncher`)."""
+        """How to start one shell (see :class:`ShellLauncher`); only with :attr:`has_shell`."""
+        if self.launcher is None:
+            raise SandboxUnavailable("no shell may run here: agents read through read-only tools")
         return self.launcher.launch(cwd, env, shell)
 
     @property
@@ -81,6 +88,7 @@ class Sandbox:
             "bubblewrap": "bubblewrap (read-only content, no network, private /tmp)",
             "restricted": "restricted subprocess (no bubblewrap: network and, unless run as "
             "root, the working tree are NOT protected)",
+            "tools": "no shell: agents read the snapshot through read-only tools",
             "none": "none (--sandbox off)",
         }[self.kind]
 
@@ -101,6 +109,8 @@ def resolve_sandbox(
     says how bubblewrap shows the content at ``root`` (else ``root`` holds it). Raises
     :class:`SandboxUnavailable` for ``on`` when bubblewrap cannot run.
     """
+    if mode == "tools":
+        return Sandbox("tools", None)
     limits = limits or Limits()
     if mode == "off":
         return Sandbox("none", PlainLauncher())
@@ -132,7 +142,7 @@ def resolve_sandbox(
     )
     if os.geteuid() != 0:
         _protect_this_process()
-    return Sandbox("restricted", RestrictedLauncher(limits), notice=notice)
+    return Sandbox("restricted", RestrictedLauncher(limits), notice=notice)  # type: ignore[arg-type]
 
 
 def probe(launcher: ShellLauncher, root: Path) -> None:

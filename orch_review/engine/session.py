@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.bash import BashSession
+from orch_review.engine.bash import BASH_TOOL, BashSession
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
 from orch_review.engine.journal import JournalLike
+from orch_review.engine.read_tools import READ_TOOLS, ToolHandler
+from orch_review.engine.readonly import SnapshotTools
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.events import AgentEvent, EventSink
+
+if TYPE_CHECKING:
+    import git
 
 log = logging.getLogger("orch_review.sandbox")
 
@@ -58,6 +64,44 @@ class ReviewedContent(Protocol):
     def content_key(self, text: str) -> str:
         """A hash of the content ``text`` is about (the files it names, else everything)."""
         ...
+
+    def revisions(self) -> tuple[git.Repo, str, str | None] | None:
+        """The repository, commit and base the content is read from through git, if known."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTools:
+    """What an agent is offered to look at the content: bash, or the read-only tools."""
+
+    definitions: tuple[dict[str, Any], ...]
+    bash: BashSession | None
+    handlers: Mapping[str, ToolHandler]
+
+
+class _SharedTools:
+    """The read-only tools of a session, made once: their listing is read once for all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value: SnapshotTools | None = None
+
+    def get(self, session: Session) -> SnapshotTools | None:
+        with self._lock:
+            if self._value is None:
+                known = session.workspace.revisions()
+                if known is None:
+                    return None
+                repo, head, base = known
+                self._value = SnapshotTools(
+                    repo,
+                    head,
+                    base,
+                    canonical=session.workspace.canonical_path,
+                    output_cap=session.config.tool_output_cap,
+                    timeout=session.config.bash_timeout,
+                )
+            return self._value
 
 
 class _Once:
@@ -104,11 +148,38 @@ class Session:
     guidance: Guidance | None = None
     shell_starter: Executor | None = None
     _resolved: _Once = field(default_factory=_Once, init=False, repr=False, compare=False)
+    # Passed on by dataclasses.replace (an init field), so every agent shares one.
+    shared_tools: _SharedTools = field(default_factory=_SharedTools, repr=False, compare=False)
 
     @property
     def shell_sandbox(self) -> Sandbox:
         """The sandbox agents' shells run in."""
         return self.sandbox if self.sandbox is not None else self._resolved.get(self)
+
+    @property
+    def has_shell(self) -> bool:
+        """Whether agents get a shell (else the read-only tools)."""
+        return self.shell_sandbox.has_shell
+
+    @property
+    def toolset(self) -> str:
+        """The name of what agents look at the content with, for journal keys."""
+        return "bash" if self.has_shell else "read-only tools"
+
+    @property
+    def shell_tools(self) -> tuple[dict[str, Any], ...]:
+        """The definitions of the tools agents look at the content with."""
+        return (BASH_TOOL,) if self.has_shell else READ_TOOLS
+
+    @contextlib.contextmanager
+    def agent_tools(self) -> Iterator[AgentTools]:
+        """For one agent: a fresh shell in the sandbox, or the session's read-only tools."""
+        if self.has_shell:
+            with self.bash_session() as bash:
+                yield AgentTools(self.shell_tools, bash, {})
+            return
+        tools = self.shared_tools.get(self)
+        yield AgentTools(self.shell_tools, None, tools.handlers() if tools is not None else {})
 
     def emit(self, agent_id: str, role: str, label: str, state: str, detail: str = "") -> None:
         """Send a progress event (no-op without a sink)."""
@@ -116,7 +187,8 @@ class Session:
             self.events(AgentEvent(agent_id, role, label, state, detail=detail))
 
     def bash_session(self) -> BashSession:
-        """A fresh persistent shell in the workspace for one agent, in the sandbox."""
+        """A fresh persistent shell in the workspace for one agent, in the sandbox (which
+        must have a shell: see :attr:`has_shell`)."""
         return BashSession(
             self.workspace.root,
             env=self.bash_env,

@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from orch_review.engine.agent import AgentLoop, Terminal
-from orch_review.engine.bash import BASH_TOOL
 from orch_review.engine.prompts import (
     SUBAGENT_SYSTEM,
     SUBAGENT_TURN_LIMIT_NOTE,
     VERIFIER_SYSTEM,
     VERIFIER_TURN_LIMIT_NOTE,
     subagent_task,
+    system_prompt,
     verifier_task,
 )
 from orch_review.engine.session import Session
@@ -20,6 +20,7 @@ from orch_review.engine.tools import (
     REPORT_FINDINGS_TOOL,
     REPORT_VERDICTS_TOOL,
     ReportedFindings,
+    described,
     parse_findings,
     parse_verdicts,
 )
@@ -28,9 +29,6 @@ from orch_review.findings.records import Finding, Verdict
 from orch_review.wording import counted
 
 T = TypeVar("T")
-
-SUBAGENT_TOOLS = (BASH_TOOL, REPORT_FINDINGS_TOOL)
-VERIFIER_TOOLS = (BASH_TOOL, REPORT_VERDICTS_TOOL)
 
 
 class AgentFailed(OrchReviewError):
@@ -54,7 +52,7 @@ def run_subagent(
         "subagent",
         concern,
         SUBAGENT_SYSTEM,
-        SUBAGENT_TOOLS,
+        REPORT_FINDINGS_TOOL,
         subagent_task(concern, guidance, shown),
         terminal,
     )
@@ -82,8 +80,8 @@ def run_verifier(
         "verifier",
         concern,
         VERIFIER_SYSTEM,
-        VERIFIER_TOOLS,
-        verifier_task(concern, findings, guidance),
+        REPORT_VERDICTS_TOOL,
+        verifier_task(concern, findings, guidance, shell=session.has_shell),
         terminal,
     )
 
@@ -94,10 +92,13 @@ def _run(
     role: str,
     label: str,
     system: str,
-    tools: Sequence[Mapping[str, Any]],
+    report: dict[str, Any],
     task: str,
     terminal: Terminal[T],
 ) -> T:
+    """Run one agent: the tools it looks with (bash, or the read-only tools), ``report``
+    its terminal tool; prompts and descriptions worded for what it is offered."""
+
     def stop_if_cancelled(_: list[dict[str, Any]]) -> None:
         # After an interruption the snapshot may be gone: tool results can no longer be
         # trusted, so no request goes out with them (and no result is journaled).
@@ -106,16 +107,18 @@ def _run(
 
     session.emit(agent_id, role, label, "started")
     try:
-        with session.bash_session() as bash:
+        with session.agent_tools() as looking:
+            shell = session.has_shell
             loop = AgentLoop(
                 client=session.client,
                 ledger=session.ledger,
                 role=role,
                 model=session.config.agent_model,
-                system=system,
-                tools=tools,
+                system=system_prompt(system, shell),
+                tools=(*looking.definitions, described(report, shell)),
                 max_turns=session.config.subagent_max_turns,
-                bash=bash,
+                bash=looking.bash,
+                handlers=looking.handlers,
                 terminal=terminal,
                 events=session.events,
                 agent_id=agent_id,

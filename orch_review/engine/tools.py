@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orch_review.config.choices import CATEGORIES
+from orch_review.engine.prompts import without_shell
 from orch_review.findings.provenance import confined_path
 from orch_review.findings.records import Finding, Severity, Verdict
 
@@ -68,8 +69,12 @@ in a follow-up call); agents take turns so that at most {max_concurrent} model r
 flight at once."""
 
 
-def workflow_tool(max_subtasks: int, max_concurrent: int) -> dict[str, Any]:
+def workflow_tool(max_subtasks: int, max_concurrent: int, shell: bool = True) -> dict[str, Any]:
     """The Workflow tool definition with the configured limits in its contract."""
+    return described(_workflow_tool(max_subtasks, max_concurrent), shell)
+
+
+def _workflow_tool(max_subtasks: int, max_concurrent: int) -> dict[str, Any]:
     return {
         "name": "Workflow",
         "description": WORKFLOW_DESCRIPTION.format(
@@ -447,3 +452,26 @@ def parse_verdicts(
             "give a verdict for every finding; missing: " + ", ".join(map(str, missing))
         )
     return verdicts
+
+
+def described(tool: dict[str, Any], shell: bool) -> dict[str, Any]:
+    """``tool``'s definition as agents with (``shell``) or without a shell are offered it:
+    without, its descriptions name the read-only tools where they name bash."""
+    if shell:
+        return tool
+    reworded = _reworded(tool)
+    assert isinstance(reworded, dict)
+    return reworded
+
+
+def _reworded(value: object) -> object:
+    if isinstance(value, dict):
+        return {
+            key: without_shell(item)
+            if key == "description" and isinstance(item, str)
+            else _reworded(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_reworded(item) for item in value]
+    return value

@@ -252,7 +252,9 @@ class Workflow:
                     f"s{index}",
                     concern,
                     self._keys.guidance_for(concern),
-                    inline_files(session.workspace, named, budget, self._hunks).text,
+                    inline_files(
+                        session.workspace, named, budget, self._hunks, shell=session.has_shell
+                    ).text,
                 )
                 if reported.findings:  # before its place is freed: nobody takes the money
                     session.ledger.will_verify(index, session.config.agent_model)

@@ -140,9 +140,10 @@ def summary(scope: Scope) -> str:
     return "\n".join(lines)
 
 
-def task_text(scope: Scope, guidance: str = "") -> str:
+def task_text(scope: Scope, guidance: str = "", *, shell: bool = True) -> str:
     """The main agent's first user turn: instructions, the scope summary as data, then the
-    repository's review guidance."""
+    repository's review guidance; worded for a main agent with bash or (not ``shell``) the
+    read-only tools."""
     intro = (
         "Review the change described below. Find real defects in the listed files and report "
         "them through the Workflow tool. Skipped files are out of scope: do not send subtasks "
@@ -151,8 +152,13 @@ def task_text(scope: Scope, guidance: str = "") -> str:
         else "Audit the repository content described below. Find real defects in the listed "
         "files and report them through the Workflow tool."
     )
+    where = (
+        "Your working directory is a read-only copy of exactly the content under review. Scout "
+        "with bash"
+        if shell
+        else "Your read-only tools show exactly the content under review. Scout with them"
+    )
     return (
-        f"{intro}\n\n{summary(scope)}\n\nYour working directory is a read-only copy of exactly "
-        "the content under review. Scout with bash, then call Workflow with one subtask per "
+        f"{intro}\n\n{summary(scope)}\n\n{where}, then call Workflow with one subtask per "
         f"concern.{deleted_block(scope.deleted)}{guidance_block(guidance)}"
     )

@@ -302,8 +302,41 @@ def _differences(repo: git.Repo, scope: Scope) -> list[str]:
     return gitops.differences_from(repo, scope.head_commit)
 
 
+class CheckedOut:
+    """A review's content checked out again at :attr:`root`, and readable through git."""
+
+    view: View | None = None
+
+    def __init__(self, root: Path, repo: git.Repo, commit: str) -> None:
+        self.root, self.commit = root, commit
+        self._repo = repo
+
+    @property
+    def repo(self) -> git.Repo:
+        """The user's repository, opened so that the commit's objects are readable."""
+        return self._repo
+
+    def use(self, mounted: bool) -> None:
+        """Nothing to do: the checkout is written."""
+
+    def settle(self) -> None:
+        """Nothing to do: the checkout is written."""
+
+    def read(self, path: str) -> bytes | None:
+        """The content of ``path`` in the commit, None if it is no file."""
+        if path == ".git" or path.startswith(".git/"):
+            return None
+        return gitops.blob(self._repo, self.commit, path)
+
+    def blob_ids(self, paths: Collection[str]) -> dict[str, str]:
+        """Path -> git blob id of each of ``paths`` that is a file of the commit."""
+        return {p: oid for p, (_, oid) in gitops.tree_blobs(self._repo, self.commit, paths).items()}
+
+
 @contextmanager
-def checkout(repo: git.Repo, commit: str, work_tree: Path, objects: bytes = b"") -> Iterator[Path]:
+def checkout(
+    repo: git.Repo, commit: str, work_tree: Path, objects: bytes = b""
+) -> Iterator[CheckedOut]:
     """A read-only temporary checkout of ``commit`` (a review's content, again, for a
     follow-up question), readable by others exactly when ``work_tree`` is. ``objects`` is the
     pack of the objects the review made (:meth:`Snapshot.own_objects`)."""
@@ -318,7 +351,7 @@ def checkout(repo: git.Repo, commit: str, work_tree: Path, objects: bytes = b"")
         gitops.point_head(own, git_directory, root, commit)
         gitops.check_out_private(own, git_directory, root, commit)
         _chmod_tree(root, writable=False)
-        yield root
+        yield CheckedOut(root, own, commit)
 
 
 @contextmanager

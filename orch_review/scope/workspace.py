@@ -7,10 +7,13 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from orch_review.scope.diff import quote_path, unquote_path
 from orch_review.scope.view import View
+
+if TYPE_CHECKING:
+    import git
 
 # Path-like tokens; a path with spaces is not recognised (its concern uses the global key).
 _PATH_TOKEN = re.compile(r"[^\s:]+")
@@ -23,7 +26,12 @@ class Content(Protocol):
 
     @property
     def view(self) -> View | None: ...
+    @property
+    def repo(self) -> git.Repo: ...
+    @property
+    def commit(self) -> str: ...
     def use(self, mounted: bool) -> None: ...
+    def settle(self) -> None: ...
     def read(self, path: str) -> bytes | None: ...
     def blob_ids(self, paths: Collection[str]) -> dict[str, str]: ...
 
@@ -39,12 +47,15 @@ class Workspace:
         skipped: Mapping[str, str] | None = None,
         ready: Callable[[], None] | None = None,
         content: Content | None = None,
+        base: str | None = None,
     ) -> None:
         """``files`` are the paths under review; ``skipped`` maps excluded paths to why;
         ``ready`` returns once the files under ``root`` are in place (they may still be being
         written when the review starts). With ``content``, files are read through it (from
-        git, exact) rather than from ``root``, which agents may see through mounts only."""
+        git, exact) rather than from ``root``, which agents may see through mounts only;
+        ``base`` is the commit it is compared with, if any."""
         self._root = root
+        self._base = base
         self._content = content
         self._ready = ready
         self._files = frozenset(files)
@@ -67,6 +78,18 @@ class Workspace:
         """Agents' shells apply :attr:`view` (``mounted``), or need the files at :attr:`root`."""
         if self._content is not None:
             self._content.use(mounted)
+
+    def revisions(self) -> tuple[git.Repo, str, str | None] | None:
+        """The repository and commit the content is read from, and the base it is compared
+        with; None when it is read from :attr:`root` alone."""
+        if self._content is None:
+            return None
+        return self._content.repo, self._content.commit, self._base
+
+    def settle(self) -> None:
+        """Nobody reads the content at :attr:`root`: write nothing there."""
+        if self._content is not None:
+            self._content.settle()
 
     def wait(self) -> None:
         """Return once the content is in place."""

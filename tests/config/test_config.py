@@ -341,13 +341,22 @@ def test_sandbox_defaults_to_auto_and_reads_env_and_flags(tmp_path: Path) -> Non
 def test_sandbox_rejects_other_values(tmp_path: Path) -> None:
     message = error(tmp_path, {"ORCH_REVIEW_SANDBOX": "maybe"})
     assert message == (
-        "environment variable ORCH_REVIEW_SANDBOX must be one of 'auto', 'on', 'off', got 'maybe'"
+        "environment variable ORCH_REVIEW_SANDBOX must be one of 'auto', 'on', 'off', 'tools', "
+        "got 'maybe'"
     )
 
 
 def test_config_file_may_require_the_sandbox(tmp_path: Path) -> None:
     write(tmp_path, ".orch-review.toml", 'sandbox = "on"\n')
     assert load(tmp_path).sandbox == "on"
+
+
+def test_no_shell_is_chosen_by_flag_env_or_config_file(tmp_path: Path) -> None:
+    assert load(tmp_path, sandbox="tools").sandbox == "tools"
+    assert load(tmp_path, {"ORCH_REVIEW_SANDBOX": "tools"}).sandbox == "tools"
+    # Stronger than a shell: a change may ask its own review for it.
+    write(tmp_path, ".orch-review.toml", 'sandbox = "tools"\n')
+    assert load(tmp_path).sandbox == "tools"
 
 
 def test_config_file_may_not_weaken_the_sandbox(tmp_path: Path) -> None:

@@ -117,6 +117,24 @@ def test_each_misbehaviour_alone_is_absorbed(
     assert {p.behaviour for p in model.perturbations} == {behaviour}
 
 
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_each_misbehaviour_is_absorbed_without_a_shell(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    baseline: tuple[Path, int, set[tuple[Any, ...]]],
+    tmp_path: Path,
+    behaviour: str,
+) -> None:
+    """The same model, offered the read-only tools: the same verified findings (the
+    baseline is the review with a shell)."""
+    model = MisbehavingModel(planted_script(), rate=0.5, seed=8, behaviours=(behaviour,))
+    env = {**api_env, "ORCH_REVIEW_SANDBOX": "tools"}
+
+    _misbehaving_review(fake_api, env, baseline, model, tmp_path / "r.json")
+
+    assert {p.behaviour for p in model.perturbations} == {behaviour}
+
+
 def test_reviews_survive_a_model_that_misbehaves_on_a_third_of_its_replies(
     fake_api: FakeMessagesAPI,
     api_env: dict[str, str],

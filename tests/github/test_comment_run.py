@@ -422,7 +422,7 @@ def test_without_a_sandbox_the_answer_runs_no_command(
     assert not ran.exists()
     assert seen and "not available" in seen[0][0]
     (reply,) = [c for c in _answers(github_api) if c["user"] == BOT]
-    assert "Without commands" in reply["body"] and "no sandbox could run here" in reply["body"]
+    assert "Without commands" in reply["body"] and "no shell ran here" in reply["body"]
 
 
 def _answers(api: FakeGitHubAPI) -> list[dict[str, Any]]:
