@@ -246,6 +246,17 @@ def run(
     return report
 
 
+def unshown(prepared: PreparedReview, report: Report, error: OutputError) -> OutputError:
+    """The error to raise when a finished review's report could not be shown (``error``):
+    the report kept in the journal and saved under the cache directory, and it says where."""
+    from orch_review.engine.kept import not_written, rescue_report
+    from orch_review.reporters.files import ReportNotWritten
+
+    kept = _keep_report(prepared, report)
+    rescued = rescue_report(report, prepared.env)
+    return ReportNotWritten(not_written(error, rescued, kept), report)
+
+
 def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
     import dataclasses
 

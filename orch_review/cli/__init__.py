@@ -6,6 +6,9 @@ is the one place that turns exit codes and errors into the process's exit status
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
 from orch_review import __version__
@@ -35,6 +38,21 @@ class DefaultGroup(click.Group):
         ):
             args = ["review", *args]
         return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; standard output failing while click prints (``--help``,
+        ``--version``, a usage error) is handled as it is within a command."""
+        from orch_review.cli.exits import say
+        from orch_review.cli.stdout import ReaderGone, StdoutUnwritable, guarded_stdout
+
+        try:
+            with guarded_stdout():
+                return super().main(*args, **kwargs)
+        except ReaderGone as exc:
+            sys.exit(int(exc.exit_code))
+        except StdoutUnwritable as exc:
+            say(f"orch-review: {exc}")
+            sys.exit(int(exc.exit_code))
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Top-level help: the default command's options first, then the subcommands."""

@@ -122,8 +122,13 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         in_main = threading.current_thread() is threading.main_thread()
         previous = {s: signal.signal(s, _on_signal) for s in HANDLED} if in_main else {}
+        from orch_review.cli.stdout import ReaderGone, guarded_stdout
+
         try:
-            code = fn(*args, **kwargs)
+            with guarded_stdout():
+                code = fn(*args, **kwargs)
+        except ReaderGone as exc:  # `| head`: the reader chose to stop; nothing to say
+            sys.exit(int(exc.exit_code))
         except Terminated as exc:
             said, signalled = HANDLED.get(exc.signum, ("terminated", ExitCode.TERMINATED))
             say(f"orch-review: {said}; {RESUME_HINT}")
