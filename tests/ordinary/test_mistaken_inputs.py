@@ -108,7 +108,7 @@ CASES: dict[str, Case] = {
         2,
         "not an http:// or https:// URL",
         env={"ANTHROPIC_BASE_URL": "not-a-url"},
-    ),  # fmt: skip
+    ),
     "no credentials": Case(
         ("--all",), 2, "ANTHROPIC_API_KEY", env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
     ),
