@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from orch_review import tempdirs
@@ -54,15 +55,16 @@ def open_journal(
             "per-user secret could be made in the configuration directory (see "
             "docs/journal.md)."
         )
+    opened = partial(Journal, signer=signer, quiet=quiet, set_aside_damaged=True)
     if config.journal_path is not None:
-        return Journal(config.journal_path, signer=signer, quiet=quiet)
+        return opened(config.journal_path)
     try:
-        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet)
+        return opened(default_journal_path(git_dir))
     except JournalUnwritable:
         fallback = cache_journal_path(git_dir, env)
         if fallback is None:
             raise
-    journal = Journal(fallback, signer=signer, quiet=quiet)
+    journal = opened(fallback)
     if notices is not None:
         notices(f"{git_dir} cannot be written: the journal is kept in {fallback} instead.")
     return journal
