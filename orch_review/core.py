@@ -246,6 +246,19 @@ def run(
     return report
 
 
+def write_empty_reports(options: ReviewOptions, reason: str) -> None:
+    """Write each report file ``options`` asks for as the report of an empty review (nothing
+    in scope, ``reason`` says why): a CI step that reads them finds valid, empty reports."""
+    from orch_review.findings.report import empty_report
+    from orch_review.reporters.files import check_writable, write_reports
+
+    if not options.report_files:
+        return
+    check_writable(options.report_files)
+    written = write_reports(empty_report(reason), options.report_files)
+    remember_reports(None, written)
+
+
 def unshown(prepared: PreparedReview, report: Report, error: OutputError) -> OutputError:
     """The error to raise when a finished review's report could not be shown (``error``):
     the report kept in the journal and saved under the cache directory, and it says where."""

@@ -163,6 +163,7 @@ def review(
     from orch_review.cli.output import check_stdout
     from orch_review.cli.stdout import check_stdout_open
     from orch_review.reporters.files import report_files
+    from orch_review.scope.resolve import NothingToReview
 
     options = core.ReviewOptions(
         staged=staged,
@@ -199,7 +200,11 @@ def review(
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
     check_stdout_open(report_files(json_file, sarif_file), output_format, quiet)
     env = core.take_environment()
-    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    try:
+        prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    except NothingToReview as exc:
+        core.write_empty_reports(options, str(exc))
+        raise
     from orch_review.cli.confirm import confirm_cost
 
     confirm_cost(prepared, assume_yes=yes)  # before any request
