@@ -143,6 +143,7 @@ class PreparedReview:
     env: Mapping[str, str]
     options: ReviewOptions
     learnings: tuple[Learning, ...] = ()  # .orch-review/learnings.toml, read like the config
+    head: str | None = None  # HEAD when the scope was resolved
 
 
 def prepare(
@@ -183,7 +184,30 @@ def prepare(
         scope = shard_scope(scope, parse_shard(options.shard))
     learnings = load_learnings(opened, request)
     check_writable(options.report_files)
-    return PreparedReview(opened, config, scope, env, options, learnings)
+    return PreparedReview(opened, config, scope, env, options, learnings, head=_head_of(opened))
+
+
+def _head_of(repo: git.Repo) -> str | None:
+    """HEAD's commit, or None before the first commit."""
+    from orch_review.scope.git import head_commit
+
+    return head_commit(repo)
+
+
+def _head_moved(prepared: PreparedReview, report: Report) -> Report:
+    """``report`` with a warning when HEAD moved while the review ran (a commit, a checkout,
+    a rebase): what it reviewed is the content as it was, not what HEAD is now."""
+    import dataclasses
+
+    now = _head_of(prepared.repo)
+    if prepared.head is None or now is None or now == prepared.head:
+        return report
+    warning = (
+        f"HEAD moved during the review, from {prepared.head[:12]} to {now[:12]}: this report "
+        f"is about the content as it was at {prepared.head[:12]}; run orch-review again to "
+        "review what HEAD is now."
+    )
+    return dataclasses.replace(report, warnings=(*report.warnings, warning))
 
 
 def estimate(prepared: PreparedReview) -> Estimate:
@@ -233,6 +257,7 @@ def run(
     )
     report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
     report = _with_estimate(report, prepared)
+    report = _head_moved(prepared, report)
     kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
     try:
         written = write_reports(report, options.report_files)
