@@ -21,7 +21,7 @@ from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import path_for_text
 
 # What XML 1.0 cannot carry at all, even escaped (controls() already shows the C0 ones).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -62,8 +62,8 @@ def to_xml(report: Report, *, timestamp: str | None = None, hostname: str | None
     for path in paths:
         case = ET.Element(
             "testcase",
-            name=_text(path_for_json(path)),
-            classname=_text(_classname(path_for_json(path))),
+            name=_text(path_for_text(path)),
+            classname=_text(_classname(path_for_text(path))),
             time="0",
         )
         if path in by_path:
