@@ -132,6 +132,16 @@ CASES: dict[str, Case] = {
     "learn without reason": Case(("learn",), 2, "Missing option"),
     "merge nothing": Case(("merge",), 2, "Missing argument"),
     "config unknown option": Case(("config", "--bogus"), 2, "No such option"),
+    "eval total cap zero": Case(
+        ("eval", "c.jsonl", "--max-total-cost-usd", "0"), 2, "greater than 0"
+    ),
+    "eval review cap negative": Case(
+        ("eval", "c.jsonl", "--max-cost-usd", "-1"), 2, "greater than 0"
+    ),
+    "journal subcommand misspelt": Case(("journal", "stat"), 2, "No such command"),
+    "misspelt command after an option": Case(
+        ("--config", "cfg.toml", "plna"), 2, "did you mean", _write("cfg.toml", "")
+    ),
 }
 
 
