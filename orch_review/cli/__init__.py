@@ -60,7 +60,8 @@ class DefaultGroup(click.Group):
             if word.startswith("-"):
                 index += 2 if word in takes_value else 1
                 continue
-            if word in self.commands and word != "review":
+            if word in self.commands and word != "review" and not os.path.lexists(word):
+                # A file or folder of that name stays a path, as it always was.
                 _check_options_of(self.commands[word], word, args[:index], ctx)
                 return [word, *args[:index], *args[index + 1 :]]
             if not os.path.lexists(word):

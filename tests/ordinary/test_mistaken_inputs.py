@@ -63,6 +63,9 @@ CASES: dict[str, Case] = {
     "option the command does not take": Case(
         ("--no-progress", "journal", "stats"), 2, "is not an option of `orch-review journal`"
     ),
+    "a folder named like a command stays a path": Case(
+        ("--all", "plan"), 0, "files matching plan", _write("plan/app.py", "import os\n")
+    ),
     "review option before config": Case(
         ("--all", "config"), 2, "options go after the command they belong to"
     ),
