@@ -68,13 +68,15 @@ def test_a_review_printed_on_a_full_device_is_exit_2_and_kept(
     assert len(fake_api.message_requests) == paid
 
 
+@pytest.mark.parametrize("command", [("--all",), ("pr", "7"), ("mr", "7")])
 def test_a_review_with_stdout_closed_is_exit_2_before_any_request(
-    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
-) -> None:
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory,
+    command: tuple[str, ...],
+) -> None:  # fmt: skip
     repo = make_planted_repo(git_repo)
     fake_api.policy = planted_script()
 
-    result = _run_in_shell(repo, api_env, ">&-", "--all", "--no-progress")
+    result = _run_in_shell(repo, api_env, ">&-", *command, "--no-progress")
 
     assert result.returncode == 2, result.stderr
     assert "standard output is closed" in result.stderr
