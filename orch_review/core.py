@@ -143,6 +143,7 @@ class PreparedReview:
     env: Mapping[str, str]
     options: ReviewOptions
     learnings: tuple[Learning, ...] = ()  # .orch-review/learnings.toml, read like the config
+    head: str | None = None  # HEAD when the scope was resolved
 
 
 def prepare(
@@ -183,7 +184,30 @@ def prepare(
         scope = shard_scope(scope, parse_shard(options.shard))
     learnings = load_learnings(opened, request)
     check_writable(options.report_files)
-    return PreparedReview(opened, config, scope, env, options, learnings)
+    return PreparedReview(opened, config, scope, env, options, learnings, head=_head_of(opened))
+
+
+def _head_of(repo: git.Repo) -> str | None:
+    """HEAD's commit, or None before the first commit."""
+    from orch_review.scope.git import head_commit
+
+    return head_commit(repo)
+
+
+def _head_moved(prepared: PreparedReview, report: Report) -> Report:
+    """``report`` with a warning when HEAD moved while the review ran (a commit, a checkout,
+    a rebase): what it reviewed is the content as it was, not what HEAD is now."""
+    import dataclasses
+
+    now = _head_of(prepared.repo)
+    if prepared.head is None or now is None or now == prepared.head:
+        return report
+    warning = (
+        f"HEAD moved during the review, from {prepared.head[:12]} to {now[:12]}: this report "
+        f"is about the content as it was at {prepared.head[:12]}; run orch-review again to "
+        "review what HEAD is now."
+    )
+    return dataclasses.replace(report, warnings=(*report.warnings, warning))
 
 
 def estimate(prepared: PreparedReview) -> Estimate:
@@ -233,6 +257,7 @@ def run(
     )
     report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
     report = _with_estimate(report, prepared)
+    report = _head_moved(prepared, report)
     kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
     try:
         written = write_reports(report, options.report_files)
@@ -244,6 +269,30 @@ def run(
         raise ReportNotWritten(not_written(exc, rescued, kept), report) from None
     remember_reports(prepared.repo, written)
     return report
+
+
+def write_empty_reports(options: ReviewOptions, reason: str) -> None:
+    """Write each report file ``options`` asks for as the report of an empty review (nothing
+    in scope, ``reason`` says why): a CI step that reads them finds valid, empty reports."""
+    from orch_review.findings.report import empty_report
+    from orch_review.reporters.files import check_writable, write_reports
+
+    if not options.report_files:
+        return
+    check_writable(options.report_files)
+    written = write_reports(empty_report(reason), options.report_files)
+    remember_reports(None, written)
+
+
+def unshown(prepared: PreparedReview, report: Report, error: OutputError) -> OutputError:
+    """The error to raise when a finished review's report could not be shown (``error``):
+    the report kept in the journal and saved under the cache directory, and it says where."""
+    from orch_review.engine.kept import not_written, rescue_report
+    from orch_review.reporters.files import ReportNotWritten
+
+    kept = _keep_report(prepared, report)
+    rescued = rescue_report(report, prepared.env)
+    return ReportNotWritten(not_written(error, rescued, kept), report)
 
 
 def _with_estimate(report: Report, prepared: PreparedReview) -> Report:

@@ -23,6 +23,11 @@ class ExitCode(IntEnum):
     TERMINATED = 143
 
 
+#: Noted on the exception that ends a review without a journal (Ctrl-C, a signal): nothing
+#: it finished is kept for a rerun, so what is said on the way out must not promise a resume.
+NO_JOURNAL_NOTE = "orch-review: the journal was off; nothing is kept for a rerun"
+
+
 class OrchReviewError(Exception):
     """Base class: an error the user can act on, carrying its exit code."""
 

@@ -6,6 +6,11 @@ is the one place that turns exit codes and errors into the process's exit status
 
 from __future__ import annotations
 
+import difflib
+import os
+import sys
+from typing import Any
+
 import click
 
 from orch_review import __version__
@@ -33,8 +38,57 @@ class DefaultGroup(click.Group):
         if not args or (
             args[0] not in self.commands and args[0] not in {"--help", "-h", "--version"}
         ):
-            args = ["review", *args]
+            args = self._command_first(ctx, args)
         return super().parse_args(ctx, args)
+
+    def _command_first(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``args`` with the subcommand first when options came before it (``--config F
+        plan`` is ``plan --config F``), else as the default command's; a UsageError for a
+        first word that is no file and looks like a misspelt command."""
+        review = self.commands["review"]
+        takes_value = {
+            name
+            for param in review.params
+            if isinstance(param, click.Option) and not param.is_flag and not param.count
+            for name in param.opts
+        }
+        index = 0
+        while index < len(args):
+            word = args[index]
+            if word == "--":
+                break
+            if word.startswith("-"):
+                index += 2 if word in takes_value else 1
+                continue
+            if word in self.commands and word != "review" and not os.path.lexists(word):
+                # A file or folder of that name stays a path, as it always was.
+                _check_options_of(self.commands[word], word, args[:index], ctx)
+                return [word, *args[:index], *args[index + 1 :]]
+            if not os.path.lexists(word):
+                close = difflib.get_close_matches(word, list(self.commands), n=1, cutoff=0.75)
+                if close:
+                    raise click.UsageError(
+                        f"`{word}` is neither a command nor a file: did you mean "
+                        f"`orch-review {close[0]}`? (`orch-review --help` lists the commands.)",
+                        ctx,
+                    )
+            break
+        return ["review", *args]
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; standard output failing while click prints (``--help``,
+        ``--version``, a usage error) is handled as it is within a command."""
+        from orch_review.cli.exits import say
+        from orch_review.cli.stdout import ReaderGone, StdoutUnwritable, guarded_stdout
+
+        try:
+            with guarded_stdout():
+                return super().main(*args, **kwargs)
+        except ReaderGone as exc:
+            sys.exit(int(exc.exit_code))
+        except StdoutUnwritable as exc:
+            say(f"orch-review: {exc}")
+            sys.exit(int(exc.exit_code))
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Top-level help: the default command's options first, then the subcommands."""
@@ -49,6 +103,22 @@ class DefaultGroup(click.Group):
             with formatter.section("Review options (the default command)"):
                 formatter.write_dl(rows)
         super().format_options(ctx, formatter)
+
+
+def _check_options_of(
+    command: click.Command, name: str, options: list[str], ctx: click.Context
+) -> None:
+    """A UsageError naming the first of ``options`` (typed before ``name``) that ``name``
+    does not take, and where options go."""
+    accepted = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    for option in options:
+        flag = option.split("=", 1)[0]
+        if flag.startswith("-") and flag not in accepted:
+            raise click.UsageError(
+                f"`{flag}` is not an option of `orch-review {name}`: options go after the "
+                f"command they belong to (`orch-review {name} --help` lists its options).",
+                ctx,
+            )
 
 
 @click.group(

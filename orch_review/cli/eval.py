@@ -8,6 +8,8 @@ benchmark into cases.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +18,11 @@ import click
 from orch_review.cli.exits import handle_errors
 from orch_review.cli.options import model_options, overrides
 from orch_review.errors import ExitCode, UsageError
-from orch_review.wording import counted
+from orch_review.wording import counted, usd
 
 if TYPE_CHECKING:
+    from orch_review.config.settings import Config
+    from orch_review.eval.budget import CasesEstimate
     from orch_review.eval.cases import Case
 
 EVAL_EXIT_CODES = """\b
@@ -131,6 +135,12 @@ def _split_axes(
     help="A file with the judge's system prompt (replaces the built-in one).",
 )
 @click.option("--max-cost-usd", type=float, help="Hard cap on estimated cost per review.")
+@click.option(
+    "--max-total-cost-usd",
+    type=float,
+    help="Hard cap on estimated cost of all the cases together [eval-max-total-cost-usd].",
+)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before an expensive run.")
 @click.option("--no-journal", is_flag=True, help="Neither reuse nor store agent or judge results.")
 @handle_errors
 def run_command(
@@ -150,6 +160,8 @@ def run_command(
     judge_model: str | None,
     judge_prompt: Path | None,
     max_cost_usd: float | None,
+    max_total_cost_usd: float | None,
+    yes: bool,
     no_journal: bool,
 ) -> ExitCode:
     """Review every case of CASES.jsonl (or --mutate N changes) and report how it did."""
@@ -168,6 +180,7 @@ def run_command(
         raise UsageError("--write-cases goes with --mutate")
     axes = [parse_axis(text) for text in axis_texts]
     env = take_environment()
+    money = _money(env, max_total_cost_usd, max_cost_usd)
     cases, base_dir = _cases(case_file, mutate, seed, write_cases)
     settings = EvalSettings(
         cache=cache_dir(env),
@@ -184,10 +197,15 @@ def run_command(
         judge_model=judge_model or DEFAULT_JUDGE_MODEL,
         judge_prompt=judge_prompt.read_text("utf-8") if judge_prompt else DEFAULT_JUDGE_PROMPT,
         journal=not no_journal,
+        max_total_cost_usd=money.eval_max_total_cost_usd,
     )
 
     def announce(text: str) -> None:
         click.echo(f"orch-review eval: {text}", err=True)
+
+    def before(estimated: CasesEstimate) -> None:
+        _say_estimate(estimated, settings.max_total_cost_usd, announce)
+        _confirm(estimated, money.confirm_above_usd, yes, env)
 
     if axes:
         rows = run_matrix(
@@ -203,6 +221,7 @@ def run_command(
             env,
             progress=lambda r: announce(f"{r.case.id}: {r.error or 'scored'}"),
             notice=announce,
+            before=before,
         )
         summary = summarize(result)
         summaries = [summary]
@@ -212,6 +231,55 @@ def run_command(
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(json.dumps(written, indent=2, sort_keys=True) + "\n", "utf-8")
     return _verdict(summaries, min_recall, max_fp)
+
+
+def _money(env: Mapping[str, str], total: float | None, per_review: float | None) -> Config:
+    """The money settings of this run: the configuration where eval runs (its file and
+    ``ORCH_REVIEW_*``), then the flags; each cap a number greater than 0."""
+    from orch_review.config.settings import load_config
+
+    for flag, value in (("--max-total-cost-usd", total), ("--max-cost-usd", per_review)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{flag} must be a number greater than 0, got {value:g}")
+    return load_config(Path.cwd(), env, {"eval_max_total_cost_usd": total})
+
+
+def _say_estimate(
+    estimated: CasesEstimate, cap: float | None, announce: Callable[[str], None]
+) -> None:
+    """The estimate of every case, before any request; and the cap, if any."""
+    cost = estimated.cost
+    left_out = estimated.cases - estimated.estimated
+    unknown = f" ({left_out} not estimated: patches and unreadable cases)" if left_out else ""
+    capped = f"; total cap {usd(cap, exact=True)} (no case starts beyond it)" if cap else ""
+    announce(
+        f"estimated {usd(cost.low_usd)}-{usd(cost.high_usd)} for "
+        f"{counted(estimated.cases, 'case')}{unknown}{capped}."
+    )
+
+
+def _confirm(
+    estimated: CasesEstimate, limit: float, assume_yes: bool, env: Mapping[str, str]
+) -> None:
+    """Ask in a terminal, as a review does, when the estimate's high end is above
+    `confirm-above-usd`; ReviewDeclined unless the answer is yes."""
+    from orch_review.cli.confirm import interactive
+    from orch_review.cli.consoles import in_ci
+    from orch_review.errors import ReviewDeclined
+
+    if assume_yes or in_ci(env) or not interactive() or estimated.cost.high_usd <= limit:
+        return
+    click.echo(
+        f"Estimated up to {usd(estimated.cost.high_usd)} for these cases, above "
+        f"confirm-above-usd ({usd(limit, exact=True)}). Continue? [y/N] ",
+        err=True,
+        nl=False,
+    )
+    if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
+        raise ReviewDeclined(
+            "eval not started: answer y to start it, or pass --yes, or raise "
+            "confirm-above-usd, or set --max-total-cost-usd."
+        )
 
 
 def _cases(

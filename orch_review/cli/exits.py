@@ -20,7 +20,7 @@ from typing import ParamSpec
 import click
 
 from orch_review import __version__, tempdirs
-from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.errors import NO_JOURNAL_NOTE, ExitCode, OrchReviewError
 from orch_review.sanitize import defuse_commands
 
 P = ParamSpec("P")
@@ -90,6 +90,15 @@ def say(message: str) -> None:
 
 
 RESUME_HINT = "finished agents are in the journal, run the same command again to resume."
+NO_RESUME_HINT = (
+    "nothing was kept: the journal is off (--no-journal), so running the same command again "
+    "pays for every agent again."
+)
+
+
+def _resume_hint(exc: BaseException) -> str:
+    """What a rerun would reuse, as true for a review without a journal as with one."""
+    return NO_RESUME_HINT if NO_JOURNAL_NOTE in getattr(exc, "__notes__", ()) else RESUME_HINT
 
 
 class Terminated(BaseException):
@@ -122,17 +131,22 @@ def handle_errors(fn: Callable[P, ExitCode | None]) -> Callable[P, None]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         in_main = threading.current_thread() is threading.main_thread()
         previous = {s: signal.signal(s, _on_signal) for s in HANDLED} if in_main else {}
+        from orch_review.cli.stdout import ReaderGone, guarded_stdout
+
         try:
-            code = fn(*args, **kwargs)
+            with guarded_stdout():
+                code = fn(*args, **kwargs)
+        except ReaderGone as exc:  # `| head`: the reader chose to stop; nothing to say
+            sys.exit(int(exc.exit_code))
         except Terminated as exc:
             said, signalled = HANDLED.get(exc.signum, ("terminated", ExitCode.TERMINATED))
-            say(f"orch-review: {said}; {RESUME_HINT}")
+            say(f"orch-review: {said}; {_resume_hint(exc)}")
             sys.exit(int(signalled))
         except OrchReviewError as exc:
             say(f"orch-review: {exc}")
             sys.exit(int(exc.exit_code))
-        except KeyboardInterrupt:
-            say(f"orch-review: interrupted; {RESUME_HINT}")
+        except KeyboardInterrupt as exc:
+            say(f"orch-review: interrupted; {_resume_hint(exc)}")
             sys.exit(int(ExitCode.INTERRUPTED))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise

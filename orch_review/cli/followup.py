@@ -52,6 +52,13 @@ def ask(question: str, orchestrate: bool) -> None:
     its own, checking facts in the same content it reviewed. Example:
     orch-review ask "why is finding 1 a problem?"
     """
+    if not question.strip():
+        from orch_review.errors import UsageError
+
+        raise UsageError(
+            'the question is empty: write it in quotes, e.g. orch-review ask "why is finding 1 '
+            'a problem?"'
+        )
     with _follow_up() as follow_up:
         _print_answer(follow_up.ask(question, orchestrate=orchestrate))
 

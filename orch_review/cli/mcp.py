@@ -30,7 +30,7 @@ def mcp(repo: Path) -> ExitCode:
 
     \b
     Claude Code:  claude mcp add orch-review -- orch-review mcp
-    Needs the `mcp` extra: pip install 'orch-review[mcp]'
+    Needs the `mcp` extra (docs/mcp.md says how to install it).
     """
     from orch_review.core import take_environment
     from orch_review.scope.git import open_repo, work_tree
@@ -40,9 +40,9 @@ def mcp(repo: Path) -> ExitCode:
     except ImportError as exc:
         if exc.name is None or not exc.name.startswith("mcp"):
             raise
-        raise ConfigError(
-            "orch-review mcp needs the MCP SDK: pip install 'orch-review[mcp]'."
-        ) from None
+        from orch_review import install_command
+
+        raise ConfigError(f"orch-review mcp needs the MCP SDK: {install_command('mcp')}") from None
     env = take_environment()
     top = Path(work_tree(open_repo(repo.resolve(), env)))  # a clear error before serving
     serve(top, env)

@@ -53,6 +53,7 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
     from orch_review.cli.options import warn
     from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.cli.stdout import check_stdout_open
     from orch_review.github.local import LocalRequest
     from orch_review.reporters.files import report_files
     from orch_review.scope.git import open_repo
@@ -74,6 +75,7 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
         config_file=flags["config_file"],
     )
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
+    check_stdout_open(report_files(json_file, sarif_file), output_format, quiet)
     env = core.take_environment()
     repo = open_repo(Path.cwd(), env)
     request = LocalRequest(

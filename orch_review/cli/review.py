@@ -162,7 +162,9 @@ def review(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.output import check_stdout
+    from orch_review.cli.stdout import check_stdout_open
     from orch_review.reporters.files import report_files
+    from orch_review.scope.resolve import NothingToReview
 
     options = core.ReviewOptions(
         staged=staged,
@@ -197,8 +199,13 @@ def review(
         intent=read_intent(intent_file) if intent_file is not None else None,
     )
     stdout_taken = check_stdout(report_files(json_file, sarif_file), output_format)
+    check_stdout_open(report_files(json_file, sarif_file), output_format, quiet)
     env = core.take_environment()
-    prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    try:
+        prepared = core.prepare(Path.cwd(), options, env, cwd=Path.cwd(), warn=warn)
+    except NothingToReview as exc:
+        core.write_empty_reports(options, str(exc))
+        raise
     from orch_review.cli.confirm import confirm_cost
 
     confirm_cost(prepared, assume_yes=yes)  # before any request
@@ -233,6 +240,7 @@ def _run_and_show(
     from orch_review import core
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
+    from orch_review.cli.stdout import ReaderGone, StdoutUnwritable
     from orch_review.findings.relative import seen_from
     from orch_review.reporters.files import ReportNotWritten
     from orch_review.scope.git import work_tree
@@ -259,7 +267,12 @@ def _run_and_show(
     except ReportNotWritten as exc:  # paid for: shown all the same, then the error
         show(exc.report)
         raise
-    show(report)
+    try:
+        show(report)
+    except StdoutUnwritable as exc:  # paid for: kept where show-report finds it
+        raise core.unshown(prepared, report, exc) from None
+    except ReaderGone:
+        pass  # `| head`: the exit status still says what the review found
     return report
 
 

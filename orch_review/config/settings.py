@@ -76,6 +76,7 @@ class Config:
     max_agents: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
+    eval_max_total_cost_usd: float | None = None
     confirm_above_usd: float = 5.0
     fail_on: FailOn = "high"
     exclude: tuple[str, ...] = ()
@@ -329,6 +330,11 @@ _KEYS: tuple[_Key, ...] = (
     _Key("max_agents", _integer(1), "Session cap on agents started."),
     _Key("max_total_tokens", _integer(1), "Session cap on tokens across all agents."),
     _Key("max_cost_usd", _positive(), "Session cap on estimated cost in USD."),
+    _Key(
+        "eval_max_total_cost_usd",
+        _positive(),
+        "`eval`: cap on the estimated cost of all its cases together, in USD.",
+    ),
     _Key(
         "confirm_above_usd",
         _positive(),

@@ -23,10 +23,11 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
@@ -163,16 +164,56 @@ def _with_cache_marker(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[st
 def unreachable(exc: BaseException) -> str | None:
     """Why ``exc`` means the endpoint cannot be reached at all (``connection refused``, ``no
     route to host``, a host name that does not exist), or None: a fault worth retrying."""
+    import httpx2
+
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
+        if isinstance(cause, httpx2.UnsupportedProtocol | httpx2.InvalidURL):
+            return "it is not an http:// or https:// URL"
         if isinstance(cause, socket.gaierror):
             return "its host name is not known" if cause.errno in UNKNOWN_HOST_ERRORS else None
         if isinstance(cause, OSError) and cause.errno in UNREACHABLE_ERRNOS:
             return os.strerror(cause.errno).lower()
         cause = cause.__cause__ or cause.__context__
     return None
+
+
+class _NotAnApi(Exception):
+    """A 200 answer with no event stream in it: a web page (a proxy's, a captive portal's) or
+    another service at the configured URL. Every request would get the same."""
+
+    def __init__(self, content_type: str, body: str) -> None:
+        super().__init__(f"HTTP 200 {content_type or 'with no content type'}")
+        self.content_type = content_type
+        self.body = body
+
+    def said(self) -> str:
+        """What came back, in a few words: the content type and the page's title or start."""
+        title = re.search(r"<title[^>]*>(.*?)</title", self.body, re.IGNORECASE | re.DOTALL)
+        text = title.group(1) if title else self.body
+        shown = "".join(c if c.isprintable() else " " for c in " ".join(text.split()))[:100]
+        return f"{self} ({shown!r})" if shown else str(self)
+
+
+class _Watched:
+    """The lines of a response, with the start of the text kept and whether any line was
+    part of an event stream (``event:``, ``data:``, a ``:`` comment)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = lines
+        self.start: list[str] = []
+        self.events = False
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            if not self.events:
+                if line.startswith(("event:", "data:", ":")):
+                    self.events = True
+                elif len(self.start) < 40:
+                    self.start.append(line)
+            yield line
 
 
 def _api_message(exc: anthropic.APIStatusError) -> str:
@@ -216,6 +257,14 @@ def _is_transient(exc: BaseException) -> bool:
             return _error_type(exc) in RETRYABLE_STREAM_ERRORS
         return exc.status_code in RETRYABLE_STATUS
     return False
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether ``exc`` is a connect or read timeout: no answer within the request timeout."""
+    import anthropic
+    import httpx2
+
+    return isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -263,12 +312,14 @@ class _Backoff:
         exc = state.outcome.exception() if state.outcome else None
         response = getattr(exc, "response", None)
         header = response.headers.get("retry-after") if response is not None else None
+        ours = float(self._exponential(state))
         if header:
+            # Never sooner than the server asks, never less patient than without its say.
             try:
-                return min(max(float(header), 0.0), self._maximum)
+                return min(max(float(header), ours), self._maximum)
             except ValueError:
                 pass
-        return float(self._exponential(state))
+        return ours
 
 
 def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
@@ -328,6 +379,8 @@ class ModelClient:
         self._fatal_lock = threading.Lock()
         self._fatal: OrchReviewError | None = None
         self._in_flight = 0
+        self._request_timeout = request_timeout
+        self._answers = 0  # responses the endpoint began, to anyone: it is alive
         #: Set when the review is interrupted: no request is sent any more (a retry neither),
         #: while those in flight still land.
         self.cancel = threading.Event()
@@ -400,14 +453,43 @@ class ModelClient:
         except Exception:  # the SDK could not be built: that error is raised, not this one
             return "the configured endpoint"
 
+    def _answered(self) -> None:
+        with self._fatal_lock:
+            self._answers += 1
+
+    def _dead_after(self, answers: int, timeouts: int) -> None:
+        """Stop every request when this one timed out twice and the endpoint began no answer
+        to anyone meanwhile: it accepts connections and answers none, and each further
+        attempt, here or in an agent not yet started, would hold the review as long again."""
+        with self._fatal_lock:
+            alive = self._answers != answers
+        if timeouts >= 2 and not alive:
+            raise self._stop_all(
+                ApiUnavailable(
+                    f"The API at {self._endpoint()} answered none of the last requests within "
+                    f"the request timeout ({self._request_timeout:g} s): no agent is started "
+                    "against it any more. Check that the server is up, or raise "
+                    "--request-timeout if it is only slow."
+                )
+            )
+
     def _with_retries(self, model: str, request: Callable[[], T]) -> T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
         self.check_usable()
         seen: list[str] = []
+        with self._fatal_lock:
+            answers = self._answers
+        timeouts = 0
         try:
             for attempt in self._retrying():
                 with attempt:
-                    result = self._attempt(partial(self._not_same_twice, seen, request))
+                    try:
+                        result = self._attempt(partial(self._not_same_twice, seen, request))
+                    except Exception as exc:
+                        if _timed_out(exc):
+                            timeouts += 1
+                            self._dead_after(answers, timeouts)
+                        raise
         except Exception as exc:
             ours = self._our_error(exc, model)
             if ours is None:
@@ -441,6 +523,12 @@ class ModelClient:
             self._in_flight += 1
         try:
             return request()
+        except Exception as exc:
+            import anthropic
+
+            if isinstance(exc, anthropic.APIStatusError) and exc.status_code != 200:
+                self._answered()  # an HTTP error is an answer: the endpoint is alive
+            raise
         finally:
             with self._fatal_lock:
                 self._in_flight -= 1
@@ -526,6 +614,20 @@ class ModelClient:
                     )
                 )
             return RequestRejected(f"The API rejected a request: {describe_error(exc)}")
+        if isinstance(exc, _NotAnApi):
+            setting = providers.ENDPOINT_SETTING[self._setup.provider]
+            return self._stop_all(
+                ApiUnusable(
+                    f"The server at {self._endpoint()} is not the Messages API: it answered "
+                    f"{exc.said()}. Check {setting}; a proxy or a network sign-in page may be "
+                    "in the way."
+                )
+            )
+        if isinstance(exc, anthropic.APIStatusError) and exc.status_code == 413:
+            return RequestRejected(
+                f"The API refused a request as too large ({describe_error(exc)}): review "
+                "fewer files at once (paths, --shard) or lower the size limits."
+            )
         why = unreachable(exc)
         if why is not None:
             setting = providers.ENDPOINT_SETTING[self._setup.provider]
@@ -552,6 +654,7 @@ class ModelClient:
 
         if self._setup.event_stream:  # binary frames the SDK decodes; an error frame raises
             with self._sdk.messages.create(**kwargs) as events:
+                self._answered()
                 try:
                     return read_events((event.to_dict() for event in events), self._limits)
                 except IncompleteStream as exc:
@@ -559,16 +662,22 @@ class ModelClient:
                 except StreamTimedOut as exc:
                     raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
+            self._answered()
             if check is not None:
                 check(response.headers)
+            lines = _Watched(response.iter_lines())
             try:
-                return read_message(response.iter_lines(), self._limits)
+                return read_message(lines, self._limits)
             except StreamErrorEvent as exc:
                 # What the SDK raises for an `error` event: a status error with status 200.
                 raise anthropic.APIStatusError(
                     exc.message, response=response.http_response, body=exc.body
                 ) from None
             except IncompleteStream as exc:
+                body = "\n".join(lines.start)
+                if not lines.events and body.strip():
+                    content_type = response.http_response.headers.get("content-type", "")
+                    raise _NotAnApi(content_type.split(";")[0].strip(), body) from None
                 raise httpx2.RemoteProtocolError(str(exc)) from None
             except StreamTimedOut as exc:
                 raise httpx2.ReadTimeout(str(exc)) from None

@@ -11,6 +11,7 @@ whose signature does not hold is ignored, and counted, as if it were not there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -47,6 +48,10 @@ class JournalError(OrchReviewError):
 
 class JournalUnwritable(JournalError):
     """The journal's folder or file cannot be written (a read-only checkout)."""
+
+
+class JournalDamaged(JournalError):
+    """The journal file is not a readable SQLite database any more."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,29 @@ def check_own_path(path: Path, checkout: Path) -> None:
             )
 
 
+def set_aside(path: Path) -> Path | None:
+    """Rename a damaged journal (and its WAL side files) to ``NAME.damaged-TIME``; the new
+    name, or None when it could not be renamed (then it is deleted)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        delete_journal_files(path)
+        return None
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.replace(path.with_name(path.name + suffix), aside.with_name(aside.name + suffix))
+    return aside
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
 class Journal:
     """Agent results in SQLite (WAL mode), safe for many threads and several processes at once."""
 
@@ -150,12 +178,15 @@ class Journal:
         busy_timeout: float = 10.0,
         quiet: bool = False,
         checkout: Path | None = None,
+        set_aside_damaged: bool = False,
     ) -> None:
         """``signer`` signs what is stored and checks what is read; without one nothing is
         stored and nothing read is trusted (``journal stats`` and ``clear`` need none).
         ``quiet``: failed lookups and stores are logged at debug level only (a second
         opening in the same run, whose user was told already). ``checkout``: the working
-        tree under review; see :func:`check_own_path`."""
+        tree under review; see :func:`check_own_path`. ``set_aside_damaged``: a file that is
+        not a readable database is renamed (:func:`set_aside`) and a new journal started, with
+        a warning; otherwise it is a :class:`JournalDamaged`."""
         self.path = Path(path)
         self._signer = signer
         self._ignored: set[str] = set()
@@ -171,22 +202,46 @@ class Journal:
             self._warned.set()
         if checkout is not None:
             check_own_path(self.path, checkout)
+        self._checkout = checkout
+        existed = self.path.exists()
+        self._conn = self._connect(busy_timeout)
+        try:
+            self._prepare(time.monotonic() + busy_timeout)
+        except JournalDamaged as exc:
+            self._conn.close()
+            if not set_aside_damaged:
+                raise
+            # Every later run would stop on it: keep it for a look, start a new one.
+            aside = set_aside(self.path)
+            logger.warning(
+                "Journal %s is damaged (%s): set aside as %s, and a new journal is started; "
+                "this review pays in full for what the old one held.",
+                self.path, exc.__cause__, aside.name if aside else "nothing",
+            )  # fmt: skip
+            self._conn = self._connect(busy_timeout)
+            try:
+                self._prepare(time.monotonic() + busy_timeout)
+            except BaseException:
+                self._conn.close()
+                raise
+        except BaseException:
+            self._conn.close()
+            if not existed and _empty(self.path):
+                delete_journal_files(self.path)  # a full disk: no 0-byte journal left behind
+            raise
+
+    def _connect(self, busy_timeout: float) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if checkout is not None:  # created here, never through a link made meanwhile
+            if self._checkout is not None:  # created here, never through a link made meanwhile
                 os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-            self._conn = sqlite3.connect(
+            return sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
         except (OSError, sqlite3.Error) as exc:
             raise JournalUnwritable(
                 f"Cannot open the journal {self.path} ({exc}); fix the path or use --no-journal."
             ) from exc
-        try:
-            self._prepare(time.monotonic() + busy_timeout)
-        except BaseException:
-            self._conn.close()
-            raise
 
     def _prepare(self, deadline: float) -> None:
         conn = self._conn
@@ -216,7 +271,10 @@ class Journal:
                     f"Cannot open the journal {self.path} ({exc}); retry, or use --no-journal."
                 ) from exc
             except sqlite3.DatabaseError as exc:
-                raise self._unusable(f"is corrupt ({exc})") from exc
+                raise JournalDamaged(
+                    f"The journal {self.path} is corrupt ({exc}); run `orch-review journal "
+                    "clear` or delete the file."
+                ) from exc
 
     def _create_schema(self) -> None:
         conn = self._conn

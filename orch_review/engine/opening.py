@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from orch_review import tempdirs
@@ -27,6 +28,7 @@ from orch_review.engine.journal import (
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.scheduler import PriorityPool
 from orch_review.engine.session import Session
+from orch_review.errors import NO_JOURNAL_NOTE
 from orch_review.events import EventSink
 from orch_review.scope.workspace import Workspace
 from orch_review.trust import JOURNAL, signer_for
@@ -54,15 +56,16 @@ def open_journal(
             "per-user secret could be made in the configuration directory (see "
             "docs/journal.md)."
         )
+    opened = partial(Journal, signer=signer, quiet=quiet, checkout=checkout, set_aside_damaged=True)
     if config.journal_path is not None:
-        return Journal(config.journal_path, signer=signer, quiet=quiet, checkout=checkout)
+        return opened(config.journal_path)
     try:
-        return Journal(default_journal_path(git_dir), signer=signer, quiet=quiet, checkout=checkout)
+        return opened(default_journal_path(git_dir))
     except JournalUnwritable:
         fallback = cache_journal_path(git_dir, env)
         if fallback is None:
             raise
-    journal = Journal(fallback, signer=signer, quiet=quiet)
+    journal = opened(fallback)
     if notices is not None:
         notices(f"{git_dir} cannot be written: the journal is kept in {fallback} instead.")
     return journal
@@ -87,6 +90,8 @@ def _let_in_flight_land(
     grace: float,
     notices: Callable[[str], None] | None,
     clock: Callable[[], float] = time.monotonic,
+    *,
+    journaled: bool = True,
 ) -> None:
     """Wait up to ``grace`` seconds for running agents to finish: with no request sent any
     more, each ends once its reply in flight has landed and its result is journaled."""
@@ -94,11 +99,16 @@ def _let_in_flight_land(
         return
     replies = client.in_flight
     if notices is not None and replies:
-        noun = "reply" if replies == 1 else "replies"
+        noun, verb = ("reply", "is") if replies == 1 else ("replies", "are")
+        if journaled:
+            fate = (
+                f"{verb} kept in the journal if {'it arrives' if replies == 1 else 'they arrive'}"
+            )
+        else:
+            fate = f"{verb} waited for, but not kept: the journal is off"
         notices(
             f"orch-review: stopping; no new request is sent, and the {replies} {noun} on "
-            f"the way are kept if they arrive within {grace:g} s (press Ctrl-C again to stop "
-            "at once)."
+            f"the way {fate} within {grace:g} s (press Ctrl-C again to stop at once)."
         )
     deadline = clock() + grace
     while pool.busy() and clock() < deadline:
@@ -166,6 +176,8 @@ def _stop_agents(
     pool: PriorityPool,
     client: ModelClient,
     notices: Callable[[str], None] | None,
+    *,
+    journaled: bool = True,
 ) -> None:
     """On an error or interruption, first of all, before anything agents use goes away: no
     agent starts, no request is sent, and running agents stop before their next request...
@@ -173,7 +185,7 @@ def _stop_agents(
     while (a second Ctrl-C or signal ends the wait at once)."""
     client.cancel.set()
     pool.cancel_pending()
-    _let_in_flight_land(pool, client, config.interrupt_grace, notices)
+    _let_in_flight_land(pool, client, config.interrupt_grace, notices, journaled=journaled)
 
 
 @contextmanager
@@ -228,8 +240,11 @@ def open_session(
                     events=events,
                     shell_starter=starter,
                 )
-            except BaseException:
-                _stop_agents(config, pool, client, notices)
+            except BaseException as exc:
+                journaled = not isinstance(journal, NullJournal)
+                _stop_agents(config, pool, client, notices, journaled=journaled)
+                if not journaled:  # what is said on the way out must not promise a resume
+                    exc.add_note(NO_JOURNAL_NOTE)
                 raise
     finally:
         ended.set()

@@ -410,6 +410,8 @@ def _reason(exc: Exception, limit: int = 400) -> str:
 
 
 def _require_extra(provider: str) -> None:
+    from orch_review import install_command
+
     module, package = _EXTRAS[provider]
     try:
         installed = importlib.util.find_spec(module) is not None
@@ -418,5 +420,5 @@ def _require_extra(provider: str) -> None:
     if not installed:
         raise ConfigError(
             f"provider = {provider} needs {package}, which is not installed: "
-            f"pip install 'orch-review[{provider}]'"
+            f"{install_command(provider)}"
         )

@@ -7,7 +7,8 @@ touched, with the fix's message as the claim. Commits no fix ever blamed, old en
 fix had time to come, become clean cases: they measure noise.
 
 SZZ is known to blame the wrong commit in a few ways; each is filtered and counted:
-whitespace-only and comment-only lines, lines a refactoring moved (blame follows moves and
+whitespace-only and comment-only lines, lines a fix only re-spaced (the same hunk adds them
+back with other whitespace), lines a refactoring moved (blame follows moves and
 copies to the commit that first wrote them), origins too large to be a bug's (a vendored
 import, a reformat), merges, and root commits (nothing to compare them with).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -136,7 +138,7 @@ def _origins(
     """Origin commit -> path in it -> lines there that ``fix`` later deleted or changed."""
     parent = fix.parents[0]
     removed = history.removed_lines(repo, parent, fix.sha, paths)
-    kept = [r for r in removed if not _ignorable(r.path, r.text)]
+    kept = [r for r in removed if not r.cosmetic and not _ignorable(r.path, r.text)]
     dropped[WHITESPACE] += len(removed) - len(kept)
     by_path: dict[str, list[int]] = defaultdict(list)
     for line in kept:
@@ -162,6 +164,8 @@ def mine(top: Path, options: MineOptions) -> MineResult:
 
     repo = open_repo(top)
     fix_message = _pattern(options.pattern)
+    if options.since is not None:
+        history.check_since(repo, options.since, time.time())
     walked = history.commits(repo, since=options.since, paths=options.paths)
     by_sha = {c.sha: c for c in walked}
     linked = 0

@@ -20,6 +20,7 @@ from orch_review.core import ReviewOptions, prepare, run
 from orch_review.engine.budget import Usage
 from orch_review.engine.journal import Journal, JournalLike, NullJournal
 from orch_review.errors import GitError, OrchReviewError
+from orch_review.eval.budget import CasesEstimate, TotalBudget, estimate_cases
 from orch_review.eval.cases import Case
 from orch_review.eval.matching import (
     DEFAULT_JUDGE_MODEL,
@@ -49,6 +50,7 @@ class EvalSettings:
     judge_model: str = DEFAULT_JUDGE_MODEL
     judge_prompt: str = DEFAULT_JUDGE_PROMPT
     journal: bool = True
+    max_total_cost_usd: float | None = None  # all the cases' reviews together
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,38 @@ def _review_in(
     )
 
 
+def _within_budget(
+    budget: TotalBudget,
+    index: int,
+    case: Case,
+    repo: Path,
+    settings: EvalSettings,
+    env: Mapping[str, str],
+    judge: Judge | None,
+) -> CaseResult:
+    """The case reviewed with its share of the total budget as its cost cap; not started
+    when nothing is left."""
+    allowed = budget.open(index)
+    cost = 0.0
+    try:
+        if allowed is not None and allowed < 0.01:
+            return CaseResult(
+                case,
+                error=f"not run: the total budget (--max-total-cost-usd {budget.cap:g}) is spent",
+            )
+        if allowed is not None:
+            own = settings.settings.get("max_cost_usd")
+            cap = min(allowed, own) if isinstance(own, int | float) else allowed
+            settings = dataclasses.replace(
+                settings, settings={**settings.settings, "max_cost_usd": cap}
+            )
+        result = _review_case(case, repo, settings, env, judge)
+        cost = result.cost_usd
+        return result
+    finally:
+        budget.close(index, cost)
+
+
 def _repository(
     case: Case, settings: EvalSettings, notice: Callable[[str], None] | None
 ) -> Path | GitError:
@@ -186,10 +220,14 @@ def run_cases(
     *,
     progress: Callable[[CaseResult], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    before: Callable[[CasesEstimate], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> EvalResult:
     """Review every case and match its findings; a case that fails is recorded, not raised.
-    ``notice`` hears of each repository cloned (once per URL, and not again while cached)."""
+    ``notice`` hears of each repository cloned (once per URL, and not again while cached);
+    ``before`` gets the estimate of every case, before any request (it may raise to stop).
+    No case starts beyond ``settings.max_total_cost_usd``; each gets a share of what is left
+    as its own cost cap."""
     from orch_review.config.settings import Config
     from orch_review.engine.opening import new_client
 
@@ -197,6 +235,9 @@ def run_cases(
     # Repositories first, one at a time: two cases of one URL must not clone it twice at once.
     # A clone or fetch that fails leaves its case not scored, as a missing ref does.
     repos = [_repository(case, settings, notice) for case in cases]
+    if before is not None:
+        before(estimate_cases(cases, repos, settings.settings, env))
+    budget = TotalBudget(settings.max_total_cost_usd, settings.jobs)
     needs_judge = any(not issue.located for case in cases for issue in case.expected)
     with ExitStack() as stack:
         judge = None
@@ -211,7 +252,7 @@ def run_cases(
             if isinstance(repo, GitError):
                 result = CaseResult(cases[index], error=f"{type(repo).__name__}: {repo}")
             else:
-                result = _review_case(cases[index], repo, settings, env, judge)
+                result = _within_budget(budget, index, cases[index], repo, settings, env, judge)
             if progress is not None:
                 progress(result)
             return result

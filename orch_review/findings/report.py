@@ -211,3 +211,24 @@ def build_report(
         notes=notes,
         guidance_files=guidance_files,
     )
+
+
+def empty_report(reason: str, scope_kind: str = "all") -> Report:
+    """The report of a review with nothing in scope (``reason`` says why): no finding, no
+    concern, nothing spent, so that report files a CI step reads exist all the same."""
+    from orch_review.findings.usage import UsageReport
+
+    # An empty ledger: complete, as every file in scope (none) is covered.
+    return Report(
+        scope=reason,
+        summary="",
+        findings=(),
+        concerns=(),
+        usage=UsageReport(by_role={}, agents_started={}, agents_from_journal={}, cap_reached=None),
+        wall_seconds=0.0,
+        model="",
+        agent_model="",
+        scope_kind=scope_kind,
+        notes=(reason,),
+        coverage=Coverage(files=()),
+    )

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orch_review.errors import GitError, UsageError
-from orch_review.github.api import GitHubClient
+from orch_review.github.api import GitHubClient, PermissionDenied
 from orch_review.github.event import GitHubContext, PullRequest
 
 if TYPE_CHECKING:
@@ -70,16 +70,25 @@ def fetch_head(repo: git.Repo, source_ref: str, local_ref: str, base_sha: str) -
     return gitops.resolve_commit(repo, local_ref)
 
 
-def repository_of(repo: git.Repo, given: str | None) -> str:
-    """``--repo``, else ``owner/name`` from the ``origin`` remote's URL."""
+def repository_of(repo: git.Repo, given: str | None, env: Mapping[str, str] | None = None) -> str:
+    """``--repo``, else ``owner/name`` from the ``origin`` remote's URL, when that URL is on
+    GitHub (github.com, or the host of ``GITHUB_SERVER_URL``/``GITHUB_API_URL``) or a local
+    path; a remote on another host is not guessed into a repository name."""
     from orch_review.scope.git import remote_url
-    from orch_review.scope.remotes import github_repository
+    from orch_review.scope.remotes import github_repository, remote_host
 
     if given is not None:
         if github_repository(f"x/{given}") != given or given.count("/") != 1:
             raise UsageError(f"--repo {given[:80]!r}: give the repository as OWNER/NAME.")
         return given
     url = remote_url(repo, REMOTE)
+    host = remote_host(url) if url else None
+    if host is not None and host not in _github_hosts(env or {}):
+        raise UsageError(
+            f"the `origin` remote is on {host}, not on GitHub: pass --repo OWNER/NAME (with "
+            "GITHUB_API_URL for GitHub Enterprise Server), or use `orch-review mr N` for a "
+            "GitLab merge request."
+        )
     found = github_repository(url) if url else None
     if found is None:
         raise UsageError(
@@ -87,6 +96,41 @@ def repository_of(repo: git.Repo, given: str | None) -> str:
             "--repo OWNER/NAME."
         )
     return found
+
+
+def _github_hosts(env: Mapping[str, str]) -> set[str]:
+    """The host names a GitHub remote may have: github.com's, and the configured server's."""
+    from urllib.parse import urlsplit
+
+    hosts = {"github.com", "www.github.com", "ssh.github.com"}
+    for name in ("GITHUB_SERVER_URL", "GITHUB_API_URL"):
+        host = urlsplit(env.get(name) or "").hostname
+        if host:
+            hosts |= {host, host.removeprefix("api.")}
+    return hosts
+
+
+def _pull(client: GitHubClient, number: int, repository: str) -> dict[str, Any]:
+    """The pull request's payload; a UsageError (exit 2) when it cannot be had: a pull
+    request that does not exist, or a token GitHub rejects or that may not read it."""
+    try:
+        return client.pull(number)
+    except PermissionDenied as exc:
+        if exc.status == 401:
+            raise UsageError(
+                f"GitHub rejected the token (401) reading {repository}#{number}: check "
+                "GITHUB_TOKEN (or GH_TOKEN)."
+            ) from None
+        if exc.status == 404:
+            raise UsageError(
+                f"pull request #{number} is not found in {repository}: check the number and "
+                "--repo; for a private repository set GITHUB_TOKEN (or GH_TOKEN) to a token "
+                "that may read it."
+            ) from None
+        raise UsageError(
+            f"GitHub refused to show {repository}#{number} ({exc}): check that GITHUB_TOKEN "
+            "(or GH_TOKEN) may read the repository."
+        ) from None
 
 
 def review_pull(
@@ -105,13 +149,15 @@ def review_pull(
     from orch_review.github.publish import publish
     from orch_review.scope.git import work_tree
 
-    context = GitHubContext.from_env(env, repository_of(repo, request.repository))
+    context = GitHubContext.from_env(env, repository_of(repo, request.repository, env))
     if request.post and not context.token:
         raise UsageError("--post needs GITHUB_TOKEN (or GH_TOKEN): a token that may comment.")
     with GitHubClient(
         context.api_url, context.repository, context.token, graphql_url=context.graphql_url
     ) as client:
-        pull = PullRequest.from_payload(client.pull(request.number), context.repository)
+        pull = PullRequest.from_payload(
+            _pull(client, request.number, context.repository), context.repository
+        )
         local_ref = f"refs/orch-review/pull/{pull.number}/head"
         head = fetch_head(repo, f"refs/pull/{pull.number}/head", local_ref, pull.base_sha)
         if head != pull.head_sha and warn is not None:

@@ -145,6 +145,7 @@ def run_github(
     try:
         prepared = core.prepare(work_tree(repo), options, env)
     except NothingToReview as exc:
+        core.write_empty_reports(options, str(exc))
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
     # After prepare: the configuration says which other repositories' issues may be read.

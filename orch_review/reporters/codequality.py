@@ -12,14 +12,13 @@ looks clean in the widget.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import dumps, json_safe, path_for_json
 
 SEVERITY = {
     Severity.HIGH: "critical",
@@ -73,4 +72,4 @@ def to_data(report: Report) -> list[dict[str, Any]]:
 
 def render(report: Report) -> str:
     """The Code Quality report as pretty JSON, keys sorted."""
-    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(json_safe(to_data(report)), indent=2, sort_keys=True) + "\n"

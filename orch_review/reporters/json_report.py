@@ -16,7 +16,7 @@ from orch_review.findings.codec import finding_to_json
 from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
-from orch_review.scope.diff import json_safe, path_fields
+from orch_review.scope.diff import dumps, json_safe, path_fields
 
 SCHEMA_VERSION = 1
 SCHEMA_RESOURCE = "report.schema.json"
@@ -111,6 +111,4 @@ def _share(share: float | None) -> float | None:
 
 def render(report: Report) -> str:
     """Pretty JSON with sorted keys."""
-    return (
-        json.dumps(json_safe(to_data(report)), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    )
+    return dumps(json_safe(to_data(report)), indent=2, sort_keys=True) + "\n"

@@ -31,7 +31,7 @@ from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
 from orch_review.sanitize import CommandSafeStream
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import path_for_text
 
 # What XML 1.0 cannot carry at all, even escaped (controls() already shows the C0 ones).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -74,10 +74,10 @@ def to_xml(report: Report, *, timestamp: str | None = None, hostname: str | None
     for path in paths:
         case = ET.Element(
             "testcase",
-            name=_text(path_for_json(path)),
-            classname=_text(_classname(path_for_json(path))),
+            name=_text(path_for_text(path)),
+            classname=_text(_classname(path_for_text(path))),
             time="0",
-            file=_text(path_for_json(path)),
+            file=_text(path_for_text(path)),
         )
         if path in by_path:
             case.set("line", str(max(1, by_path[path][0].start_line)))

@@ -15,7 +15,6 @@ changed lines (its hunks, first to last), which hold every line the change adds 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from orch_review import __version__
@@ -23,7 +22,7 @@ from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import dumps, json_safe, path_for_json
 
 SEVERITY = {
     Severity.HIGH: "ERROR",
@@ -81,4 +80,4 @@ def to_data(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """The diagnostics as pretty JSON, keys sorted."""
-    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(json_safe(to_data(report)), indent=2, sort_keys=True) + "\n"

@@ -9,7 +9,7 @@ from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.sanitize import controls
-from orch_review.scope.diff import path_for_json
+from orch_review.scope.diff import path_for_text
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -54,7 +54,7 @@ def annotation(finding: Finding) -> str:
     return command(
         COMMAND[finding.severity],
         controls(cap_lines(f"{finding.claim.strip()} Evidence: {finding.evidence.strip()}")),
-        file=controls(path_for_json(finding.path)),
+        file=controls(path_for_text(finding.path)),
         line=finding.start_line,
         endLine=max(finding.end_line, finding.start_line),
         col=finding.start_column,

@@ -91,16 +91,43 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-def path_for_json(path: str) -> str:
-    """``path`` as machine output carries it: itself when it is UTF-8 (JSON escapes any
-    control character), else git's C-quoted form, since JSON text must be valid UTF-8."""
+class RealPath(str):
+    """A file name as the file system has it: UTF-8, with each byte that is not UTF-8 as a
+    surrogate escape (U+DC80-U+DCFF, as ``os.fsdecode`` gives it). :func:`json_safe` keeps
+    it as it is and :func:`dumps` writes those escapes as ``\\udcXX``, so that
+    ``os.fsencode(json.loads(...))`` is the name's exact bytes."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def path_for_json(path: str) -> RealPath:
+    """``path`` as every JSON format carries it: the real name (:class:`RealPath`); JSON
+    escapes its control characters, :func:`dumps` its bytes that are not UTF-8."""
+    return RealPath(path)
+
+
+def path_for_text(path: str) -> str:
+    """``path`` for text that must be valid UTF-8 and has no escapes of its own (XML, a CI
+    log's workflow commands): itself when it is UTF-8, else git's C-quoted form."""
     return path if is_utf8(path) else quote_path(path)
+
+
+def dumps(data: Any, **options: Any) -> str:
+    """``json.dumps(data, ensure_ascii=False, **options)`` with every lone surrogate (a byte
+    of a :class:`RealPath` that is not UTF-8) written as a ``\\uXXXX`` escape: valid UTF-8
+    text, and the exact name again for a reader that decodes with surrogate escapes."""
+    import json
+
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def path_fields(path: str, key: str = "path") -> dict[str, str]:
     """``{key: path_for_json(path)}``, plus ``{key}_bytes_b64``, the name's exact bytes in
-    base64, when the name is not UTF-8: the one field that maps back to the file."""
-    fields = {key: path_for_json(path)}
+    base64, when the name is not UTF-8 (for readers whose JSON decoder refuses a lone
+    surrogate)."""
+    fields: dict[str, str] = {key: path_for_json(path)}
     if not is_utf8(path):
         raw = path.encode("utf-8", "surrogateescape")
         fields[f"{key}_bytes_b64"] = base64.b64encode(raw).decode("ascii")
@@ -108,7 +135,10 @@ def path_fields(path: str, key: str = "path") -> dict[str, str]:
 
 
 def json_safe(value: Any) -> Any:
-    """JSON-ready ``value`` with every string valid UTF-8 (:func:`text_for_json`)."""
+    """JSON-ready ``value`` with every string valid UTF-8 (:func:`text_for_json`), file
+    names (:class:`RealPath`) aside: :func:`dumps` writes those."""
+    if isinstance(value, RealPath):
+        return value
     if isinstance(value, str):
         return text_for_json(value)
     if isinstance(value, dict):

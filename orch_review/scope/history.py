@@ -5,13 +5,14 @@ and who last wrote a line. Plumbing only, through the inert repository of
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
-from orch_review.errors import GitError
+from orch_review.errors import GitError, UsageError
 from orch_review.scope.git import FIXED_DATE, SNAPSHOT_IDENTITY
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class RemovedLine:
     path: str
     line: int
     text: str
+    #: The same hunk adds this line back with only its whitespace changed: a reformat.
+    cosmetic: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,19 @@ def _run(repo: git.Repo, *args: str) -> str:
     except gitpython.GitCommandError as exc:
         detail = (exc.stderr or "").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from None
+
+
+def check_since(repo: git.Repo, since: str, now: float) -> None:
+    """UsageError unless git reads a date before ``now`` in ``since``: its date parser takes
+    any text, and what it cannot read means "now", which selects no commit."""
+    out = _run(repo, "rev-parse", f"--since={since}").strip()
+    seconds = out.removeprefix("--max-age=")
+    if seconds.isdigit() and int(seconds) < now - 1:
+        return
+    raise UsageError(
+        f"--since {since!r}: git reads no past date in it, so no commit would be mined; "
+        "give a date such as 2024-01-31 or '6 months ago'."
+    )
 
 
 def commits(repo: git.Repo, *, since: str | None, paths: Sequence[str]) -> list[Commit]:
@@ -91,6 +107,8 @@ def removed_lines(
         parent, commit, "--", *paths,
     )  # fmt: skip
     removed: list[RemovedLine] = []
+    hunk: list[RemovedLine] = []
+    added: list[str] = []
     path: str | None = None
     line = 0
     for raw in out.splitlines():
@@ -100,14 +118,37 @@ def removed_lines(
             continue
         if raw.startswith("+++ ") or raw.startswith("diff --git"):
             continue
-        hunk = _HUNK.match(raw)
-        if hunk:
-            line = int(hunk.group(1))
+        hunk_header = _HUNK.match(raw)
+        if hunk_header:
+            removed += _reformatted(hunk, added)
+            hunk, added = [], []
+            line = int(hunk_header.group(1))
             continue
         if path is not None and raw.startswith("-"):
-            removed.append(RemovedLine(path, line, raw[1:]))
+            hunk.append(RemovedLine(path, line, raw[1:]))
             line += 1
+        elif raw.startswith("+"):
+            added.append(raw[1:])
+    removed += _reformatted(hunk, added)
     return removed
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _reformatted(removed: list[RemovedLine], added: list[str]) -> list[RemovedLine]:
+    """``removed``, each marked cosmetic when the hunk adds it back with only whitespace
+    changed (SZZ blames no line for a reformat)."""
+    pool = Counter(_squashed(text) for text in added)
+    marked = []
+    for line in removed:
+        key = _squashed(line.text)
+        if pool[key] > 0:
+            pool[key] -= 1
+            line = RemovedLine(line.path, line.line, line.text, cosmetic=True)
+        marked.append(line)
+    return marked
 
 
 def blame(

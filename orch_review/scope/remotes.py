@@ -33,6 +33,21 @@ def remote_path(url: str) -> list[str] | None:
     return parts
 
 
+def remote_host(url: str) -> str | None:
+    """The host name of a remote URL (``https://host/...``, ``git@host:path``), lower case;
+    None for a local path or a ``file://`` URL."""
+    url = url.strip()
+    if "://" in url:
+        return (urlsplit(url).hostname or "").lower() or None
+    if url.startswith(("/", ".")):
+        return None
+    scp = _SCP.match(url)
+    if scp is None:
+        return None
+    host = url.split(":", 1)[0].rpartition("@")[2]
+    return host.lower() or None
+
+
 def github_repository(url: str) -> str | None:
     """``owner/name`` from a GitHub remote URL (its last two path parts)."""
     parts = remote_path(url)

@@ -468,6 +468,41 @@ def _refuse_unreadable(skipped: list[SkippedFile]) -> None:
         )
 
 
+def _add_sparse(
+    repo: git.Repo,
+    absent: list[str],
+    modes: Mapping[str, str],
+    rules: ReviewRules,
+    root: Path,
+    files: list[ReviewFile],
+    skipped: list[SkippedFile],
+) -> None:
+    """Sort tracked files missing from the disk: a sparse checkout's (git keeps them out of
+    the working tree) are reviewed from the index, the others were deleted."""
+    sparse = gitops.skip_worktree_files(repo) if absent else set()
+    entries = gitops.staged_entries(repo, [p for p in absent if p in sparse])
+    read = content_reader(repo, ":0", BINARY_PROBE_BYTES)
+    for path in absent:
+        if path not in entries:
+            skipped.append(SkippedFile(path, "deleted in the working tree"))
+            continue
+        mode, size = entries[path]
+        reason = rules.skip_reason(
+            path,
+            mode=modes.get(path, mode),
+            size=size,
+            binary=mode in ("100644", "100755") and looks_binary(read(path) or b""),
+            link_target=None,
+            root=root,
+        )
+        if reason is not None:
+            skipped.append(SkippedFile(path, reason))
+        else:
+            files.append(ReviewFile(path, size))
+    files.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda f: f.path)
+
+
 def _nothing_message(request: ScopeRequest, source: Source, base: str | None) -> str:
     where = f" under {' '.join(request.pathspecs)}" if request.pathspecs else ""
     if source == "index":
@@ -496,6 +531,7 @@ def _resolve_all(
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
     by_attribute = attribute_skips(repo, modes, None, read)
     own = own_reports(gitops.git_dir(repo), modes, working_copy(root))
+    absent: list[str] = []
     # Strings, not Paths, and no per-file function calls that can be avoided: this loop runs
     # once per tracked file, 100,000 times in a big repository.
     for path, mode in modes.items():
@@ -503,7 +539,7 @@ def _resolve_all(
         try:
             stat = os.lstat(full)
         except OSError:
-            skipped.append(SkippedFile(path, "deleted in the working tree"))
+            absent.append(path)
             continue
         regular = S_ISREG(stat.st_mode)
         if path in own:
@@ -527,6 +563,8 @@ def _resolve_all(
             skipped.append(SkippedFile(path, reason))
         else:
             files.append(ReviewFile(path, stat.st_size))
+    if absent:
+        _add_sparse(repo, absent, modes, rules, root, files, skipped)
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)

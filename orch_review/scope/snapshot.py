@@ -293,13 +293,15 @@ def _commit_and_index(
 
 
 def _differences(repo: git.Repo, scope: Scope) -> list[str]:
-    """Paths whose working copy differs from the content under review."""
+    """Paths whose working copy differs from the content under review. A sparse checkout's
+    files git keeps off the disk count: git compares them as if they were there."""
+    sparse = sorted(gitops.skip_worktree_files(repo))
     if scope.source == "worktree":
-        return []  # the content is made from the working copy
+        return sparse  # the content is made from the working copy
     if scope.source == "index":
-        return gitops.modified_files(repo)
+        return sorted({*gitops.modified_files(repo), *sparse})
     assert scope.head_commit is not None
-    return gitops.differences_from(repo, scope.head_commit)
+    return sorted({*gitops.differences_from(repo, scope.head_commit), *sparse})
 
 
 class CheckedOut:

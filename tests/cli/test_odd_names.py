@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -87,9 +88,9 @@ def test_odd_names_are_reviewed_in_every_scope(
 
     _check_terminal(result)
     report = json.loads(out.read_text(encoding="utf-8"))
-    # Not UTF-8: git's quoted form, and the exact bytes in base64; UTF-8: the name itself
-    # (JSON escapes its control characters).
-    assert {f["path"] for f in report["findings"]} == {'"bad\\377.py"', ANSI}
+    # The real name: its bytes that are not UTF-8 as surrogate escapes (and in base64);
+    # UTF-8: the name itself (JSON escapes its control characters).
+    assert {f["path"] for f in report["findings"]} == {os.fsdecode(b"bad\xff.py"), ANSI}
     bad = next(f for f in report["findings"] if "bad" in f["path"])
     assert base64.b64decode(bad["path_bytes_b64"]) == b"bad\xff.py"
     ansi = next(f for f in report["findings"] if "ansi" in f["path"])
@@ -116,7 +117,7 @@ def test_odd_names_in_json_and_sarif(
     report = json.loads(json_path.read_text(encoding="utf-8"))
     jsonschema.validate(report, schema())
     covered = {f["path"] for f in report["coverage"]["files"]} if "coverage" in report else set()
-    assert not covered or '"bad\\377.py"' in covered
+    assert not covered or os.fsdecode(b"bad\xff.py") in covered
     sarif = json.loads(sarif_path.read_text(encoding="utf-8"))
     sarif_schema = json.loads(
         (Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text()
@@ -158,3 +159,46 @@ def test_the_crash_log_takes_an_error_about_any_name(
         log = write_crash_log(exc)
     text = log.read_text(encoding="utf-8")
     assert "hook bad\\udcff.py" in text and "UnicodeEncodeError" in text
+
+
+def _paths(value: object) -> set[str]:
+    """Every string under a "path" key (or "uri"-free location) of a JSON document."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "path" and isinstance(item, str):
+                found.add(item)
+            found |= _paths(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _paths(item)
+    return found
+
+
+@pytest.mark.slow
+def test_every_json_format_carries_the_real_name(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory, tmp_path: Path
+) -> None:
+    """One rule: the name's bytes, UTF-8 where they are, surrogate escapes where not."""
+    repo = _repo(git_repo)
+    _add(repo)
+    fake_api.policy = SCRIPT
+    out, plan = tmp_path / "out.json", tmp_path / "plan.json"
+
+    gitlab = run_cli(repo, api_env, "--json", str(out), "--format", "gitlab")
+    rdjson = run_cli(repo, api_env, "--format", "rdjson")
+    planned = run_cli(repo, api_env, "plan", "--json", str(plan))
+
+    assert planned.returncode == 0, planned.stderr
+    documents = {
+        "json": out.read_text(encoding="utf-8"),
+        "gitlab": gitlab.stdout,
+        "rdjson": rdjson.stdout,
+        "plan": plan.read_text(encoding="utf-8"),
+    }
+    for name, text in documents.items():
+        text.encode("utf-8")  # valid UTF-8 text
+        paths = _paths(json.loads(text))
+        assert BAD in paths, (name, paths)
+        assert os.fsencode(BAD) == b"bad\xff.py"
+        assert not any("\\377" in p for p in paths), name

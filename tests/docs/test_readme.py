@@ -16,7 +16,9 @@ import yaml  # type: ignore[import-untyped]
 from tests.docs.reference import ROOT
 
 README = ROOT / "README.md"
-INSTALL_AND_REVIEW = "pip install -c constraints.txt . && orch-review"
+INSTALL_AND_REVIEW = (
+    "pipx install 'git+https://github.com/orch-review/orch-review@v0.1.0' && orch-review"
+)
 INSTALL_AND_TEST = "pip install -c constraints.txt '.[test]' && pytest"
 
 
@@ -112,3 +114,33 @@ def test_the_gitlab_snippet_passes_only_inputs_the_component_declares() -> None:
     include = _block("component:")["include"][0]
     assert include["component"].startswith("$CI_SERVER_FQDN/orch-review/orch-review/review@")
     assert set(include["inputs"]) <= set(spec["spec"]["inputs"])
+
+
+def test_the_install_line_installs_this_version_from_the_projects_repository() -> None:
+    import tomllib
+
+    import orch_review
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    url = project["project"]["urls"]["Homepage"]
+    assert url == orch_review.REPOSITORY_URL
+    assert INSTALL_AND_REVIEW.startswith(f"pipx install 'git+{url}@v{orch_review.__version__}'")
+    assert orch_review.install_command("mcp") == (
+        f"pip install 'orch-review[mcp] @ git+{url}@v{orch_review.__version__}'"
+    )
+
+
+# `pip install orch-review`, `pipx install 'orch-review[x]'`: a name on a package index.
+_INSTALL = re.compile(
+    r"pipx? install\s+(?:-\S+\s+)*['\"]?(orch-review(?:\[[\w,]+\])?)(?![\w-])(.*)"
+)
+
+
+def test_no_document_or_message_installs_from_a_package_index() -> None:
+    """orch-review is not published on an index: every install names its repository."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    paths += sorted((ROOT / "orch_review").rglob("*.py"))
+    for path in paths:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for match in _INSTALL.finditer(text):
+            assert match.group(2).lstrip().startswith("@ git+"), (path, match.group(0)[:120])

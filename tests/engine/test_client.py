@@ -72,7 +72,7 @@ def answering(fake_api: FakeMessagesAPI) -> FakeMessagesAPI:
 
 
 @pytest.mark.parametrize(("status", "retry_after"), [(429, 7), (529, 2.5), (503, 0)])
-def test_waits_exactly_what_retry_after_says(
+def test_waits_what_retry_after_says_and_never_less_than_the_backoff(
     answering: FakeMessagesAPI, status: int, retry_after: float
 ) -> None:
     answering.add_fault("status", status=status, retry_after=retry_after, times=2)
@@ -81,7 +81,11 @@ def test_waits_exactly_what_retry_after_says(
     reply = _ask(_client(answering, waits))
 
     assert reply.text == "looks fine"
-    assert waits == [retry_after, retry_after]
+    # wait_exponential_jitter: first * 2**(n-1), plus up to one second of jitter.
+    for n, wait in enumerate(waits):
+        least = max(retry_after, FIRST_WAIT * 2**n)
+        assert least <= wait <= max(retry_after, FIRST_WAIT * 2**n + 1)
+    assert len(waits) == 2
     assert [r.fault for r in answering.message_requests] == ["status", "status", None]
 
 

@@ -355,7 +355,7 @@ def test_a_missing_extra_says_what_to_install(
     )
 
     assert result.returncode == 2, result.stderr
-    assert f"pip install 'orch-review[{extra}]'" in result.stderr
+    assert f"pip install 'orch-review[{extra}] @ git+" in result.stderr
     assert fake_api.requests == []
 
 

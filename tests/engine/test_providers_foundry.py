@@ -223,7 +223,7 @@ def test_without_azure_identity_the_foundry_extra_is_named(
     )
 
     assert result.returncode == 2, result.stderr
-    assert "pip install 'orch-review[foundry]'" in result.stderr
+    assert "pip install 'orch-review[foundry] @ git+" in result.stderr
     assert fake_api.requests == [] and az.calls == []
 
 

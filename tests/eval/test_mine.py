@@ -265,3 +265,42 @@ def test_references_name_issues_of_this_repository_only() -> None:
     assert github_repository("git@github.com:octo/demo.git") == "octo/demo"
     assert github_repository("https://github.com/octo/demo") == "octo/demo"
     assert github_repository("https://gitlab.com/octo/demo.git") is None
+
+
+def test_a_whitespace_only_fix_blames_no_line(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"calc.py": "def mul(a, b):\n    return a + b\n"})
+    _commit(repo, "Multiply", {"calc.py": "def mul(a, b):\n    return a * b\n"})
+    _commit(repo, "fix: whitespace", {"calc.py": "def mul(a, b):\n    return  a * b\n"})
+    _commit(repo, "fix: blank lines", {"calc.py": "def mul(a, b):\n\n    return  a * b\n\n"})
+
+    result = mining.mine(repo, mining.MineOptions(clean=0))
+
+    assert result.fixes == 2
+    assert result.cases == []
+    assert result.dropped[mining.WHITESPACE] >= 1
+
+
+def test_a_reformatted_line_beside_a_real_fix_is_not_blamed(git_repo: GitRepoFactory) -> None:
+    repo = git_repo({"calc.py": "def f(a, b):\n    return b\n"})
+    origin = _commit(repo, "Add", {"calc.py": "def f(a, b):\n    x = a\n    return x + b\n"})
+    _commit(repo, "fix: sign", {"calc.py": "def f(a, b):\n    x  =  a\n    return x - b\n"})
+
+    result = mining.mine(repo, mining.MineOptions(clean=0))
+
+    assert [(c.head, [(e.start_line, e.end_line) for e in c.expected]) for c in result.cases] == [
+        (origin, [(3, 3)])
+    ]
+
+
+@pytest.mark.parametrize("since", ["yesterdayish", "garbage", "now", "2099-01-01"])
+def test_a_since_git_cannot_read_as_a_past_date_is_a_usage_error(
+    git_repo: GitRepoFactory, tmp_path: Path, since: str
+) -> None:
+    repo = git_repo(BASE_FILES)
+    cases = tmp_path / "cases.jsonl"
+
+    result = run_cli(repo, dict(os.environ), "eval", "mine", "--since", since, "-o", str(cases))
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "--since" in result.stderr and "2024-01-31" in result.stderr
+    assert not cases.exists()

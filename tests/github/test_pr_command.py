@@ -130,3 +130,51 @@ def test_pr_needs_a_repository_it_can_name(
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert "--repo OWNER/NAME" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("token", "number", "said"),
+    [
+        (WRITE_TOKEN, NUMBER + 100, "is not found in"),
+        ("not-a-token-github-knows", NUMBER, "GITHUB_TOKEN"),
+    ],
+)
+def test_pr_that_cannot_be_read_is_a_usage_error_and_costs_nothing(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    tmp_path: Path,
+    token: str,
+    number: int,
+    said: str,
+) -> None:
+    work = _clone(pull_repo, tmp_path)
+    open_pull(github_api, pull_repo)
+    env = {**_env(api_env, github_api), "GITHUB_TOKEN": token}
+
+    result = run_cli(work, env, "pr", str(number), "--no-progress")
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert said in result.stderr
+    assert fake_api.message_requests == []
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "git@gitlab.com:group/sub/demo.git",
+        "https://bitbucket.org/octo/demo.git",
+        "ssh://git@git.example.com/octo/demo",
+    ],
+)
+def test_pr_does_not_guess_a_github_repository_from_another_host(
+    api_env: dict[str, str], github_api: FakeGitHubAPI, pull_repo: PullRepo, origin: str
+) -> None:
+    git(pull_repo.path, "remote", "add", "origin", origin)
+
+    result = run_cli(pull_repo.path, _env(api_env, github_api), "pr", "7", "--no-progress")
+
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "not on GitHub" in result.stderr and "--repo OWNER/NAME" in result.stderr
+    assert github_api.requests == []

@@ -364,7 +364,7 @@ def test_without_the_sdk_the_command_says_what_to_install(
     )
 
     assert result.returncode == 2, result.stderr
-    assert "pip install 'orch-review[mcp]'" in result.stderr
+    assert "pip install 'orch-review[mcp] @ git+" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -7,6 +7,7 @@ Golden files are in tests/reporters/golden/; regenerate with
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -148,7 +149,7 @@ def test_output_is_deterministic_with_sorted_keys() -> None:
     assert first.endswith("}\n")
 
 
-def test_a_path_that_is_not_utf8_is_written_as_git_quotes_it() -> None:
+def test_a_path_that_is_not_utf8_is_its_real_name_in_json_and_quoted_for_people() -> None:
     from orch_review.reporters import sarif, terminal, workflow_commands
 
     report = sample_report()
@@ -156,7 +157,7 @@ def test_a_path_that_is_not_utf8_is_written_as_git_quotes_it() -> None:
     report = replace(report, findings=(odd,), snippets={})
 
     data = json.loads(json_report.render(report).encode("utf-8"))
-    assert data["findings"][0]["path"] == '"caf\\351.py"'
+    assert os.fsencode(data["findings"][0]["path"]) == b"caf\xe9.py"  # its real bytes
     uri = sarif.to_sarif(report)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert uri["artifactLocation"]["uri"] == "caf%E9.py"  # the file's bytes, percent-encoded
     assert '"caf\\351.py":6' in terminal.render(report).encode("utf-8").decode()

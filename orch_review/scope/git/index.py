@@ -27,6 +27,13 @@ def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, st
     return modes
 
 
+def skip_worktree_files(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> set[str]:
+    """Tracked files git keeps out of the working tree on purpose (a sparse checkout's
+    skip-worktree bit): git has them, the disk does not."""
+    listing = _lines0(repo.git.ls_files("-z", "-t", "--full-name", "--", *pathspecs))
+    return {entry[2:] for entry in listing if entry.startswith("S ")}
+
+
 def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[str]:
     """Untracked files and whole untracked directories (ending in ``/``), ignored or not."""
     out = repo.git.ls_files(

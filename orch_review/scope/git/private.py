@@ -81,6 +81,11 @@ def index_private(repo: git.Repo, git_directory: Path, work: Path, commit: str) 
 def check_out_private(repo: git.Repo, git_directory: Path, work: Path, commit: str) -> None:
     """Write every file of ``commit`` into ``work``, the private repository's work tree."""
     env = _private_repo_env(git_directory, work, objects_dir(repo))
+    # A copy of a sparse checkout's index marks the files kept off its disk skip-worktree;
+    # read-tree would leave them out here too, where every file must be written.
+    listing = str(repo.git.execute(["git", "ls-files", "-z", "-t"], env=env))
+    if listing.startswith("S ") or "\0S " in listing:
+        (git_directory / "index").unlink(missing_ok=True)
     # checkout.workers=0: write files with one worker per core (git 2.32+; older gits ignore it).
     checkout = ["git", "-c", "checkout.workers=0", "read-tree", "-u", "--reset", commit]
     repo.git.execute(checkout, env=env)

@@ -147,6 +147,11 @@ def _at_its_work_tree(repo: git.Repo, cwd: Path, env: Mapping[str, str] | None) 
         stderr = str(exc.stderr)
         if "dubious ownership" in stderr:
             return repo  # _check_ownership says what to do
+        if "must be run in a work tree" in stderr:  # started inside the .git directory
+            raise GitError(
+                f"{cwd} is inside the git directory of {holder}, not its working tree: run "
+                f"orch-review in {holder} (cd {shlex.quote(str(holder))})."
+            ) from None
         if "core.worktree" not in stderr and "chdir" not in stderr:
             raise
         top = None
