@@ -99,9 +99,12 @@ class AdaptedSender:
         return None, caps
 
     def _check_server(self, headers: Mapping[str, str]) -> None:
-        if not capabilities.from_anthropic(headers):
-            raise _NotAnthropic
-        self.server.is_anthropic()
+        if capabilities.from_anthropic(headers):
+            self.server.is_anthropic()
+            return
+        if "text/event-stream" not in headers.get("content-type", "").lower():
+            return  # no event stream at all (a web page): reading it says what came back
+        raise _NotAnthropic
 
 
 def _usage_sum(*usages: Any) -> dict[str, int]:

@@ -249,7 +249,10 @@ def probe(sdk: Any, model: str, *, effort: str) -> Capabilities:
         counts = False
     try:
         forced = sdk.messages.create(model=model, **PROBE_FORCING)
-        obeyed = any(getattr(b, "name", None) == "check_forced" for b in forced.content)
+        content = getattr(forced, "content", None)  # a page that is not JSON comes as text
+        obeyed = isinstance(content, list) and any(
+            getattr(b, "name", None) == "check_forced" for b in content
+        )
     except (anthropic.BadRequestError, anthropic.UnprocessableEntityError):
         obeyed = False
     return replace(OPEN_SERVER, effort=effort_ok, forced_tool_choice=obeyed, count_tokens=counts)
