@@ -148,6 +148,8 @@ def _sandbox(
     )
     # Only bubblewrap can show the content without a full copy of it.
     workspace.use(mounted=sandbox.kind == "bubblewrap")
+    if notices is not None:  # among the first lines of the log: what confines the agents
+        notices(f"orch-review: sandbox: {sandbox.description}.")
     if sandbox.notice is not None:
         if warnings is not None:
             warnings.append(sandbox.notice)
