@@ -6,22 +6,24 @@ file of the installed package. In order, it
 
 1. starts a new session (no controlling terminal to push input into);
 2. sets hard resource limits (``--limit RESOURCE=VALUE``);
-3. run as root, drops to ``--uid`` with no groups, so the rules' paths are opened first;
-4. sets ``no_new_privs``;
-5. applies a Landlock ruleset: ``--read`` paths may be read and executed, ``--write`` paths
+3. builds a Landlock ruleset (step 6), opening its paths with the rights it starts with;
+4. run as root, drops to ``--uid`` with no groups;
+5. sets ``no_new_privs``;
+6. applies the Landlock ruleset: ``--read`` paths may be read and executed, ``--write`` paths
    read, written and changed, nothing else; no TCP bind or connect (ABI 4+); no signals to,
    nor abstract Unix sockets of, processes outside the sandbox (ABI 6+). Landlock also keeps
    ptrace, and so ``/proc/PID/environ`` and ``mem``, of every process outside the sandbox out
    of reach;
-6. installs a seccomp filter: ``socket()`` of any family but ``AF_UNIX``, ``ptrace``,
+7. installs a seccomp filter: ``socket()`` of any family but ``AF_UNIX``, ``ptrace``,
    ``process_vm_readv/writev`` and ``io_uring`` are refused, as is any other ABI's syscall;
-7. execs the command.
+8. execs the command.
 
 Any failure exits 125 with one line on stderr: the shell never starts unconfined.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # `signal` imports enum: milliseconds
 import ctypes
 import os
 import platform
@@ -76,8 +78,9 @@ def _syscall(libc: ctypes.CDLL, *args: object) -> int:
     return result
 
 
-def landlock(libc: ctypes.CDLL, read: list[str], write: list[str]) -> int:
-    """Restrict this process to ``read`` and ``write``; returns the Landlock ABI used."""
+def ruleset(libc: ctypes.CDLL, read: list[str], write: list[str]) -> int:
+    """A Landlock ruleset allowing ``read`` and ``write`` and nothing else (see the module's
+    docstring), as a file descriptor for :func:`restrict`."""
     abi = int(libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), 1))
     if abi < 1:
         why = os.strerror(ctypes.get_errno())
@@ -89,15 +92,11 @@ def landlock(libc: ctypes.CDLL, read: list[str], write: list[str]) -> int:
     if abi >= 6:
         fields.append(3)  # scoped: abstract Unix sockets and signals
     attr = ctypes.create_string_buffer(struct.pack(f"={len(fields)}Q", *fields))
-    ruleset = _syscall(libc, _LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(len(attr.raw)), 0)
-    try:
-        for paths, rights in ((read, _READ), (write, handled)):
-            for path in paths:
-                _allow(libc, ruleset, path, rights & handled)
-        _syscall(libc, _LANDLOCK_RESTRICT_SELF, ruleset, 0)
-    finally:
-        os.close(ruleset)
-    return abi
+    fd = _syscall(libc, _LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(len(attr.raw)), 0)
+    for paths, rights in ((read, _READ), (write, handled)):
+        for path in paths:
+            _allow(libc, fd, path, rights & handled)
+    return fd
 
 
 def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
@@ -181,13 +180,15 @@ def confine(options: dict[str, list[str]]) -> None:
         resource.setrlimit(which, (value, value))
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
+    rules = ruleset(libc, options["--read"], options["--write"])  # opened with our rights
     for uid in (int(u) for u in options["--uid"]):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise LaunchError(f"no_new_privs refused: {os.strerror(ctypes.get_errno())}")
-    landlock(libc, options["--read"], options["--write"])
+    _syscall(libc, _LANDLOCK_RESTRICT_SELF, rules, 0)
+    os.close(rules)
     seccomp(libc, machine)
 
 
@@ -208,6 +209,9 @@ def main(argv: list[str]) -> None:
     try:
         options, command = parse(argv)
         confine(options)
+        # Python ignores these at start-up, and an ignored signal stays ignored across exec.
+        for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(number, _signal.SIG_DFL)
         os.execv(_find(command[0]), command)
     except (LaunchError, OSError, ValueError) as exc:
         sys.stderr.write(f"{_PREFIX} {exc}\n")
