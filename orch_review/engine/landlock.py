@@ -78,7 +78,7 @@ class LandlockLauncher:
         Whether the kernel has it is for the probe to find out, by starting a shell."""
         if sys.platform != "linux":
             raise SandboxUnavailable(f"Landlock is a Linux feature (this is {sys.platform})")
-        return cls(limits, os.path.realpath(sys.executable), _source())
+        return cls(limits, sys.executable, _source())
 
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
         """The launcher around the shell, ``cwd`` (the content under review) read-only."""

@@ -1,11 +1,11 @@
 """``suggestion-check`` without bubblewrap, as a regular user.
 
-The configured check (``python3 -m doctest {path}``) executes the file under review. Outside
-bubblewrap that code would run as the user, next to the secrets: it could read the
-environment orch-review's processes were started with from ``/proc/*/environ``, read
-``~/.ssh/id_rsa``, write into the home directory and call out. An honest review, run as an
-unprivileged uid through the real CLI with no working bubblewrap, must run none of it and keep
-the fix unverified, saying why.
+The configured check (``python3 -m doctest {path}``) executes the file under review. Unconfined
+that code would run as the user, next to the secrets: it could read the environment
+orch-review's processes were started with from ``/proc/*/environ``, read ``~/.ssh/id_rsa``,
+write into the home directory and call out. An honest review, run as an unprivileged uid
+through the real CLI with no working bubblewrap, runs it under Landlock and seccomp, where
+all of that fails.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def nobodys() -> Iterator[Path]:
     shutil.rmtree(where)
 
 
-def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
+def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
     nobodys: Path,
     api_env: dict[str, str],
     fake_api: FakeMessagesAPI,
@@ -160,16 +160,13 @@ def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
     ran = (home / "pwned").exists()
     leaked = [n for n, v in canaries.items() if any(v in h for h in hits)]
     attack = "2. suggestion-check on the reviewed code, no bubblewrap, as a user"
-    detail = f"ran: {ran}, listener got {hits}, leaked {leaked}"
+    detail = f"wrote the home: {ran}, listener got {hits}, leaked {leaked}"
     request.config.stash[HOST_RESULTS].append(HostVerdict(attack, not ran and not hits, detail))
+    if "orch-review: sandbox: Landlock" not in result.stderr:
+        pytest.skip(f"Landlock cannot run here as uid {NOBODY}: {result.stderr[-400:]}")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "WARNING: no bubblewrap sandbox" in result.stderr
     assert not ran and hits == [], detail
     for value in canaries.values():
         assert not any(value.encode() in r.raw for r in fake_api.requests)
     (finding,) = json.loads(report.read_text())["findings"]
-    assert finding["patch"]["verified"] is False
-    assert "suggestion-check did not run" in finding["patch"]["reason"]
-    assert "no bubblewrap sandbox" in finding["patch"]["reason"]
-    assert "suggestion-check did not run: there is no bubblewrap sandbox" in result.stdout
-    assert "your processes' environment" in result.stdout
+    assert "suggestion-check did not run" not in finding["patch"]["reason"]
