@@ -92,7 +92,8 @@ class LandlockLauncher:
             tempdirs.remove(home)
 
         try:
-            readable = [*system_paths(dropping_root=user is not None), *content_paths(root)]
+            system = _system_paths(user is not None)
+            readable = [*system, *content_paths(root)]
             argv = [self.python, "-I", "-S", "-c", self.source, "--read"]
             argv += [str(p) for p in readable]
             argv += ["--write", home, *_DEVICES, "--limit"]
@@ -102,7 +103,7 @@ class LandlockLauncher:
             if user is not None:
                 argv += ["--uid", str(user)]
             shell_env = agent_environment(env, home)
-            shell_env["PATH"] = reachable_path(shell_env["PATH"], readable)
+            shell_env["PATH"] = reachable_path(shell_env["PATH"], system)
         except BaseException:
             cleanup()
             raise
@@ -112,6 +113,11 @@ class LandlockLauncher:
 @functools.lru_cache(maxsize=1)
 def _source() -> str:
     return Path(landlock_exec.__file__).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=2)
+def _system_paths(dropping_root: bool) -> tuple[Path, ...]:
+    return tuple(system_paths(dropping_root))
 
 
 def system_paths(dropping_root: bool) -> list[Path]:
@@ -141,11 +147,17 @@ def _others_may_enter(path: Path) -> bool:
 def reachable_path(path: str, readable: Sequence[Path]) -> str:
     """``path`` without the directories the shell may not read: a command found in one
     would fail with "Permission denied" instead of being looked up further."""
-    kept = [
-        entry
-        for entry in path.split(os.pathsep)
-        if any(Path(entry).resolve().is_relative_to(r) for r in readable)
-    ]
+    return _reachable_path(path, tuple(str(r) for r in readable))
+
+
+@functools.lru_cache(maxsize=8)  # one PATH and the same system paths for every shell
+def _reachable_path(path: str, roots: tuple[str, ...]) -> str:
+    prefixes = tuple(r.rstrip("/") + "/" for r in roots)
+    kept = []
+    for entry in path.split(os.pathsep):
+        real = os.path.realpath(entry)
+        if real in roots or real.startswith(prefixes):
+            kept.append(entry)
     return os.pathsep.join(kept) or DEFAULT_PATH
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import _signal  # type: ignore[import-not-found]  # `signal` imports enum: milliseconds
 import ctypes
 import os
-import platform
 import resource
 import stat
 import struct
@@ -170,7 +169,7 @@ def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
 
 def confine(options: dict[str, list[str]]) -> None:
     """Everything but the exec, in the order the module docstring gives."""
-    machine = platform.machine()
+    machine = os.uname().machine
     if sys.platform != "linux" or machine not in _ARCHES:
         raise LaunchError(f"Landlock shells need Linux on x86_64 or aarch64, not {machine}")
     if os.getsid(0) != os.getpid():
