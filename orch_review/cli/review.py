@@ -64,8 +64,9 @@ if TYPE_CHECKING:
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOX_MODES),
-    help="Run agents' commands under bubblewrap: auto falls back with a warning, on "
-    "refuses to run without it [auto].",
+    help="Where agents' commands run: auto takes the strongest that works here (bubblewrap, "
+    "then Landlock, then no shell), on refuses to run without a sandboxed shell, tools gives "
+    "agents no shell, off an unsandboxed one [auto].",
 )
 @click.option(
     "--bwrap-path",
