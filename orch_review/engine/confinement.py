@@ -2,8 +2,8 @@
 
 Only :func:`agent_environment` (no keys, tokens or hook variables), hard rlimits set by
 :func:`limit_stage`, a private home, and, when orch-review runs as root, an unused uid whose
-processes all belong to one shell. The launchers of :mod:`.sandbox` and :mod:`.bwrap` build
-on these; this module depends on neither.
+processes all belong to one shell. The launchers of :mod:`.sandbox`, :mod:`.bwrap` and
+:mod:`.landlock` build on these; this module depends on none of them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ _UID_BASE, _UID_SPAN = 0x6F000000, 0x00FFFFFF
 
 
 class SandboxUnavailable(OrchReviewError):
-    """``--sandbox on`` was asked for and bubblewrap cannot run here."""
+    """A sandboxed shell was asked for (``--sandbox on``, ``bubblewrap`` or ``landlock``) and
+    cannot run here."""
 
     exit_code = ExitCode.USAGE
 

@@ -124,6 +124,8 @@ def system_paths(dropping_root: bool) -> list[Path]:
     """What every shell may read and execute besides the content: programs, libraries,
     the interpreter's prefix, ``/etc`` without secrets, and ``/proc``."""
     paths = [Path(p) for p in (*_SYSTEM, *ETC, "/proc")]
+    # Debian's Pythons read their sitecustomize.py from there.
+    paths += sorted(Path("/etc").glob("python3*"))
     prefix = Path(sys.base_prefix).resolve()
     home = Path(os.path.expanduser("~")).resolve()
     # Never a directory holding a home (a prefix of "/" or "/home/me" would be all of it).

@@ -199,6 +199,9 @@ def _scratch_launcher(
             view = View(root, (("bind", str(root), str(root)), ("bind", str(copy), target)), ())
         return dataclasses.replace(launcher, view=view), root
     if isinstance(launcher, LandlockLauncher):
+        # Root's shells run as another uid, which must walk to the tree by its path (Python
+        # lists the directory it imports from by its absolute path).
+        scratch.chmod(0o711)
         tree = scratch / "tree"
         link_tree(root, tree)
         (tree / path).unlink(missing_ok=True)

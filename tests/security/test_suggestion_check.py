@@ -98,13 +98,27 @@ def nobodys() -> Iterator[Path]:
     shutil.rmtree(where)
 
 
+@pytest.fixture
+def ours() -> Iterator[Path]:
+    """A directory of this user's that others may read (root's shells run as another uid)."""
+    where = Path(tempfile.mkdtemp(prefix="orch-review-ours-"))
+    where.chmod(0o755)
+    yield where
+    shutil.rmtree(where)
+
+
+@pytest.mark.parametrize("who", ["nobodys", "ours"])
 def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
-    nobodys: Path,
+    who: str,
     api_env: dict[str, str],
     fake_api: FakeMessagesAPI,
     listener: tuple[LocalHTTPServer, list[str]],
     request: pytest.FixtureRequest,
 ) -> None:
+    """As a regular user (uid 65534) and as whoever runs the tests (root: another uid)."""
+    nobodys: Path = request.getfixturevalue(who)
+    as_user = AS_NOBODY if who == "nobodys" else ()
+    user = f"uid {NOBODY}" if as_user else "the tests' user"
     server, hits = listener
     home = nobodys / "home"
     canaries = {n: f"CANARY-{n}-{secrets.token_hex(8)}" for n in ("key", "token", "ssh")}
@@ -118,7 +132,8 @@ def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "app")
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(nobodys)], check=True)
+    if as_user:
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(nobodys)], check=True)
     fake_api.policy = ReviewScript(
         [
             Concern(
@@ -147,7 +162,7 @@ def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
 
     flags = ("--all", "--no-progress", "--verbose", "--json", str(report))
     result = subprocess.run(
-        [*AS_NOBODY, sys.executable, "-P", "-m", "orch_review", *flags],
+        [*as_user, sys.executable, "-P", "-m", "orch_review", *flags],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -159,14 +174,15 @@ def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
 
     ran = (home / "pwned").exists()
     leaked = [n for n, v in canaries.items() if any(v in h for h in hits)]
-    attack = "2. suggestion-check on the reviewed code, no bubblewrap, as a user"
+    attack = f"2. suggestion-check on the reviewed code, no bubblewrap, as {user}"
     detail = f"wrote the home: {ran}, listener got {hits}, leaked {leaked}"
     request.config.stash[HOST_RESULTS].append(HostVerdict(attack, not ran and not hits, detail))
     if "orch-review: sandbox: Landlock" not in result.stderr:
-        pytest.skip(f"Landlock cannot run here as uid {NOBODY}: {result.stderr[-400:]}")
+        pytest.skip(f"Landlock cannot run here as {user}: {result.stderr[-400:]}")
     assert result.returncode == 1, result.stdout + result.stderr
     assert not ran and hits == [], detail
     for value in canaries.values():
         assert not any(value.encode() in r.raw for r in fake_api.requests)
     (finding,) = json.loads(report.read_text())["findings"]
-    assert "suggestion-check did not run" not in finding["patch"]["reason"]
+    # It ran, confined: the payload found nothing to steal and the doctest passed.
+    assert finding["patch"]["verified"] is True, finding["patch"]
