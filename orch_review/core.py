@@ -397,8 +397,8 @@ def answer_follow_up(
     """Answer ``question`` about the content of ``commit``, continuing ``conversation`` (the
     JSON form :func:`review_conversation` gives) when it is usable and about that commit,
     else in a fresh session. Nothing is stored. The model's commands run only in a working
-    sandbox (bubblewrap) unless ``config.sandbox`` is ``off``: without one it answers
-    without running any, and without fanning out."""
+    shell sandbox (bubblewrap or Landlock) unless ``config.sandbox`` is ``off``: without one
+    it answers without running any, and without fanning out."""
     import binascii
     import contextlib
     import dataclasses
@@ -423,12 +423,16 @@ def answer_follow_up(
     fresh = Conversation([], ModeState(), commit, scope)
     start = dataclasses.replace(continued or fresh, snapshot_objects=b"")  # only what git fetched
     config = dataclasses.replace(config, journal=False)
-    # `auto` would fall back to an unsandboxed shell: here that means no shell at all.
-    sandboxed = config if config.sandbox == "off" else dataclasses.replace(config, sandbox="on")
+    # A follow-up has no read-only tools: where `auto` would give agents no shell, it answers
+    # without commands. An explicit shell mode stays what it asked for.
+    asked = config.sandbox
+    sandboxed = config if asked != "auto" else dataclasses.replace(config, sandbox="on")
 
     def ask(stack: contextlib.ExitStack, begin: Conversation) -> tuple[str, bool]:
-        shell = True
+        shell = asked != "tools"
         try:
+            if not shell:
+                raise SandboxUnavailable("--sandbox tools gives agents no shell")
             follow_up = stack.enter_context(
                 FollowUp(sandboxed, repo, env, events=events, conversation=begin)
             )
