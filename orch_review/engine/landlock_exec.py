@@ -23,8 +23,8 @@ Any failure exits 125 with one line on stderr: the shell never starts unconfined
 
 from __future__ import annotations
 
+import _ctypes  # `ctypes` itself costs a few milliseconds more to import
 import _signal  # type: ignore[import-not-found]  # `signal` imports enum: milliseconds
-import ctypes
 import os
 import resource
 import stat
@@ -58,6 +58,34 @@ class LaunchError(Exception):
     """The sandbox could not be set up: the command must not run."""
 
 
+class _Long(_ctypes._SimpleCData):
+    _type_ = "l"
+
+
+class _Char(_ctypes._SimpleCData):
+    _type_ = "c"
+
+
+class _Function(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Long
+
+
+class Libc:
+    """``syscall`` and ``prctl`` of the C library (ints pass as C ints, bytes as pointers)."""
+
+    def __init__(self) -> None:
+        # The C API reads ``_handle`` of the object given with a function's name, as of a
+        # ``ctypes.CDLL``; None opens the running program, which links the C library.
+        self._handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]
+        self.syscall = _Function(("syscall", self))  # type: ignore[arg-type]
+        self.prctl = _Function(("prctl", self))  # type: ignore[arg-type]
+
+
+def _errno() -> str:
+    return os.strerror(_ctypes.get_errno())
+
+
 def _handled_fs(abi: int) -> int:
     rights = (1 << 13) - 1
     if abi >= 2:
@@ -69,20 +97,19 @@ def _handled_fs(abi: int) -> int:
     return rights
 
 
-def _syscall(libc: ctypes.CDLL, *args: object) -> int:
+def _syscall(libc: Libc, *args: object) -> int:
     result = int(libc.syscall(*args))
     if result < 0:
-        error = ctypes.get_errno()
-        raise LaunchError(f"syscall {args[0]} failed: {os.strerror(error)}")
+        raise LaunchError(f"syscall {args[0]} failed: {_errno()}")
     return result
 
 
-def ruleset(libc: ctypes.CDLL, read: list[str], write: list[str]) -> int:
+def ruleset(libc: Libc, read: list[str], write: list[str]) -> int:
     """A Landlock ruleset allowing ``read`` and ``write`` and nothing else (see the module's
     docstring), as a file descriptor for :func:`restrict`."""
-    abi = int(libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), 1))
+    abi = int(libc.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
     if abi < 1:
-        why = os.strerror(ctypes.get_errno())
+        why = _errno()
         raise LaunchError(f"Landlock is not available in this kernel or container ({why})")
     handled = _handled_fs(abi)
     fields = [handled]
@@ -90,15 +117,15 @@ def ruleset(libc: ctypes.CDLL, read: list[str], write: list[str]) -> int:
         fields.append(3)  # bind and connect TCP: handled, and no rule allows any
     if abi >= 6:
         fields.append(3)  # scoped: abstract Unix sockets and signals
-    attr = ctypes.create_string_buffer(struct.pack(f"={len(fields)}Q", *fields))
-    fd = _syscall(libc, _LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(len(attr.raw)), 0)
+    attr = struct.pack(f"={len(fields)}Q", *fields)
+    fd = _syscall(libc, _LANDLOCK_CREATE_RULESET, attr, len(attr), 0)
     for paths, rights in ((read, _READ), (write, handled)):
         for path in paths:
             _allow(libc, fd, path, rights & handled)
     return fd
 
 
-def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+def _allow(libc: Libc, ruleset: int, path: str, rights: int) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -108,13 +135,13 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= _FILE_RIGHTS
-        beneath = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd))
+        beneath = struct.pack("=Qi", rights, fd)
         _syscall(libc, _LANDLOCK_ADD_RULE, ruleset, 1, beneath, 0)
     finally:
         os.close(fd)
 
 
-def seccomp(libc: ctypes.CDLL, machine: str) -> None:
+def seccomp(libc: Libc, machine: str) -> None:
     """Refuse network sockets, tracing other processes and every other ABI's syscalls."""
     arch, socket, ptrace, vm_read, vm_write = _ARCHES[machine]
 
@@ -141,10 +168,11 @@ def seccomp(libc: ctypes.CDLL, machine: str) -> None:
     for nr in _IO_URING:
         program += [op(jeq, nr, 0, 1), op(ret, errno | _ENOSYS)]
     program.append(op(ret, _RET_ALLOW))
-    code = ctypes.create_string_buffer(b"".join(program))
-    fprog = ctypes.create_string_buffer(struct.pack("@HP", len(program), ctypes.addressof(code)))
+    filter_code = b"".join(program)
+    code = (_Char * len(filter_code)).from_buffer_copy(filter_code)
+    fprog = struct.pack("@HP", len(program), _ctypes.addressof(code))
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fprog, 0, 0) != 0:
-        raise LaunchError(f"seccomp filter refused: {os.strerror(ctypes.get_errno())}")
+        raise LaunchError(f"seccomp filter refused: {_errno()}")
 
 
 def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
@@ -177,15 +205,14 @@ def confine(options: dict[str, list[str]]) -> None:
     for item in options["--limit"]:
         which, value = (int(part) for part in item.split("=", 1))
         resource.setrlimit(which, (value, value))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
+    libc = Libc()
     rules = ruleset(libc, options["--read"], options["--write"])  # opened with our rights
     for uid in (int(u) for u in options["--uid"]):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise LaunchError(f"no_new_privs refused: {os.strerror(ctypes.get_errno())}")
+        raise LaunchError(f"no_new_privs refused: {_errno()}")
     _syscall(libc, _LANDLOCK_RESTRICT_SELF, rules, 0)
     os.close(rules)
     seccomp(libc, machine)
