@@ -10,14 +10,14 @@ the objects it borrows, never a ``.git/config``); it may write only its private 
 
 Not reachable: ``$HOME`` and every other home, the checkout and its ``.git`` (remote URLs,
 ``http.extraheader``), ``~/.netrc``, cloud and ``gh`` credentials, the CI runner's files,
-``/tmp``, ``/run``, ``/sys``; the network (seccomp refuses every socket but ``AF_UNIX``, and
-Landlock refuses TCP bind and connect from ABI 4 on); the environment and memory of every
+``/tmp``, ``/run``, ``/sys``; the network (seccomp refuses every socket but ``AF_UNIX`` and
+every ``connect()``, and Landlock refuses TCP bind and connect from ABI 4 on); the environment and memory of every
 process outside the sandbox (Landlock scopes ptrace, so ``/proc/PID/environ`` and ``mem``;
 signals too from ABI 6 on). Run as root, the shell also runs as an unused uid, as under
 bubblewrap, and every process of that uid is killed with the shell.
 
 What it cannot hide, unlike bubblewrap: other processes' command lines and status in
-``/proc``, and Unix socket files the shell's user may open.
+``/proc``; before Landlock ABI 6, a regular user's shell may signal that user's processes.
 """
 
 from __future__ import annotations

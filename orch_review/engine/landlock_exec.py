@@ -14,8 +14,10 @@ file of the installed package. In order, it
    nor abstract Unix sockets of, processes outside the sandbox (ABI 6+). Landlock also keeps
    ptrace, and so ``/proc/PID/environ`` and ``mem``, of every process outside the sandbox out
    of reach;
-7. installs a seccomp filter: ``socket()`` of any family but ``AF_UNIX``, ``ptrace``,
-   ``process_vm_readv/writev`` and ``io_uring`` are refused, as is any other ABI's syscall;
+7. installs a seccomp filter: ``socket()`` of any family but ``AF_UNIX``, ``connect()`` of
+   any socket (a pair of Unix sockets still works), ``ptrace``, ``process_vm_readv/writev``,
+   ``pidfd_getfd``, the kernel keyring and ``io_uring`` are refused, as is any other ABI's
+   syscall;
 8. execs the command.
 
 Any failure exits 125 with one line on stderr: the shell never starts unconfined.
@@ -33,11 +35,14 @@ import sys
 
 FAILED = 125
 _PREFIX = "orch-review landlock:"
-# Per machine: the audit arch, and syscall numbers of socket, ptrace, process_vm_readv/writev.
+# Per machine: the audit arch, the number of socket(), and of the syscalls refused outright:
+# connect (a Unix socket file can lead out of the sandbox: D-Bus to systemd --user, docker),
+# ptrace, process_vm_readv/writev, and the kernel keyring (add_key, request_key, keyctl).
 _ARCHES = {
-    "x86_64": (0xC000003E, 41, 101, 310, 311),
-    "aarch64": (0xC00000B7, 198, 117, 270, 271),
+    "x86_64": (0xC000003E, 41, (42, 101, 310, 311, 248, 249, 250)),
+    "aarch64": (0xC00000B7, 198, (203, 117, 270, 271, 217, 218, 219)),
 }
+_PIDFD_GETFD = 438
 _LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _IO_URING = (425, 426, 427)
 _X32_BIT = 0x40000000
@@ -142,8 +147,9 @@ def _allow(libc: Libc, ruleset: int, path: str, rights: int) -> None:
 
 
 def seccomp(libc: Libc, machine: str) -> None:
-    """Refuse network sockets, tracing other processes and every other ABI's syscalls."""
-    arch, socket, ptrace, vm_read, vm_write = _ARCHES[machine]
+    """Refuse network sockets, connecting any socket, reaching into other processes, the
+    keyring, io_uring, and every other ABI's syscalls."""
+    arch, socket, refused = _ARCHES[machine]
 
     def op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
         return struct.pack("=HBBI", code, jt, jf, k)
@@ -163,7 +169,7 @@ def seccomp(libc: Libc, machine: str) -> None:
         op(ret, _RET_ALLOW),
         op(ret, errno | _EAFNOSUPPORT),
     ]
-    for nr in (ptrace, vm_read, vm_write):
+    for nr in (*refused, _PIDFD_GETFD):
         program += [op(jeq, nr, 0, 1), op(ret, errno | _EPERM)]
     for nr in _IO_URING:
         program += [op(jeq, nr, 0, 1), op(ret, errno | _ENOSYS)]

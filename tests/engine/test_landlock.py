@@ -87,9 +87,41 @@ def test_no_network_even_to_localhost(landlocked: BashSession) -> None:
         assert result.output.count("Address family not supported") >= 3
         with pytest.raises(BlockingIOError):
             server.accept()
-    # Unix sockets still work (some tools talk to their own children over them).
+    # A pair of Unix sockets still works (some tools talk to their children over one), but
+    # no Unix socket file can be connected to (D-Bus could start a program outside).
     pair = landlocked.run("python3 -c 'import socket; print(len(socket.socketpair()))'")
     assert pair.output == "2\n"
+
+
+def test_no_unix_socket_file_can_be_connected_to(landlocked: BashSession) -> None:
+    where = Path(tempfile.mkdtemp(prefix="orch-review-socket-"))
+    try:
+        where.chmod(0o755)
+        path = where / "bus"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(path))
+            path.chmod(0o777)
+            server.listen()
+            server.setblocking(False)
+            script = (
+                f"python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{path}\")'"
+            )
+            result = landlocked.run(script)
+            assert "Operation not permitted" in result.output, result.output
+            with pytest.raises(BlockingIOError):
+                server.accept()
+    finally:
+        shutil.rmtree(where)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64's syscall numbers")
+def test_the_kernel_keyring_is_out_of_reach(landlocked: BashSession) -> None:
+    # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING): a user's keys live there.
+    script = (
+        "python3 -c 'import ctypes; c = ctypes.CDLL(None, use_errno=True); "
+        "print(c.syscall(250, 0, -3, 0), ctypes.get_errno())'"
+    )
+    assert landlocked.run(script).output == "-1 1\n"  # EPERM
 
 
 def test_other_processes_environment_and_memory_are_out_of_reach(
