@@ -6,15 +6,17 @@ Each shell starts through the launcher of :mod:`.landlock_exec`, run by this int
 milliseconds). The shell may read and execute the system's programs and libraries (``/usr``,
 ``/bin``, ``/lib*``, the interpreter's prefix), a list of ``/etc`` files with no secrets in
 them, ``/proc`` and the content under review (with the snapshot's private git directory and
-the objects it borrows, never a ``.git/config``); it may write only its private home.
+the objects it borrows; never a git config holding more than ``[core]`` settings); it may
+write only its private home.
 
 Not reachable: ``$HOME`` and every other home, the checkout and its ``.git`` (remote URLs,
 ``http.extraheader``), ``~/.netrc``, cloud and ``gh`` credentials, the CI runner's files,
 ``/tmp``, ``/run``, ``/sys``; the network (seccomp refuses every socket but ``AF_UNIX`` and
-every ``connect()``, and Landlock refuses TCP bind and connect from ABI 4 on); the environment and memory of every
-process outside the sandbox (Landlock scopes ptrace, so ``/proc/PID/environ`` and ``mem``;
-signals too from ABI 6 on). Run as root, the shell also runs as an unused uid, as under
-bubblewrap, and every process of that uid is killed with the shell.
+every ``connect()``, and Landlock refuses TCP bind and connect from ABI 4 on); the
+environment and memory of every process outside the sandbox (Landlock scopes ptrace, so
+``/proc/PID/environ`` and ``mem``; signals too from ABI 6 on). Run as root, the shell also
+runs as an unused uid, as under bubblewrap, and every process of that uid is killed with the
+shell.
 
 What it cannot hide, unlike bubblewrap: other processes' command lines and status in
 ``/proc``; before Landlock ABI 6, a regular user's shell may signal that user's processes.

@@ -120,7 +120,7 @@ def review_pull(
             walkthrough=request.post and request.walkthrough,
         )
         prepared = core.prepare(work_tree(repo), options, env, warn=warn)
-        report = core.run(prepared, events=events)
+        report = core.run(prepared, events=events, notices=warn)
         if not request.post:
             return report, prepared, None
         conversation = Conversation(

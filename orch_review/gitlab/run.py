@@ -223,7 +223,7 @@ def run_gitlab(
             )
             prepared = core.prepare(work_tree(repo), options, env)
             learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
-            report = core.run(prepared, events=events)
+            report = core.run(prepared, events=events, notices=warn)  # the sandbox in force
             answerer = _answerer(prepared, env, refs, job.iid)
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
