@@ -179,13 +179,17 @@ def content_paths(root: Path) -> list[Path]:
         extra = [dot, *(e for e in extra if e.resolve() != dot.resolve())]
     unsafe = [d for d in extra if not _harmless_config(d)]
     paths: list[Path] = []
+    # A rule follows a symbolic link to its target: the content's own links (to /etc, to a
+    # home) must never become rules, only what is really inside.
     if dot in unsafe:
-        paths += [p for p in root.iterdir() if p.name != ".git"]
+        paths += [p for p in root.iterdir() if p.name != ".git" and not p.is_symlink()]
     else:
         paths.append(root)
     for directory in extra:
         if directory in unsafe:
-            paths += [p for p in directory.iterdir() if p.name not in _GIT_CONFIGS]
+            paths += [
+                p for p in directory.iterdir() if p.name not in _GIT_CONFIGS and not p.is_symlink()
+            ]
         elif directory != dot:
             paths.append(directory)
     return paths

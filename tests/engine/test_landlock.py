@@ -71,6 +71,21 @@ def test_the_checkout_s_git_config_and_the_environment_are_out_of_reach(
     assert repo / ".git" not in content_paths(repo)  # granted item by item, config left out
 
 
+def test_a_link_in_the_content_grants_nothing_outside_it(repo: Path, tmp_path: Path) -> None:
+    # With a .git/config holding a token, the content is granted item by item: its links
+    # must not become rules for what they point to.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("CANARY-outside\n")
+    outside.chmod(0o755)
+    (outside / "secret").chmod(0o644)
+    (repo / "link").symlink_to(outside)
+    assert all(not p.is_symlink() for p in content_paths(repo))
+    with BashSession(repo, env={}, timeout=20, sandbox=_landlock(repo).launcher) as bash:
+        result = bash.run("cat link/secret")
+    assert "CANARY-outside" not in result.output and "denied" in result.output
+
+
 def test_no_network_even_to_localhost(landlocked: BashSession) -> None:
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
