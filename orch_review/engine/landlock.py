@@ -188,7 +188,7 @@ def content_paths(root: Path) -> list[Path]:
     for directory in extra:
         if directory in unsafe:
             paths += [
-                p for p in directory.iterdir() if p.name not in _GIT_CONFIGS and not p.is_symlink()
+                p for p in directory.iterdir() if p.name not in _GIT_WITHHELD and not p.is_symlink()
             ]
         elif directory != dot:
             paths.append(directory)
@@ -196,6 +196,9 @@ def content_paths(root: Path) -> list[Path]:
 
 
 _GIT_CONFIGS = frozenset({"config", "config.worktree"})
+# Left out of a git directory granted item by item: its configs, and its submodules' git
+# directories, whose configs hold their remotes' URLs.
+_GIT_WITHHELD = _GIT_CONFIGS | {"modules"}
 
 
 def _harmless_config(git_dir: Path) -> bool:
