@@ -1,7 +1,14 @@
-"""What the sandbox costs a review's agents on a large shard: mounts, one shared tree, a copy.
+"""What the sandbox costs a review's agents: each mode's start-up per shell, and, under
+bubblewrap, on a large shard: mounts, one shared tree, a copy.
 
 Usage: python -m bench.sandbox_bench [--files 2000] [--changed 365] [--shells 171]
-                                     [--at-once 10] [--json FILE]
+                                     [--at-once 10] [--starts 60] [--json FILE]
+
+Start-up per shell: ``--starts`` shells, one after another, each started and running ``true``
+in the review's snapshot (written out whole), under each shell mode that runs here
+(bubblewrap, Landlock + seccomp, and ``off`` for the bare cost of a shell); ``tools`` starts
+no shell at all. Stopping a shell (and, run as root, killing every process of its uid) is
+timed apart. Target: Landlock's start no slower than bubblewrap's.
 
 A synthetic repository (``bench/out/sandbox-repo-N``, built once) whose last commit changes
 ``--changed`` files, reviewed as ``--base HEAD~1 --head HEAD``. For each way of showing the
@@ -86,7 +93,9 @@ def one_way(repo: Path, way: str, shells: int, at_once: int) -> tuple[float, flo
         with ExitStack() as stack:
             content = stack.enter_context(snap.snapshot(opened, scope, os.environ))
             view = None if way == "copy" else content.view
-            sandbox = resolve_sandbox("on", content.root, search_path=os.environ["PATH"], view=view)
+            sandbox = resolve_sandbox(
+                "bubblewrap", content.root, search_path=os.environ["PATH"], view=view
+            )
             content.use(mounted=view is not None)
             content.wait()
             prepared = time.perf_counter() - started
@@ -108,6 +117,47 @@ def one_way(repo: Path, way: str, shells: int, at_once: int) -> tuple[float, flo
             setattr(farm if hasattr(farm, name) else snap, name, value)
 
 
+def startup(repo: Path, starts: int) -> dict[str, float]:
+    """Milliseconds per shell, start to first command done, of each shell mode that runs."""
+    from orch_review.engine.bash import BashSession
+    from orch_review.engine.confinement import SandboxUnavailable
+    from orch_review.engine.sandbox import resolve_sandbox
+    from orch_review.scope import git as gitops
+    from orch_review.scope import snapshot as snap
+    from orch_review.scope.resolve import ScopeRequest, resolve_scope
+
+    opened = gitops.open_repo(repo)
+    request = ScopeRequest("base", base="HEAD~1", head="HEAD")
+    scope = resolve_scope(opened, request, env=dict(os.environ))
+    costs: dict[str, float] = {}
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
+    with snap.snapshot(opened, scope, os.environ) as content:
+        content.use(mounted=False)
+        content.wait()
+        for mode in ("bubblewrap", "landlock", "off"):
+            try:
+                sandbox = resolve_sandbox(mode, content.root, search_path=os.environ["PATH"])  # type: ignore[arg-type]
+            except SandboxUnavailable as exc:
+                print(f"{mode:>10}: cannot run here ({exc})")
+                continue
+            start = close = 0.0
+            for _ in range(starts):
+                began = time.perf_counter()
+                bash = BashSession(content.root, env=env, timeout=60, sandbox=sandbox)
+                if bash.run("true").exit_code != 0:
+                    raise SystemExit(f"{mode}: a shell failed to run `true`")
+                ran = time.perf_counter()
+                bash.close()
+                start, close = start + ran - began, close + time.perf_counter() - ran
+            costs[mode] = start / starts * 1000
+            print(
+                f"{mode:>10}: {costs[mode]:5.1f} ms per shell to start and run `true`, "
+                f"{close / starts * 1000:5.1f} ms to stop and clean up"
+            )
+    print("     tools: no shell to start")
+    return costs
+
+
 def main(argv: list[str] | None = None) -> list[Figure]:
     """Time every way, print and return the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -115,11 +165,27 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     parser.add_argument("--changed", type=int, default=365)
     parser.add_argument("--shells", type=int, default=171)
     parser.add_argument("--at-once", type=int, default=10)
+    parser.add_argument("--starts", type=int, default=60)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     repo = build_repo(args.files, args.changed)
     totals: dict[str, float] = {}
     figures: list[Figure] = []
+    costs = startup(repo, args.starts)
+    for mode, cost in costs.items():
+        figures.append(Figure("sandbox", f"start-up per shell, {mode}", f"{cost:.1f} ms"))
+    if "landlock" in costs and "bubblewrap" in costs:
+        ratio = costs["landlock"] / costs["bubblewrap"]
+        print(f"landlock / bubblewrap start-up: {ratio:.2f}x (target <= 1.0x)")
+        figures.append(
+            Figure(
+                "sandbox",
+                "start-up per shell: landlock / bubblewrap",
+                f"{ratio:.2f}x",
+                "<= 1.0x",
+                ratio <= 1.0,
+            )
+        )
     timer: Callable[[str], tuple[float, float, int]] = lambda way: one_way(  # noqa: E731
         repo, way, args.shells, args.at_once
     )

@@ -450,8 +450,8 @@ def answer_follow_up(
     """Answer ``question`` about the content of ``commit``, continuing ``conversation`` (the
     JSON form :func:`review_conversation` gives) when it is usable and about that commit,
     else in a fresh session. Nothing is stored. The model's commands run only in a working
-    sandbox unless ``config.sandbox`` is ``off``: without one (or with ``tools``) the model
-    reads the content through the read-only tools."""
+    shell sandbox (bubblewrap or Landlock) unless ``config.sandbox`` is ``off``: without one
+    (or with ``tools``) the model reads the content through the read-only tools."""
     import binascii
     import contextlib
     import dataclasses
@@ -476,23 +476,21 @@ def answer_follow_up(
     fresh = Conversation([], ModeState(), commit, scope)
     start = dataclasses.replace(continued or fresh, snapshot_objects=b"")  # only what git fetched
     config = dataclasses.replace(config, journal=False)
-    # `auto` could fall back to an unsandboxed shell: here that means no shell at all.
-    keep = config.sandbox in ("off", "tools")
-    sandboxed = config if keep else dataclasses.replace(config, sandbox="on")
+    # `auto` never opens an unsandboxed shell; an explicit shell mode that cannot run here
+    # (and `tools`) reads the content through the read-only tools instead.
 
     def ask(stack: contextlib.ExitStack, begin: Conversation) -> tuple[str, bool]:
-        shell = config.sandbox != "tools"
         try:
             follow_up = stack.enter_context(
-                FollowUp(sandboxed, repo, env, events=events, conversation=begin)
+                FollowUp(config, repo, env, events=events, conversation=begin)
             )
         except SandboxUnavailable:
-            shell = False
             no_shell = dataclasses.replace(config, sandbox="tools")
             follow_up = stack.enter_context(
                 FollowUp(no_shell, repo, env, events=events, conversation=begin)
             )
-        return follow_up.ask(question, orchestrate=orchestrate).text, shell
+        text = follow_up.ask(question, orchestrate=orchestrate).text
+        return text, follow_up.has_shell
 
     with contextlib.ExitStack() as stack:
         try:

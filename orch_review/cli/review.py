@@ -64,9 +64,9 @@ if TYPE_CHECKING:
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOX_MODES),
-    help="Where agents' commands run: auto takes the strongest sandbox that works here, on "
-    "refuses to run without a sandboxed shell, tools gives agents no shell but read-only "
-    "tools over the snapshot, off an unsandboxed shell [auto].",
+    help="Where agents' commands run: auto takes the strongest that works here (bubblewrap, "
+    "then Landlock, then no shell), on refuses to run without a sandboxed shell, tools gives "
+    "agents no shell, off an unsandboxed one [auto].",
 )
 @click.option(
     "--bwrap-path",

@@ -12,7 +12,7 @@ Effort = Literal["low", "medium", "high", "xhigh", "max"]
 FailOn = Literal["high", "medium", "low", "info", "never"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Strictness = Literal["info", "low", "medium", "high"]
-SandboxMode = Literal["auto", "on", "off", "tools"]
+SandboxMode = Literal["auto", "on", "off", "tools", "bubblewrap", "landlock"]
 Provider = Literal["anthropic", "bedrock", "vertex", "foundry"]
 #: Where ``orch-review github`` puts its findings.
 CommentMode = Literal["review", "summary", "annotations", "none"]

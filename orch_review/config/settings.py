@@ -346,11 +346,12 @@ _KEYS: tuple[_Key, ...] = (
     _Key(
         "sandbox",
         _choice(get_args(SandboxMode)),
-        "Run agents' commands under bubblewrap: `auto` when it works (else a weaker restricted"
-        " subprocess, with a warning), `on` always (refuse otherwise), `off` never; `tools`"
-        " gives agents no shell, only read-only tools over the snapshot. The config file may"
-        " not say `off`.",
-        refused_in_file=lambda value: value == "off",
+        "Where agents' commands run: `auto` takes the strongest sandbox that passes a start-up"
+        " self-test (`bubblewrap`, then `landlock`, then `tools`: no shell, read-only tools);"
+        " `on` a sandboxed shell or exit 2; `bubblewrap`, `landlock` or `tools` that one only;"
+        " `off` an unsandboxed shell, with a warning. The config file may not say `off`, nor"
+        " `landlock` where bubblewrap would do.",
+        refused_in_file=lambda value: value in ("off", "landlock"),
     ),
     _Key(
         "bwrap_path",

@@ -2,8 +2,8 @@
 
 Only :func:`agent_environment` (no keys, tokens or hook variables), hard rlimits set by
 :func:`limit_stage`, a private home, and, when orch-review runs as root, an unused uid whose
-processes all belong to one shell. The launchers of :mod:`.sandbox` and :mod:`.bwrap` build
-on these; this module depends on neither.
+processes all belong to one shell. The launchers of :mod:`.sandbox`, :mod:`.bwrap` and
+:mod:`.landlock` build on these; this module depends on none of them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ _UID_BASE, _UID_SPAN = 0x6F000000, 0x00FFFFFF
 
 
 class SandboxUnavailable(OrchReviewError):
-    """``--sandbox on`` was asked for and bubblewrap cannot run here."""
+    """A sandboxed shell was asked for (``--sandbox on``, ``bubblewrap`` or ``landlock``) and
+    cannot run here."""
 
     exit_code = ExitCode.USAGE
 
@@ -69,8 +70,9 @@ def agent_environment(env: Mapping[str, str], home: str) -> dict[str, str]:
     }
 
 
-def limit_stage(limits: Limits, uid: int, running: int | None = None) -> tuple[str, ...]:
-    """argv that sets ``limits`` as hard rlimits, then execs the rest of the command line.
+def hard_limits(limits: Limits, uid: int, running: int | None = None) -> dict[str, tuple[int, int]]:
+    """The rlimits to set for a shell run by ``uid``: ``ulimit`` flag -> (resource, value in
+    the kernel's units), never more than this process may grant.
 
     RLIMIT_NPROC counts every process of a uid (per user namespace on Linux 5.14+, globally
     before), so the cap is what ``uid`` runs already plus ``limits.processes``. It is not
@@ -80,19 +82,28 @@ def limit_stage(limits: Limits, uid: int, running: int | None = None) -> tuple[s
         running = tasks_of(uid)
     import resource
 
+    mb = 1 << 20
     wanted = {
-        "-t": (resource.RLIMIT_CPU, limits.cpu_seconds, 1),
-        "-v": (resource.RLIMIT_AS, limits.address_space_mb * 1024, 1024),
-        "-u": (resource.RLIMIT_NPROC, running + limits.processes, 1),
-        "-f": (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024, 1024),  # bash: 1 KiB blocks
-        "-c": (resource.RLIMIT_CORE, 0, 1024),
+        "-t": (resource.RLIMIT_CPU, limits.cpu_seconds),
+        "-v": (resource.RLIMIT_AS, limits.address_space_mb * mb),
+        "-u": (resource.RLIMIT_NPROC, running + limits.processes),
+        "-f": (resource.RLIMIT_FSIZE, limits.file_size_mb * mb),
+        "-c": (resource.RLIMIT_CORE, 0),
     }
+    granted = {}
+    for flag, (which, value) in wanted.items():
+        hard = resource.getrlimit(which)[1]
+        granted[flag] = (which, value if hard == resource.RLIM_INFINITY else min(value, hard))
+    return granted
+
+
+def limit_stage(limits: Limits, uid: int, running: int | None = None) -> tuple[str, ...]:
+    """argv that sets :func:`hard_limits` as hard and soft rlimits, then execs the rest of
+    the command line."""
     flags = []
-    for flag, (which, value, unit) in wanted.items():
-        hard = resource.getrlimit(which)[1]  # never ask for more than we have: ulimit would fail
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard // unit)
-        flags += [flag, str(value)]
+    for flag, (_, value) in hard_limits(limits, uid, running).items():
+        unit = 1 if flag in ("-t", "-u") else 1024  # bash counts bytes in KiB
+        flags += [flag, str(value // unit)]
     script = f'ulimit -HS {" ".join(flags)} || exit 125; exec "$@"'
     return ("bash", "--noprofile", "--norc", "-c", script, "orch-review-limits")
 

@@ -72,6 +72,12 @@ class FollowUp:
         assert self._conversation is not None
         return self._conversation.scope
 
+    @property
+    def has_shell(self) -> bool:
+        """Whether the model had a shell (else the read-only tools); once entered."""
+        assert self._session is not None
+        return self._session.has_shell
+
     def __enter__(self) -> FollowUp:
         git_dir = gitops.git_dir(self._repo)
         if self._conversation is None:

@@ -163,6 +163,8 @@ def _sandbox(
         workspace.use(mounted=sandbox.kind == "bubblewrap")
     else:
         workspace.settle()
+    if notices is not None:  # among the first lines of the log: what confines the agents
+        notices(f"orch-review: sandbox: {sandbox.description}.")
     if sandbox.notice is not None:
         if warnings is not None:
             warnings.append(sandbox.notice)

@@ -13,13 +13,17 @@ Where the check runs:
 * bubblewrap: the content under review as agents see it, read-only, with the scratch copy of
   the one file mounted over it, so the command can read the rest of the tree (imports,
   configuration);
-* without bubblewrap (a restricted subprocess, or ``--sandbox off``): nowhere. The command
-  runs the content's code (``python3 -m doctest`` executes the module), and outside bubblewrap
-  that code could read the environment orch-review's processes were started with from
-  ``/proc/*/environ`` (scrubbing ``os.environ`` does not change it), the user's files, and
-  the network. A review runs no check there: the fix stays prose, and
-  :func:`unconfined_reason` says why. (A checker given such a launcher directly runs the
-  command in a scratch directory holding only the patched file at its path.)
+* Landlock: a scratch tree of hard links to the content (copies across file systems) with
+  the patched file in place of the one file, read-only to the command, which is confined
+  exactly as agents' shells are;
+* with no shell sandbox (``--sandbox tools``, or ``auto`` where neither can run) or
+  ``--sandbox off``: nowhere. The command runs the content's code (``python3 -m doctest``
+  executes the module), and unconfined that code could read the environment orch-review's
+  processes were started with from ``/proc/*/environ`` (scrubbing ``os.environ`` does not
+  change it), the user's files, and the network. A review runs no check there: the fix
+  stays prose, and :func:`unconfined_reason` says why. (A checker given another launcher
+  directly runs the command in a scratch directory holding only the patched file at its
+  path.)
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +40,7 @@ from pathlib import Path
 from orch_review import tempdirs
 from orch_review.engine.bash import BashSession, ShellLauncher
 from orch_review.engine.bwrap import BubblewrapLauncher
+from orch_review.engine.landlock import LandlockLauncher
 from orch_review.engine.sandbox import Sandbox
 from orch_review.findings.patches import PatchError, apply, decode, original_lines
 from orch_review.findings.records import Finding, PatchCheck, Status, Verdict
@@ -59,26 +65,23 @@ _NOT_REPORTED = {
 
 
 _UNCONFINED = {
-    "restricted": "there is no bubblewrap sandbox, and the command would run the reviewed "
-    "code outside it, with network access",
+    "tools": "no sandboxed shell can run here (agents read the content with read-only tools), "
+    "and the command would run the reviewed code unconfined, where it could read your files "
+    "and your processes' environment and reach the network",
     "none": "--sandbox off, and the command would run the reviewed code unconfined",
-    "tools": "agents get no shell here (sandbox mode `tools`), and nothing may run the "
-    "reviewed code",
 }
 
 
 def unconfined_reason(sandbox: Sandbox) -> str | None:
-    """Why ``suggestion-check`` may not run under ``sandbox``; None when it may (bubblewrap).
+    """Why ``suggestion-check`` may not run under ``sandbox``; None when it may (bubblewrap
+    or Landlock).
 
-    The check executes content anyone may have written; only bubblewrap keeps it from
+    The check executes content anyone may have written; only a shell sandbox keeps it from
     orch-review's environment (``/proc/<pid>/environ``), the user's files and the network.
     """
-    if sandbox.kind == "bubblewrap":
+    if sandbox.kind in ("bubblewrap", "landlock"):
         return None
-    reason = _UNCONFINED[sandbox.kind]
-    if sandbox.kind == "restricted" and os.geteuid() != 0:
-        reason += ", as you: it could read your files and your processes' environment"
-    return reason
+    return _UNCONFINED[sandbox.kind]
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,15 @@ def _scratch_launcher(
         else:  # the content written out at root: show it, and the copy over the one file
             view = View(root, (("bind", str(root), str(root)), ("bind", str(copy), target)), ())
         return dataclasses.replace(launcher, view=view), root
+    if isinstance(launcher, LandlockLauncher):
+        # Root's shells run as another uid, which must walk to the tree by its path (Python
+        # lists the directory it imports from by its absolute path).
+        scratch.chmod(0o711)
+        tree = scratch / "tree"
+        link_tree(root, tree)
+        (tree / path).unlink(missing_ok=True)
+        copy.rename(tree / path)
+        return launcher, tree
     alone = scratch / "tree"
     target_file = alone / path
     target_file.parent.mkdir(parents=True)
@@ -204,3 +216,22 @@ def _scratch_launcher(
             break
         directory.chmod(0o555)
     return launcher, alone
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """``source`` again at ``target``: directories made, files hard-linked (copied where a
+    link cannot be made, as across file systems), symbolic links copied as links."""
+    for directory, dirs, files in os.walk(source):
+        here = Path(directory)
+        there = target / here.relative_to(source)
+        there.mkdir(exist_ok=True)
+        there.chmod(0o755)
+        for name in [*files, *(d for d in dirs if (here / d).is_symlink())]:
+            item = here / name
+            if item.is_symlink():
+                os.symlink(os.readlink(item), there / name)
+                continue
+            try:
+                os.link(item, there / name)
+            except OSError:
+                shutil.copy2(item, there / name)

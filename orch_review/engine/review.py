@@ -439,7 +439,8 @@ def _check_fixes(
     env: Mapping[str, str],
     events: EventSink | None,
 ) -> list[Finding]:
-    """Suggested fixes checked with ``suggestion-check``, confined by bubblewrap or not run."""
+    """Suggested fixes checked with ``suggestion-check``, in the agents' shell sandbox or not
+    run."""
     config = state.config
     checking = config.suggestion_check is not None and any(f.replacement for f in findings)
     if checking:
@@ -447,12 +448,12 @@ def _check_fixes(
         _stage(events, "started", "patches", _CHECK)
     # The launcher scrubs the environment too; no secret is handed to it in the first place.
     check_env = agent_environment(env, "/")
-    # Only bubblewrap may run the reviewed code: elsewhere, no check runs at all.
+    # Only a shell sandbox may run the reviewed code: elsewhere, no check runs at all.
     refusal = unconfined_reason(sandbox)
     if checking and refusal is not None:
         state.warnings.append(
             f"suggestion-check did not run: {refusal}; the suggested fixes stay unverified "
-            "(install bubblewrap to check them)."
+            "(a sandboxed shell, bubblewrap or Landlock, is needed to check them)."
         )
     checked = PatchChecker(
         content.read,

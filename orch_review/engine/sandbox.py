@@ -1,22 +1,28 @@
 """Where agents' shell commands run, and what a hijacked model can reach from there.
 
 The commands come from a model reading content anyone may have written, so assume the model
-is hostile. Three policies, chosen by ``--sandbox`` / ``ORCH_REVIEW_SANDBOX``:
+is hostile. The policies, chosen by ``--sandbox`` / ``ORCH_REVIEW_SANDBOX``:
 
 ``bubblewrap``
     The content bind-mounted read-only, a private ``/tmp`` (also ``$HOME``), no network, own
     PID/IPC/UTS namespaces, a minimal ``/etc``, no user files; see :mod:`.bwrap`.
-``restricted`` (the fallback of ``auto``)
-    A plain subprocess with a scrubbed environment, a private home and resource limits. Run as
-    root, it also drops to an unused uid (one per shell, all of whose processes die with the
-    shell), which keeps root-only files and root-owned content out of reach. It never isolates
-    the network; run as a regular user, the shell can read and write what that user can.
-``none`` (``off``)
+``landlock``
+    Where user namespaces are missing: Landlock lets the shell read only the system's
+    programs, the content and a few ``/etc`` files and write only its private home, seccomp
+    refuses network sockets, and ptrace scoping keeps every outside process's
+    ``/proc/PID/environ`` out of reach; see :mod:`.landlock`.
+``tools``
+    No shell at all: agents read the snapshot with read-only tools inside orch-review.
+``none`` (``off``, only when asked for in so many words)
     The scrubbed environment and a private home, nothing else.
 
-Every policy hands the shell only :func:`.confinement.agent_environment` and applies
-:class:`.confinement.Limits` (but ``none``) as hard rlimits, so a fork bomb, a memory bomb or
-a huge file fails inside the sandbox instead of taking the machine down.
+``auto`` takes the first of bubblewrap, Landlock and tools whose start-up self-test passes
+(a test shell started exactly as agents' shells will be); it never means an unsandboxed
+shell. ``on`` is a sandboxed shell or exit 2.
+
+Every shell gets only :func:`.confinement.agent_environment` and, but under ``none``,
+:class:`.confinement.Limits` as hard rlimits, so a fork bomb, a memory bomb or a huge file
+fails inside the sandbox instead of taking the machine down.
 """
 
 from __future__ import annotations
@@ -39,15 +45,21 @@ from orch_review.engine.confinement import (
     Limits,
     SandboxUnavailable,
     agent_environment,
-    kill_everything_of,
-    limit_stage,
     private_home,
-    unused_uid,
 )
+from orch_review.engine.landlock import LandlockLauncher
 from orch_review.scope.view import View
 
 APPARMOR_USERNS_SYSCTL = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`)"
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`) where user "
+    "namespaces are allowed, or allow the landlock_* syscalls (Linux 5.13 or later; docker's "
+    "default seccomp profile does) where they are not"
+)
+OFF_WARNING = (
+    "WARNING: --sandbox off: agents' commands run in an unsandboxed shell, as you, with the "
+    "network and your files within reach."
+)
 _PR_SET_DUMPABLE = 4
 _UNREADABLE = 4
 _PROBE = (
@@ -56,6 +68,8 @@ _PROBE = (
 )
 
 Kind = Literal["bubblewrap", "landlock", "tools", "none"]
+# The shell sandboxes, strongest first, each with what an explicit mode of that name asks for.
+_SHELL_KINDS: tuple[Literal["bubblewrap", "landlock"], ...] = ("bubblewrap", "landlock")
 
 
 class ContentUnreadable(SandboxUnavailable):
@@ -64,21 +78,21 @@ class ContentUnreadable(SandboxUnavailable):
 
 @dataclass(frozen=True)
 class Sandbox:
-    """The policy agents' shells run under; pass it to ``BashSession(sandbox=...)``."""
+    """The policy agents work under; pass :attr:`launcher` to ``BashSession(sandbox=...)``."""
 
     kind: Kind
     launcher: ShellLauncher | None  # None for "tools": agents get no shell at all
-    notice: str | None = None  # for the user, once per review: why it is weaker than asked
+    notice: str | None = None  # for the user, once per review: why this mode and not a stronger
 
     @property
     def has_shell(self) -> bool:
-        """Whether agents get a shell; without one they get read-only tools (:mod:`.readonly`)."""
+        """Whether agents get a shell (else read-only tools)."""
         return self.launcher is not None
 
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
-        """How to start one shell (see :class:`ShellLauncher`); only with :attr:`has_shell`."""
+        """How to start one shell (see :class:`ShellLauncher`)."""
         if self.launcher is None:
-            raise SandboxUnavailable("no shell may run here: agents read through read-only tools")
+            raise SandboxUnavailable("this sandbox gives agents no shell")
         return self.launcher.launch(cwd, env, shell)
 
     @property
@@ -86,10 +100,10 @@ class Sandbox:
         """One line for headers and logs."""
         return {
             "bubblewrap": "bubblewrap (read-only content, no network, private /tmp)",
-            "restricted": "restricted subprocess (no bubblewrap: network and, unless run as "
-            "root, the working tree are NOT protected)",
-            "tools": "no shell: agents read the snapshot through read-only tools",
-            "none": "none (--sandbox off)",
+            "landlock": "Landlock and seccomp (read-only content, no network, no access to "
+            "your files or other processes' environment)",
+            "tools": "no shell (agents read the snapshot with read-only tools)",
+            "none": "none (--sandbox off: an unsandboxed shell)",
         }[self.kind]
 
 
@@ -103,46 +117,65 @@ def resolve_sandbox(
     apparmor_sysctl: Path = APPARMOR_USERNS_SYSCTL,
     view: View | None = None,
 ) -> Sandbox:
-    """The sandbox for a review of ``root``: bubblewrap if it works there, as ``mode`` allows.
+    """The sandbox for a review of ``root``: the strongest that ``mode`` allows and that
+    starts a working test shell here.
 
     ``search_path`` is where to look for ``bwrap`` unless ``bwrap_path`` names it; ``view``
     says how bubblewrap shows the content at ``root`` (else ``root`` holds it). Raises
-    :class:`SandboxUnavailable` for ``on`` when bubblewrap cannot run.
+    :class:`SandboxUnavailable` when ``mode`` asks for a shell sandbox none of which runs.
     """
     if mode == "tools":
         return Sandbox("tools", None)
-    limits = limits or Limits()
     if mode == "off":
-        return Sandbox("none", PlainLauncher())
-    try:
-        launcher = BubblewrapLauncher.find(bwrap_path, search_path, limits, view)
-        probe(launcher, root)
-        return Sandbox("bubblewrap", launcher)
-    except ContentUnreadable:
-        raise
-    except SandboxUnavailable as exc:
-        reason = str(exc)
-    hint = apparmor_hint(apparmor_sysctl, os.geteuid())
-    if hint is not None:
-        reason = f"{reason}; {hint}"
-    if mode == "on":
-        raise SandboxUnavailable(
-            f"--sandbox on needs a working bubblewrap sandbox, but {reason}; {INSTALL_HINT}, "
-            "or use --sandbox auto to fall back to a weaker restricted subprocess."
-        )
-    unprotected = (
-        "network access"
-        if os.geteuid() == 0
-        else "network access, nor reading or writing your files (it runs as you)"
-    )
-    notice = (
-        f"WARNING: no bubblewrap sandbox ({reason}). Agents' commands run in a restricted "
-        f"subprocess instead, which does NOT block {unprotected}; {INSTALL_HINT}, or pass "
-        "--sandbox off to accept this silently."
-    )
-    if os.geteuid() != 0:
         _protect_this_process()
-    return Sandbox("restricted", RestrictedLauncher(limits), notice=notice)  # type: ignore[arg-type]
+        return Sandbox("none", PlainLauncher(), notice=OFF_WARNING)
+    limits = limits or Limits()
+    failures: list[str] = []
+    for kind in _SHELL_KINDS:
+        if mode not in ("auto", "on", kind):
+            continue
+        try:
+            launcher = _launcher(kind, bwrap_path, search_path, limits, view)
+            probe(launcher, root)
+        except ContentUnreadable:
+            raise
+        except SandboxUnavailable as exc:
+            reason = str(exc)
+            if kind == "bubblewrap":
+                hint = apparmor_hint(apparmor_sysctl, os.geteuid())
+                reason = reason if hint is None else f"{reason}; {hint}"
+            failures.append(f"{kind}: {reason}")
+            continue
+        if kind != "bubblewrap":  # bubblewrap's PID namespace hides this process already
+            _protect_this_process()
+        notice = None
+        if failures:
+            notice = (
+                f"{'; '.join(failures)}. Agents' shells run under {kind} instead: "
+                f"{Sandbox(kind, launcher).description}."
+            )
+        return Sandbox(kind, launcher, notice=notice)
+    why = "; ".join(failures)
+    if mode != "auto":
+        wanted = "a sandboxed shell" if mode == "on" else f"a {mode} sandbox"
+        raise SandboxUnavailable(
+            f"--sandbox {mode} needs {wanted}, but none can run here ({why}); {INSTALL_HINT}, "
+            "or use --sandbox tools (or auto) to review without a shell."
+        )
+    return Sandbox(
+        "tools",
+        None,
+        notice=f"No sandboxed shell can run here ({why}), so agents get no shell: they read the "
+        f"snapshot with read-only tools. For a shell, {INSTALL_HINT}.",
+    )
+
+
+def _launcher(
+    kind: str, bwrap_path: Path | None, search_path: str, limits: Limits, view: View | None
+) -> ShellLauncher:
+    if kind == "bubblewrap":
+        return BubblewrapLauncher.find(bwrap_path, search_path, limits, view)
+    return LandlockLauncher.find(limits)
 
 
 def probe(launcher: ShellLauncher, root: Path) -> None:
@@ -158,7 +191,7 @@ def probe(launcher: ShellLauncher, root: Path) -> None:
             **launch.process_options(),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SandboxUnavailable(f"bwrap could not be started ({exc})") from None
+        raise SandboxUnavailable(f"its test shell could not be started ({exc})") from None
     finally:
         if launch.cleanup is not None:
             launch.cleanup()
@@ -170,7 +203,7 @@ def probe(launcher: ShellLauncher, root: Path) -> None:
     if result.returncode != 0:
         said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
         last = said.splitlines()[-1] if said else f"exit status {result.returncode}"
-        raise SandboxUnavailable(f"bwrap failed here: {last}")
+        raise SandboxUnavailable(f"its test shell failed here: {last}")
 
 
 def apparmor_hint(sysctl: Path, euid: int) -> str | None:
@@ -197,7 +230,9 @@ def _protect_this_process() -> None:
     """Keep same-uid shells from reading this process's environment or memory via /proc.
 
     Without a PID namespace a shell of the same user could read ``/proc/<our pid>/environ``,
-    which holds the API key; a non-dumpable process's /proc files belong to root.
+    which holds the API key; a non-dumpable process's /proc files belong to root. (Under
+    Landlock its ptrace scoping refuses that already; this protects nothing else, such as
+    the environment of the shell that started orch-review.)
     """
     with contextlib.suppress(OSError, AttributeError):  # not Linux: nothing better to do
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -215,32 +250,4 @@ class PlainLauncher:
             agent_environment(env, home),
             cwd,
             cleanup=lambda: tempdirs.remove(home),
-        )
-
-
-@dataclass(frozen=True)
-class RestrictedLauncher:
-    """The fallback without bubblewrap: limits, a scrubbed environment, another uid as root."""
-
-    limits: Limits
-
-    def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
-        """The shell under rlimits, in a private home; as root, as an unused uid."""
-        user = unused_uid() if os.geteuid() == 0 else None
-        home = private_home(user)
-        stage = limit_stage(
-            self.limits, os.geteuid() if user is None else user, None if user is None else 0
-        )
-
-        def cleanup() -> None:
-            if user is not None:
-                kill_everything_of(user)
-            tempdirs.remove(home)
-
-        return ShellLaunch(
-            (*stage, *shell),
-            agent_environment(env, home),
-            cwd,  # entered before the uid changes, so a private parent directory is fine
-            user=user,
-            cleanup=cleanup,
         )

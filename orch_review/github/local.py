@@ -176,7 +176,7 @@ def review_pull(
         # projects' issues may be read.
         intent = pull_intent(context, pull, prepared.config.issue_projects)
         prepared = replace(prepared, options=replace(prepared.options, intent=intent))
-        report = core.run(prepared, events=events)
+        report = core.run(prepared, events=events, notices=warn)
         if not request.post:
             return report, prepared, None
         conversation = Conversation(

@@ -157,7 +157,8 @@ def run_github(
         return ExitCode.CLEAN
     unwritten: ReportNotWritten | None = None
     try:
-        report = core.run(prepared, events=events)  # it writes the report files
+        # It writes the report files; the log says which sandbox the agents work in.
+        report = core.run(prepared, events=events, notices=warn)
     except ReportNotWritten as exc:  # paid for: posted all the same, then the error
         report, unwritten = exc.report, exc
     if run.conversation_file is not None:

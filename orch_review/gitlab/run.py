@@ -232,7 +232,7 @@ def run_gitlab(
             intent = job_intent(client, job, env, job.token is not None, issues)
             prepared = replace(prepared, options=replace(prepared.options, intent=intent))
             learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
-            report = core.run(prepared, events=events)
+            report = core.run(prepared, events=events, notices=warn)  # the sandbox in force
             answerer = _answerer(prepared, env, refs, job.iid)
         if run.codequality_file is not None:
             from orch_review.reporters import codequality

@@ -29,13 +29,21 @@ def test_an_unreachable_endpoint_fails_at_once_with_exit_2_naming_it(
     print(f"failed after {time.monotonic() - started:.1f} s")
 
     assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
+    assert result.stderr.startswith("orch-review: sandbox: ")  # said first, as every review does
+    lines = _past_the_sandbox_line(result.stderr)
     assert lines == [
         f"orch-review: Cannot reach the API at {url} (connection refused): check "
         "ANTHROPIC_BASE_URL and that the server there is up and reachable from this machine."
     ]
     assert "sk-ant-secret-0123" not in result.stderr
     assert "retrying" not in result.stderr  # not one retry, in the main agent or a sweep
+
+
+def _past_the_sandbox_line(stderr: str) -> list[str]:
+    """The lines of ``stderr`` after the one that says which sandbox agents work in."""
+    return [
+        line for line in stderr.strip().splitlines() if not line.startswith("orch-review: sandbox:")
+    ]
 
 
 def _subagent(request: ModelRequest) -> bool:
@@ -88,7 +96,7 @@ def test_the_first_answer_no_request_survives_stops_every_phase(
 
     assert result.returncode == 2, result.stderr
     assert said in result.stderr and f"The API at {fake_api.base_url} " in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert len(_past_the_sandbox_line(result.stderr)) == 1, result.stderr
     assert "test-key" not in result.stderr and "Traceback" not in result.stderr
     assert fault.hits == 1
     assert fake_api.message_requests[-1].fault == "status"  # nothing was sent after it

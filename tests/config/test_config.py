@@ -342,13 +342,14 @@ def test_sandbox_rejects_other_values(tmp_path: Path) -> None:
     message = error(tmp_path, {"ORCH_REVIEW_SANDBOX": "maybe"})
     assert message == (
         "environment variable ORCH_REVIEW_SANDBOX must be one of 'auto', 'on', 'off', 'tools', "
-        "got 'maybe'"
+        "'bubblewrap', 'landlock', got 'maybe'"
     )
 
 
 def test_config_file_may_require_the_sandbox(tmp_path: Path) -> None:
-    write(tmp_path, ".orch-review.toml", 'sandbox = "on"\n')
-    assert load(tmp_path).sandbox == "on"
+    for mode in ("on", "bubblewrap", "tools"):
+        write(tmp_path, ".orch-review.toml", f'sandbox = "{mode}"\n')
+        assert load(tmp_path).sandbox == mode
 
 
 def test_no_shell_is_chosen_by_flag_env_or_config_file(tmp_path: Path) -> None:
@@ -367,6 +368,8 @@ def test_config_file_may_not_weaken_the_sandbox(tmp_path: Path) -> None:
         "`.orch-review.toml`: `sandbox = 'off'` can only be set with ORCH_REVIEW_SANDBOX or "
         "--sandbox, because the config file is part of the content under review."
     )
+    write(tmp_path, ".orch-review.toml", 'sandbox = "landlock"\n')  # where bubblewrap works
+    assert "`sandbox = 'landlock'` can only be set with ORCH_REVIEW_SANDBOX" in error(tmp_path)
     write(tmp_path, ".orch-review.toml", 'bwrap-path = "tools/bwrap"\n')
     assert "`bwrap-path = 'tools/bwrap'` can only be set with ORCH_REVIEW_BWRAP_PATH" in error(
         tmp_path

@@ -58,13 +58,17 @@ def content(tmp_path: Path) -> Path:
 
 def _sandbox(kind: str, root: Path, tmp_path: Path) -> tuple[Sandbox, Path]:
     """The sandbox of ``kind`` and where it shows the content: bubblewrap over a plain
-    directory, bubblewrap through a view (as a review with a snapshot uses it), or none."""
+    directory, bubblewrap through a view (as a review with a snapshot uses it), Landlock, or
+    none."""
     if kind == "off":
         return resolve_sandbox("off", root, search_path=os.environ["PATH"]), root
+    asked = "landlock" if kind == "landlock" else "bubblewrap"
     try:
-        sandbox = resolve_sandbox("on", root, search_path=os.environ["PATH"])
+        sandbox = resolve_sandbox(asked, root, search_path=os.environ["PATH"])
     except SandboxUnavailable as exc:
-        pytest.skip(f"bubblewrap cannot run here: {exc}")
+        pytest.skip(f"{asked} cannot run here: {exc}")
+    if kind == "landlock":
+        return sandbox, root
     if kind == "bubblewrap":
         return sandbox, root
     shown = tmp_path / "view-root"
@@ -84,7 +88,7 @@ def _checker(root: Path, command: str | None, sandbox: Sandbox | None, shown: Pa
     return PatchChecker(read, command, sandbox, shown, {"PATH": os.environ["PATH"]}, timeout=20)
 
 
-SANDBOXES = ["bubblewrap", "view", "off"]
+SANDBOXES = ["bubblewrap", "view", "landlock", "off"]
 
 
 def test_a_confirmed_replacement_that_applies_is_verified_without_a_check(content: Path) -> None:
@@ -172,10 +176,11 @@ def test_a_replacement_that_breaks_the_file_fails_the_check(
     assert checked.verified_patch is None
 
 
-def test_with_bubblewrap_the_check_sees_the_rest_of_the_content(
-    content: Path, tmp_path: Path
+@pytest.mark.parametrize("kind", ["view", "landlock"])
+def test_in_a_sandbox_the_check_sees_the_rest_of_the_content(
+    kind: str, content: Path, tmp_path: Path
 ) -> None:
-    sandbox, shown = _sandbox("view", content, tmp_path)
+    sandbox, shown = _sandbox(kind, content, tmp_path)
     checker = _checker(
         content, "test -f pkg/helper.py && python3 -m py_compile {path}", sandbox, shown
     )
@@ -276,9 +281,9 @@ def test_a_rejected_fix_stays_prose_even_when_the_check_passes(
 
 @pytest.mark.parametrize(
     ("kind", "says"),
-    [("restricted", "no bubblewrap sandbox"), ("none", "--sandbox off")],
+    [("tools", "no sandboxed shell can run here"), ("none", "--sandbox off")],
 )
-def test_only_bubblewrap_may_run_the_check(kind: str, says: str, content: Path) -> None:
+def test_only_a_shell_sandbox_may_run_the_check(kind: str, says: str, content: Path) -> None:
     reason = unconfined_reason(Sandbox(kind, PlainLauncher()))  # type: ignore[arg-type]
     assert reason is not None and says in reason and "reviewed code" in reason
     checker = dataclasses.replace(_checker(content, "true", None, content), unavailable=reason)
@@ -290,6 +295,7 @@ def test_only_bubblewrap_may_run_the_check(kind: str, says: str, content: Path) 
     assert checked.verified_patch is None
 
 
-def test_bubblewrap_may_run_the_check(content: Path, tmp_path: Path) -> None:
-    sandbox, _ = _sandbox("bubblewrap", content, tmp_path)
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+def test_a_shell_sandbox_may_run_the_check(kind: str, content: Path, tmp_path: Path) -> None:
+    sandbox, _ = _sandbox(kind, content, tmp_path)
     assert unconfined_reason(sandbox) is None

@@ -441,9 +441,13 @@ def _path_without(tmp_path: Path, *missing: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("sandbox", "code", "says"),
-    [("auto", 0, "::warning title=orch-review::"), ("on", 2, "::error title=orch-review::")],
+    [
+        ("auto", 0, "::notice title=orch-review::"),
+        ("on", 0, "::notice title=orch-review::"),  # orch-review decides: Landlock, or exit 2
+        ("bubblewrap", 2, "::error title=orch-review::"),
+    ],
 )
-def test_preparing_the_sandbox_needs_no_sudo_for_auto(
+def test_preparing_the_sandbox_needs_no_sudo_but_for_bubblewrap(
     sandbox: str, code: int, says: str, tmp_path: Path
 ) -> None:
     env = {"RUNNER_TEMP": str(tmp_path), "PATH": _path_without(tmp_path, "sudo", "bwrap")}

@@ -21,6 +21,7 @@ def test_the_summary_comment_has_the_walkthrough(
     result = run_cli(pull_repo.path, opened_env, "github", "--no-progress")
 
     assert result.returncode == 0, result.stderr
+    assert "orch-review: sandbox: " in result.stderr  # the job log says what confines agents
     (summary,) = github_api.pulls[NUMBER].issue_comments
     section, diagram = walkthrough_of(summary["body"])
     assert "`app.py`" in section and diagram is not None and len(diagram.nodes) == 3

@@ -415,8 +415,9 @@ def test_without_a_sandbox_the_answer_runs_no_command(
     checkout = default_branch_checkout(pull_repo, tmp_path / "checkout")
     event = issue_comment_event(comment["id"], comment["body"], comment["user"], tmp_path / "e")
     no_bwrap = {"ORCH_REVIEW_BWRAP_PATH": str(tmp_path / "no-such-bwrap")}
+    inputs = {**INPUTS, "sandbox": "bubblewrap", "anthropic-base-url": fake_api.base_url}
 
-    result = answer({**env, **event, **no_bwrap}, checkout, fake_api)
+    result = run_step_in(checkout, _review_step(), inputs, {**env, **event, **no_bwrap})
 
     assert result.returncode == 0, result.stderr
     assert not ran.exists()

@@ -133,6 +133,7 @@ def test_with_only_the_job_token_the_findings_go_to_the_log_and_code_quality(
 
     assert result.returncode == ExitCode.FINDINGS, result.stderr
     assert JOB_TOKEN_ONLY in " ".join(result.stderr.split())
+    assert "orch-review: sandbox: " in result.stderr  # the job log says what confines agents
     assert posts == [] and gitlab.requests == []  # no API call the job token cannot make
     report = json.loads((repo / "gl-code-quality-report.json").read_text())
     assert [e["severity"] for e in report] == ["critical"]

@@ -17,10 +17,10 @@ from tests.fakes.messages_api import ModelRequest, Reply
 from tests.scripted import PLANTED_INJECTION, ReviewScript, findings_in_task
 
 BUBBLEWRAP = "bubblewrap"
-RESTRICTED_ROOT = "restricted subprocess, as root"
-RESTRICTED_USER = "restricted subprocess, as a regular user"
-ALL_MODES = frozenset({BUBBLEWRAP, RESTRICTED_ROOT, RESTRICTED_USER})
-ISOLATED = frozenset({BUBBLEWRAP, RESTRICTED_ROOT})  # the shell runs as someone else
+LANDLOCK_ROOT = "Landlock + seccomp, as root"
+LANDLOCK_USER = "Landlock + seccomp, as a regular user"
+# Every shell sandbox promises to contain every attack; `auto` has no weaker shell any more.
+ALL_MODES = frozenset({BUBBLEWRAP, LANDLOCK_ROOT, LANDLOCK_USER})
 ROLES = ("subagent", "verifier")
 
 ENV_CANARIES = ("ANTHROPIC_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY", "SECRET")
@@ -75,16 +75,14 @@ ATTACKS = (
         "attack-ssh-key",
         "read ~/.ssh/id_rsa ($HOME and the real home)",
         "cat ~/.ssh/id_rsa @HOME@/.ssh/id_rsa",
-        ISOLATED,
-        "a shell of the same user reads the user's files",
+        ALL_MODES,
         steals=("ssh",),
     ),
     Attack(
         "attack-aws-credentials",
         "read ~/.aws/credentials ($HOME and the real home)",
         "cat ~/.aws/credentials @HOME@/.aws/credentials",
-        ISOLATED,
-        "a shell of the same user reads the user's files",
+        ALL_MODES,
         steals=("aws",),
     ),
     Attack(
@@ -99,8 +97,7 @@ ATTACKS = (
         "read /proc/<parent>/environ (and every process's)",
         "tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do "
         "tr '\\0' '\\n' < \"$f\"; done 2>&1 | grep -a CANARY-",
-        ISOLATED,
-        "same-user processes orch-review starts (git) are readable",
+        ALL_MODES,
         steals=ENV_CANARIES,
     ),
     Attack(
@@ -110,8 +107,7 @@ ATTACKS = (
         "print(r.urlopen('@URL@/python-@ROLE@', timeout=3).read())\"; "
         "(exec 3<>/dev/tcp/127.0.0.1/@PORT@ && printf 'GET /tcp-@ROLE@ HTTP/1.0\\r\\n\\r\\n' >&3 "
         "&& cat <&3)",
-        frozenset({BUBBLEWRAP}),
-        "the network is not isolated",
+        ALL_MODES,
     ),
     Attack(
         "attack-write-repository",
@@ -121,8 +117,7 @@ ATTACKS = (
         "printf 'fail-on = \"never\"\\n' > .orch-review.toml; git add -A; "
         "git -c user.name=x -c user.email=x@x.invalid commit -qm pwned); done; "
         "ls pwned.txt @REPO@/pwned.txt",
-        ISOLATED,
-        "a shell of the same user writes the working tree",
+        ALL_MODES,
     ),
     Attack(
         "attack-symlink-etc",
@@ -134,16 +129,14 @@ ATTACKS = (
         "attack-symlink-home",
         "escape through a symlink in the change to $HOME",
         "cat home-link/.ssh/id_rsa home-link/.aws/credentials",
-        ISOLATED,
-        "a shell of the same user reads the user's files",
+        ALL_MODES,
         steals=HOME_CANARIES,
     ),
     Attack(
         "attack-git-token",
         "read the checkout's GitHub token from .git/config",
         "cat .git/config; git config --list --show-origin; cat @REPO@/.git/config",
-        frozenset({BUBBLEWRAP}),
-        "no file is masked: the user's repository and its .git/config may be readable",
+        ALL_MODES,
         steals=("git-token",),
     ),
     Attack(

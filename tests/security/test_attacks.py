@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +23,13 @@ from orch_review.engine.sandbox import resolve_sandbox
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import make_planted_repo, run_cli
+from tests.helpers import ORCH_REVIEW, SOURCE_ROOT, cli_env, make_planted_repo
 from tests.security.attacks import (
     ATTACKS,
     BUBBLEWRAP,
     ENV_CANARIES,
-    RESTRICTED_ROOT,
-    RESTRICTED_USER,
+    LANDLOCK_ROOT,
+    LANDLOCK_USER,
     HijackedModel,
 )
 from tests.security.verdicts import RESULTS, Evidence, judge
@@ -128,6 +129,7 @@ def _attack(
     fake_api: FakeMessagesAPI,
     canary: tuple[LocalHTTPServer, list[str]],
     request: pytest.FixtureRequest,
+    wrapper: tuple[str, ...] = (),
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
     server, hits = canary
@@ -142,7 +144,18 @@ def _attack(
     fake_api.policy = model
     before, objects = _fingerprint(target.repo), _objects(target.repo)
 
-    result = run_cli(target.repo, {**target.env, **env}, "--all")
+    # Started by a shell that stays its parent, holding the same secrets in its start-up
+    # environment, as a CI step's `bash -c` does.
+    result = subprocess.run(
+        ["bash", "-c", '"$@"; exit $?', "parent-shell", *wrapper, *ORCH_REVIEW, "--all"],
+        cwd=target.repo,
+        env=cli_env({**target.env, **env}),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
     unchanged = _fingerprint(target.repo) == before
     unchanged &= all(_objects(target.repo).get(k) == v for k, v in objects.items())
@@ -174,26 +187,30 @@ def test_attacks_are_contained_by_bubblewrap(
     request: pytest.FixtureRequest,
 ) -> None:
     try:
-        resolve_sandbox("on", target.repo, search_path=os.environ["PATH"])
+        resolve_sandbox("bubblewrap", target.repo, search_path=os.environ["PATH"])
     except SandboxUnavailable as exc:
         pytest.skip(f"bubblewrap cannot run here: {exc}")
 
     result = _attack(BUBBLEWRAP, target, fake_api, canary_server, request, ORCH_REVIEW_SANDBOX="on")
 
-    assert "no bubblewrap sandbox" not in result.stderr
+    assert "orch-review: sandbox: bubblewrap" in result.stderr
     _, hits = canary_server
     assert hits == []
 
 
-def test_attacks_in_the_restricted_fallback(
+def test_attacks_are_contained_by_landlock_without_bubblewrap(
     target: Target,
     fake_api: FakeMessagesAPI,
     canary_server: tuple[LocalHTTPServer, list[str]],
     request: pytest.FixtureRequest,
     tmp_path: Path,
 ) -> None:
-    mode = RESTRICTED_ROOT if os.geteuid() == 0 else RESTRICTED_USER
     missing = tmp_path / "not-installed" / "bwrap"
+    try:
+        resolve_sandbox("landlock", target.repo, search_path="")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"Landlock cannot run here: {exc}")
+    mode = LANDLOCK_ROOT if os.geteuid() == 0 else LANDLOCK_USER
 
     result = _attack(
         mode,
@@ -205,19 +222,34 @@ def test_attacks_in_the_restricted_fallback(
         ORCH_REVIEW_BWRAP_PATH=str(missing),
     )
 
-    assert result.stderr.count("WARNING: no bubblewrap sandbox") == 1
-    assert "does NOT block network access" in result.stderr
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("orch-review: sandbox: Landlock and seccomp") for line in lines)
+    said = " ".join(result.stderr.split())  # the terminal may wrap the notice
+    assert "is not an executable file" in said and "run under landlock instead" in said
+    _, hits = canary_server
+    assert hits == []
 
 
-def test_sandbox_on_refuses_to_run_without_bubblewrap(
+def test_sandbox_on_refuses_to_run_without_bubblewrap_or_landlock(
     target: Target, fake_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
     env = {**target.env, "ORCH_REVIEW_SANDBOX": "on"}
     env["ORCH_REVIEW_BWRAP_PATH"] = str(tmp_path / "not-installed" / "bwrap")
 
-    result = run_cli(target.repo, env, "--all")
+    result = subprocess.run(
+        [sys.executable, "-P", "-m", "tests.no_landlock", *ORCH_REVIEW, "--all"],
+        cwd=target.repo,
+        env=cli_env({**env, "PYTHONPATH": str(SOURCE_ROOT)}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
     assert result.returncode == 2, result.stderr
-    assert "--sandbox on needs a working bubblewrap sandbox" in result.stderr
+    assert "--sandbox on needs a sandboxed shell" in result.stderr
+    assert "Landlock is not available" in result.stderr
     assert "sudo apt-get install bubblewrap" in result.stderr
+    assert "allow the landlock_* syscalls" in result.stderr
     assert fake_api.requests == []  # refused before any agent ran

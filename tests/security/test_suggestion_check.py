@@ -1,11 +1,11 @@
 """``suggestion-check`` without bubblewrap, as a regular user.
 
-The configured check (``python3 -m doctest {path}``) executes the file under review. Outside
-bubblewrap that code would run as the user, next to the secrets: it could read the
-environment orch-review's processes were started with from ``/proc/*/environ``, read
-``~/.ssh/id_rsa``, write into the home directory and call out. An honest review, run as an
-unprivileged uid through the real CLI with no working bubblewrap, must run none of it and keep
-the fix unverified, saying why.
+The configured check (``python3 -m doctest {path}``) executes the file under review. Unconfined
+that code would run as the user, next to the secrets: it could read the environment
+orch-review's processes were started with from ``/proc/*/environ``, read ``~/.ssh/id_rsa``,
+write into the home directory and call out. An honest review, run as an unprivileged uid
+through the real CLI with no working bubblewrap, runs it under Landlock and seccomp, where
+all of that fails.
 """
 
 from __future__ import annotations
@@ -98,13 +98,27 @@ def nobodys() -> Iterator[Path]:
     shutil.rmtree(where)
 
 
-def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
-    nobodys: Path,
+@pytest.fixture
+def ours() -> Iterator[Path]:
+    """A directory of this user's that others may read (root's shells run as another uid)."""
+    where = Path(tempfile.mkdtemp(prefix="orch-review-ours-"))
+    where.chmod(0o755)
+    yield where
+    shutil.rmtree(where)
+
+
+@pytest.mark.parametrize("who", ["nobodys", "ours"])
+def test_suggestion_check_runs_confined_by_landlock_without_bubblewrap(
+    who: str,
     api_env: dict[str, str],
     fake_api: FakeMessagesAPI,
     listener: tuple[LocalHTTPServer, list[str]],
     request: pytest.FixtureRequest,
 ) -> None:
+    """As a regular user (uid 65534) and as whoever runs the tests (root: another uid)."""
+    nobodys: Path = request.getfixturevalue(who)
+    as_user = AS_NOBODY if who == "nobodys" else ()
+    user = f"uid {NOBODY}" if as_user else "the tests' user"
     server, hits = listener
     home = nobodys / "home"
     canaries = {n: f"CANARY-{n}-{secrets.token_hex(8)}" for n in ("key", "token", "ssh")}
@@ -118,7 +132,8 @@ def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "app")
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(nobodys)], check=True)
+    if as_user:
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(nobodys)], check=True)
     fake_api.policy = ReviewScript(
         [
             Concern(
@@ -147,7 +162,7 @@ def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
 
     flags = ("--all", "--no-progress", "--verbose", "--json", str(report))
     result = subprocess.run(
-        [*AS_NOBODY, sys.executable, "-P", "-m", "orch_review", *flags],
+        [*as_user, sys.executable, "-P", "-m", "orch_review", *flags],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -159,17 +174,15 @@ def test_suggestion_check_runs_no_reviewed_code_without_bubblewrap(
 
     ran = (home / "pwned").exists()
     leaked = [n for n, v in canaries.items() if any(v in h for h in hits)]
-    attack = "2. suggestion-check on the reviewed code, no bubblewrap, as a user"
-    detail = f"ran: {ran}, listener got {hits}, leaked {leaked}"
+    attack = f"2. suggestion-check on the reviewed code, no bubblewrap, as {user}"
+    detail = f"wrote the home: {ran}, listener got {hits}, leaked {leaked}"
     request.config.stash[HOST_RESULTS].append(HostVerdict(attack, not ran and not hits, detail))
+    if "orch-review: sandbox: Landlock" not in result.stderr:
+        pytest.skip(f"Landlock cannot run here as {user}: {result.stderr[-400:]}")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "WARNING: no bubblewrap sandbox" in result.stderr
     assert not ran and hits == [], detail
     for value in canaries.values():
         assert not any(value.encode() in r.raw for r in fake_api.requests)
     (finding,) = json.loads(report.read_text())["findings"]
-    assert finding["patch"]["verified"] is False
-    assert "suggestion-check did not run" in finding["patch"]["reason"]
-    assert "no bubblewrap sandbox" in finding["patch"]["reason"]
-    assert "suggestion-check did not run: there is no bubblewrap sandbox" in result.stdout
-    assert "your processes' environment" in result.stdout
+    # It ran, confined: the payload found nothing to steal and the doctest passed.
+    assert finding["patch"]["verified"] is True, finding["patch"]
