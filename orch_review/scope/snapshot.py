@@ -81,8 +81,10 @@ class Snapshot:
         view: View | None,
         writer: ThreadPoolExecutor,
         indexed: Future[None],
+        blobs: gitops.BlobReader | None = None,
     ) -> None:
         self._repo = repo
+        self._blobs = blobs
         self._indexed = indexed
         self._git_directory = git_directory
         self._writer = writer
@@ -153,6 +155,8 @@ class Snapshot:
         """The content of ``path`` under review (from git, exact), None if it is no file."""
         if path == ".git" or path.startswith(".git/"):
             return None
+        if self._blobs is not None:
+            return self._blobs.read(self.commit, path)
         return gitops.blob(self._repo, self.commit, path)
 
     def blob_ids(self, paths: Collection[str]) -> dict[str, str]:
@@ -226,10 +230,14 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         )
         view = _view(own, plan, commit, root, private, git_dir, under_review, differences)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
-        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
+        blobs = gitops.BlobReader(own)
+        content = Snapshot(
+            own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed, blobs
+        )
         try:
             yield content
         finally:
+            blobs.close()
             content.settle()
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed
