@@ -58,6 +58,7 @@ class Calibration:
 
     source: str
     date: str
+    basis: str  # what was measured, in words: "calibrated on <basis>"
     main_sweep: RoleTokens  # a main agent that leaves the files to the sweep (low end)
     main_fanout: RoleTokens  # one that writes a subtask per file (high end)
     subagent: RoleTokens  # a sweep's agent, one of few (low end)
@@ -79,6 +80,8 @@ class Calibration:
         return {
             "source": self.source,
             "date": self.date,
+            "basis": self.basis,
+            "calibrated_on": calibrated_on(self.basis),
             "input_tokens": [
                 f"{name} {r.base:,} + {r.per_file:g}/file + {r.per_line:g}/changed line"
                 for name, r in roles
@@ -96,6 +99,7 @@ class Calibration:
 CALIBRATION = Calibration(
     source="bench/estimate_bench.py",
     date="2026-12-03",
+    basis="the token counts of a fake API (no real model) on synthetic changes of 10 and 100 files",
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
     main_fanout=RoleTokens(4250, 55, 0, 82, 10.7, 0.55),
     subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15),
@@ -113,6 +117,11 @@ SCATTER = 0.15
 # Output tokens of a request at each effort, over the same request with no thinking: the
 # fake API does not think, so this is the documented allowance, applied to the high end only.
 THINKING = {"low": 1.0, "medium": 1.5, "high": 2.0, "xhigh": 3.0, "max": 4.0}
+
+
+def calibrated_on(basis: str) -> str:
+    """What an estimate rests on, and what to budget for, wherever it is shown."""
+    return f"calibrated on {basis}; budget for the high end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +149,17 @@ class Estimate:
     @property
     def range(self) -> CostRange:
         """The total, low to high."""
-        return CostRange(sum(r.usd[0] for r in self.roles), sum(r.usd[1] for r in self.roles))
+        return CostRange(
+            sum(r.usd[0] for r in self.roles),
+            sum(r.usd[1] for r in self.roles),
+            str(self.calibration.get("calibrated_on", "")),
+        )
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready data for ``plan --json``."""
         total = self.range
         return {
+            "calibrated_on": total.calibrated_on,
             "low_usd": round(total.low_usd, 6),
             "high_usd": round(total.high_usd, 6),
             "files": self.files,
