@@ -23,6 +23,7 @@ from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
+from orch_review.engine.cheap import cheap_plan
 from orch_review.engine.client import ModelClient
 from orch_review.engine.completion import (
     agents_left,
@@ -291,8 +292,11 @@ def _run_agents(
     content.wait()
     intent_check = start_intent_concern(workflow, scope, state.options.intent)
     reused = len(earlier.paths)
+    cheap = cheap_plan(config, delta, walkthrough=state.options.walkthrough)
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
+    elif cheap is not None:
+        state.summary = cheap
     elif delta.files:
         _run_main(state, session, workflow, main_task(delta, main_guidance, earlier), content)
     else:  # nothing changed since a complete review: nothing to scout, nothing to ask
