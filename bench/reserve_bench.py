@@ -97,6 +97,8 @@ def review(repo: Path, base: str, args: argparse.Namespace, *flags: str) -> Run:
     data = json.loads(out.read_text())
     files = data["coverage"]["changed_files"]
     spent = data["usage"]["total"]["cost_usd"]
+    if data["summary"].startswith("Planned without the main agent"):
+        print("note: the capped review was planned by the sweep (the cap is below the estimate)")
     return Run(wall, counter.peak(), spent, f"{files['covered']}/{files['total']}")
 
 

@@ -201,6 +201,13 @@ class Ledger:
     def _expected(self, role: str, model: str) -> Amount:
         return self._estimates.expected(role, model, self._cost)
 
+    def calibrate(self, role: str, expected: Amount) -> None:
+        """Before any agent ended, admit agents of ``role`` expecting ``expected`` of each
+        (the review's estimate, when the cap is above its high end) instead of the prior."""
+        with self._changed:
+            self._estimates.calibrate(role, expected)
+            self._changed.notify_all()
+
     def finished(self, role: str, index: int) -> None:
         """The fan-out agent ``(role, index)`` ended: what it spent teaches the estimate."""
         key = (role, index)

@@ -13,23 +13,44 @@ agent gives (``--walkthrough``, ``critic = true``) keeps it, as does ``capped-sw
 from __future__ import annotations
 
 from orch_review.config.settings import Config
+from orch_review.engine.admission import Amount
+from orch_review.engine.budget import Ledger
 from orch_review.engine.delta import critic_wanted
-from orch_review.scope.estimate import estimate_cost
+from orch_review.scope.estimate import Estimate, estimate_cost
 from orch_review.scope.resolve import Scope
 from orch_review.wording import counted, usd
 
+# The estimate's roles, by the ledger's names.
+_ROLES = {"subagents": "subagent", "verifiers": "verifier"}
 
-def cheap_plan(config: Config, scope: Scope, *, walkthrough: bool) -> str | None:
-    """The summary of a review of ``scope`` planned without the main agent, when its cost
-    cap is below the estimate's high end; None when the main agent plans it."""
+
+def plan_under_cap(
+    config: Config, scope: Scope, ledger: Ledger, *, walkthrough: bool
+) -> str | None:
+    """How a review of ``scope`` is planned under its cost cap: the summary of a review
+    planned without the main agent, when the cap is below the estimate's high end (None:
+    the main agent plans it). A cap at least that high end is far from what the estimate
+    expects: the ledger admits the first agents at the estimate's figures, not the prior."""
     cap = config.max_cost_usd
-    if cap is None or not config.capped_sweep or walkthrough or config.critic or not scope.files:
+    if cap is None or not scope.files:
         return None
-    high = estimate_cost(scope, config, critic=critic_wanted(config, scope)).range.high_usd
+    estimate = estimate_cost(scope, config, critic=critic_wanted(config, scope))
+    high = estimate.range.high_usd
     if cap >= high:
+        if config.max_total_tokens is None:  # the estimate is in dollars only
+            _calibrate(ledger, estimate)
+        return None
+    if not config.capped_sweep or walkthrough or config.critic:
         return None
     return (
         f"Planned without the main agent: the cost cap ({usd(cap, exact=True)}) is below the "
         f"estimate's high end ({usd(high)}), so the {counted(len(scope.files), 'file')} went "
         "to the sweep's groups and the money to covering them."
     )
+
+
+def _calibrate(ledger: Ledger, estimate: Estimate) -> None:
+    for role in estimate.roles:
+        name = _ROLES.get(role.role)
+        if name is not None and role.agents[1]:
+            ledger.calibrate(name, Amount(role.usd[1] / role.agents[1], 0))

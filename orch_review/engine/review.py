@@ -23,7 +23,7 @@ from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.cheap import cheap_plan
+from orch_review.engine.cheap import plan_under_cap
 from orch_review.engine.client import ModelClient
 from orch_review.engine.completion import (
     agents_left,
@@ -292,7 +292,7 @@ def _run_agents(
     content.wait()
     intent_check = start_intent_concern(workflow, scope, state.options.intent)
     reused = len(earlier.paths)
-    cheap = cheap_plan(config, delta, walkthrough=state.options.walkthrough)
+    cheap = plan_under_cap(config, delta, session.ledger, walkthrough=state.options.walkthrough)
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
     elif cheap is not None:

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import pytest
 
+from orch_review.engine.admission import Amount
 from orch_review.engine.budget import ROLES, Caps, Ledger
 from orch_review.findings.usage import Usage
 
@@ -669,3 +670,19 @@ def test_the_expected_output_is_the_roles_own_once_it_has_replies() -> None:
     other.record("main", "m", 0, 700_000, 0, 0)
     other.record("verifier", "m", 0, 100, 0, 0)
     assert _in_flight(other, ("verifier", 0), 5) == [None] * 5
+
+
+def test_before_any_agent_ended_admission_goes_by_the_calibrated_expectation() -> None:
+    def admitted(ledger: Ledger) -> int:
+        stop = _stopped()
+        return sum(
+            ledger.admit("subagent", n, "m", verify_after=True, cancel=stop) for n in range(10)
+        )
+
+    # The prior ($0.06 an agent, $0.18 with its verification and a verifier kept free) fits
+    # a few agents under $0.50; the review's estimate ($0.01 an agent) fits all ten.
+    assert admitted(Ledger(Caps(max_cost_usd=0.5), _cost)) < 10
+    calibrated = Ledger(Caps(max_cost_usd=0.5), _cost)
+    calibrated.calibrate("subagent", Amount(0.01, 0))
+    calibrated.calibrate("verifier", Amount(0.01, 0))
+    assert admitted(calibrated) == 10
