@@ -188,11 +188,19 @@ def prepare(
 
 def estimate(prepared: PreparedReview) -> Estimate:
     """What the prepared review is expected to cost, with no API call (``scope/estimate.py``)."""
-    from orch_review.engine.review import critic_wanted
+    from orch_review.engine.review import critic_wanted, load_review_guidance
+    from orch_review.scope import git as gitops
     from orch_review.scope.estimate import estimate_cost
 
-    config = prepared.config
-    return estimate_cost(prepared.scope, config, critic=critic_wanted(config, prepared.scope))
+    config, scope = prepared.config, prepared.scope
+    # Every agent's prompt carries the guidance: read as the review will read it (from the
+    # base revision with --base, else what is under review; HEAD for the working tree).
+    revision = scope.config_revision or scope.head_commit or gitops.head_commit(prepared.repo)
+    chars = 0
+    if revision is not None:
+        guidance = load_review_guidance(config, prepared.repo, scope, revision, prepared.learnings)
+        chars = len(guidance.for_main()[0])
+    return estimate_cost(scope, config, critic=critic_wanted(config, scope), guidance_chars=chars)
 
 
 def run(

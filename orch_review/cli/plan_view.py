@@ -106,8 +106,11 @@ def cost_lines(cost: dict[str, Any] | None) -> list[str]:
     lines += textwrap.wrap(
         calibration["calibrated_on"], 78, initial_indent="  ", subsequent_indent="    "
     )
-    lines.append(
-        f"  input tokens per agent, from {calibration['source']} on {calibration['date']}:"
+    lines += textwrap.wrap(
+        f"input tokens per agent, from {calibration['source']} on {calibration['date']}:",
+        78,
+        initial_indent="  ",
+        subsequent_indent="    ",
     )
     lines += [f"    {figure}" for figure in calibration["input_tokens"]]
     return lines

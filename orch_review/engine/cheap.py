@@ -25,16 +25,18 @@ _ROLES = {"subagents": "subagent", "verifiers": "verifier"}
 
 
 def plan_under_cap(
-    config: Config, scope: Scope, ledger: Ledger, *, walkthrough: bool
+    config: Config, scope: Scope, ledger: Ledger, *, walkthrough: bool, guidance_chars: int = 0
 ) -> str | None:
     """How a review of ``scope`` is planned under its cost cap: the summary of a review
     planned without the main agent, when the cap is below the estimate's high end (None:
     the main agent plans it). A cap at least that high end is far from what the estimate
-    expects: the ledger admits the first agents at the estimate's figures, not the prior."""
+    expects: the ledger admits the first agents at the estimate's figures, not the prior.
+    ``guidance_chars``: the guidance every agent's prompt carries (for the estimate)."""
     cap = config.max_cost_usd
     if cap is None or not scope.files:
         return None
-    estimate = estimate_cost(scope, config, critic=critic_wanted(config, scope))
+    critic = critic_wanted(config, scope)
+    estimate = estimate_cost(scope, config, critic=critic, guidance_chars=guidance_chars)
     high = estimate.range.high_usd
     if cap >= high:
         if config.max_total_tokens is None:  # the estimate is in dollars only

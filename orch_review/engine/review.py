@@ -99,7 +99,7 @@ class ReportOptions:
         return "nofilter" if scope.kind == "all" else "added"
 
 
-def _load_guidance(
+def load_review_guidance(
     config: Config, repo: git.Repo, scope: Scope, commit: str, learnings: tuple[Learning, ...]
 ) -> Guidance:
     """Guidance files from the content under review (the snapshot's ``commit``), or with
@@ -223,7 +223,9 @@ def review(
         closing(new_client(config, env)) as client,
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
-        guidance = _load_guidance(config, content.repo, scope, content.commit, options.learnings)
+        guidance = load_review_guidance(
+            config, content.repo, scope, content.commit, options.learnings
+        )
         workspace = _workspace(scope, content)
         with open_session(
             config,
@@ -292,7 +294,13 @@ def _run_agents(
     content.wait()
     intent_check = start_intent_concern(workflow, scope, state.options.intent)
     reused = len(earlier.paths)
-    cheap = plan_under_cap(config, delta, session.ledger, walkthrough=state.options.walkthrough)
+    cheap = plan_under_cap(
+        config,
+        delta,
+        session.ledger,
+        walkthrough=state.options.walkthrough,
+        guidance_chars=len(main_guidance),
+    )
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
     elif cheap is not None:
