@@ -61,4 +61,7 @@ def with_change(repo: Path, layout: str, changed: int) -> tuple[str, str]:
                 stream.write("# changed for the scale bench\n")
         _git(repo, "commit", "-q", "-am", f"change {changed} files")
         _git(repo, "checkout", "-q", "main")
+    # As a user's index is after a while: files written in the second the index was are
+    # "racily clean", and every diff against the working tree would hash them again.
+    _git(repo, "update-index", "-q", "--really-refresh")
     return base, _git(repo, "rev-parse", branch).strip()

@@ -124,19 +124,22 @@ def _bench_env(api: FakeMessagesAPI) -> dict[str, str]:
 
 
 def time_large_change(layout: str, sizes: Sequence[int], files: int, runs: int) -> list[float]:
-    """Per repository size, CPU seconds of a review of the same committed ``files``-file
-    change."""
+    """Per repository size, median CPU seconds of a review of the same committed
+    ``files``-file change, the runs interleaved, after a warm-up of each."""
     repos = [build(layout, size) for size in sizes]
     changes = [with_change(repo, layout, files) for repo in repos]
-    base = changes[0][0]
-    assert all(b == base for b, _ in changes), "the repositories' main commits differ"
-    with FakeMessagesAPI(OneSubtaskPerFile(base=base)) as api:
-        env = _bench_env(api)
-        argvs = [
-            ([*command(), "--base", b, "--head", h, "--no-progress"], repo)
-            for (b, h), repo in zip(changes, repos, strict=True)
-        ]
-        return interleaved(argvs, env, runs, {0, 1}, cpu=True)
+    cpu: list[list[float]] = [[] for _ in repos]
+    for i in range(runs + 1):
+        for n, (repo, (base, head)) in enumerate(zip(repos, changes, strict=True)):
+            with FakeMessagesAPI(OneSubtaskPerFile(base=base)) as api:
+                argv = [*command(), "--base", base, "--head", head, "--no-progress"]
+                used = _child_cpu()
+                done = subprocess.run(argv, cwd=repo, env=_bench_env(api), capture_output=True)
+                if done.returncode not in (0, 1):
+                    raise SystemExit(f"{argv} exited {done.returncode}: {done.stderr[-2000:]!r}")
+                if i:
+                    cpu[n].append(_child_cpu() - used)
+    return [statistics.median(c) for c in cpu]
 
 
 def time_repos(
