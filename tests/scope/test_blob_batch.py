@@ -15,12 +15,13 @@ from orch_review.scope.snapshot import snapshot
 from tests.conftest import GitRepoFactory
 from tests.gitrepos import branch_repo, commit
 
-# A git on PATH that logs each run's arguments, and what a batch is asked on its input.
+# A git on PATH that logs each run's arguments, and what each batch is asked on its input
+# (in a file of its own, named by its process id).
 WRAPPER = """#!/bin/sh
 printf 'run %s\\n' "$*" >> "{log}"
 case "$*" in
   *"cat-file --batch"*)
-    exec tee -a "{log}" | "{git}" "$@" ;;
+    exec tee -a "{log}.batch.$$" | "{git}" "$@" ;;
 esac
 exec "{git}" "$@"
 """
@@ -58,8 +59,11 @@ def test_the_content_under_review_is_read_through_one_batch_each_blob_once(
     # files for the agents' view) are all.
     runs = {line for line in lines if line.startswith("run ") and "cat-file" in line}
     assert runs == {"run cat-file --batch"}
-    asked = [line.partition(":")[2] for line in lines if ":" in line and " " not in line]
-    assert sorted(asked) == ["a.py", "b.py", "gone.py", "pkg"]  # each once
+    batches = [b.read_text().splitlines() for b in git_log.parent.glob("git.log.batch.*")]
+    (asked,) = [b for b in batches if any(name.endswith(":gone.py") for name in b)]
+    # Each asked once: the files under review by blob id, the others by name.
+    assert len(asked) == len(set(asked)) == 4, asked
+    assert sorted(n.partition(":")[2] for n in asked if ":" in n) == ["gone.py", "pkg"]
 
 
 def test_a_name_a_batch_cannot_be_asked_for_is_still_read(
