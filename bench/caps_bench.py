@@ -8,7 +8,9 @@ a cap, then under ``--max-cost-usd`` set to each fraction of that review's cost,
 file). Each row prints the cap, the spend (and over the cap), the overshoot in mean
 requests, the files covered, the verified share (``docs/caps.md``), the files covered by a
 verified review per dollar, and that over the uncapped review's (goal: at least 0.8 at a
-third of its cost). Figures are printed, not asserted.
+third of its cost); each cap twice: planned by the sweep (the default under a cap below the
+estimate's high end) and by the main agent (``capped-sweep = false``). Figures are printed,
+not asserted.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.files_model import OneSubtaskPerFile
 
 
-def review(repo: Path, base: str, slots: int, *flags: str) -> dict[str, Any]:
-    """One ``orch-review --base`` run against a fresh fake API; its JSON report."""
+def review(repo: Path, base: str, slots: int, *flags: str, main: bool = False) -> dict[str, Any]:
+    """One ``orch-review --base`` run against a fresh fake API; its JSON report. ``main``:
+    the main agent plans it under any cap (``capped-sweep = false``)."""
     out = repo.parent / "report.json"
     with FakeMessagesAPI(OneSubtaskPerFile(base=base)) as api:
         env = {
@@ -36,6 +39,7 @@ def review(repo: Path, base: str, slots: int, *flags: str) -> dict[str, Any]:
             "ANTHROPIC_BASE_URL": api.base_url,
             "ANTHROPIC_API_KEY": "bench",
             "ORCH_REVIEW_CRITIC": "false",
+            "ORCH_REVIEW_CAPPED_SWEEP": "false" if main else "true",
             "NO_COLOR": "1",
         }
         done = subprocess.run(
@@ -76,11 +80,12 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(
             f"{'cap':>9} {'spent':>9} {'/cap':>5} {'over (requests)':>16} {'covered':>9} "
-            f"{'verified':>9} {'files/$':>8} {'/uncapped':>9}"
+            f"{'verified':>9} {'files/$':>8} {'/uncapped':>9} planned by"
         )
-        for fraction in args.fractions:
+        rows = [(f, main) for f in args.fractions for main in (False, True)]
+        for fraction, main in rows:
             cap = round(total["cost_usd"] * fraction, 4)
-            data = review(repo, base, args.slots, "--max-cost-usd", str(cap))
+            data = review(repo, base, args.slots, "--max-cost-usd", str(cap), main=main)
             spent = data["usage"]["total"]["cost_usd"]
             files = data["coverage"]["changed_files"]
             share = data["usage"]["verified_share"]
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"${cap:>8.4f} ${spent:>8.4f} {spent / cap:>5.2f} {over:>16.1f} "
                 f"{files['covered']:>4}/{files['total']:<4} {shown:>9} {bought:>8.0f} "
-                f"{bought / per_dollar:>9.2f}",
+                f"{bought / per_dollar:>9.2f} {'main agent' if main else 'sweep'}",
                 flush=True,
             )
     sys.stdout.flush()

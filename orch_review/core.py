@@ -186,8 +186,9 @@ def prepare(
     return PreparedReview(opened, config, scope, env, options, learnings)
 
 
-def estimate(prepared: PreparedReview) -> Estimate:
-    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``)."""
+def estimate(prepared: PreparedReview, *, guidance: bool = True) -> Estimate:
+    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``).
+    ``guidance``: look up the guidance every agent carries (False: there is none)."""
     from orch_review.engine.review import critic_wanted, load_review_guidance
     from orch_review.scope import git as gitops
     from orch_review.scope.estimate import estimate_cost
@@ -197,9 +198,9 @@ def estimate(prepared: PreparedReview) -> Estimate:
     # base revision with --base, else what is under review; HEAD for the working tree).
     revision = scope.config_revision or scope.head_commit or gitops.head_commit(prepared.repo)
     chars = 0
-    if revision is not None:
-        guidance = load_review_guidance(config, prepared.repo, scope, revision, prepared.learnings)
-        chars = len(guidance.for_main()[0])
+    if guidance and revision is not None:
+        loaded = load_review_guidance(config, prepared.repo, scope, revision, prepared.learnings)
+        chars = len(loaded.for_main()[0])
     return estimate_cost(scope, config, critic=critic_wanted(config, scope), guidance_chars=chars)
 
 
@@ -257,7 +258,9 @@ def run(
 def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
     import dataclasses
 
-    return dataclasses.replace(report, estimate=estimate(prepared).range)
+    # The review said whether it read guidance files: without any, no need to look again.
+    cost = estimate(prepared, guidance=bool(report.guidance_files))
+    return dataclasses.replace(report, estimate=cost.range)
 
 
 def _keep_report(prepared: PreparedReview, report: Report) -> bool:
