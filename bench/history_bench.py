@@ -4,8 +4,9 @@ Usage: python -m bench.history_bench [--mirrors DIR] [--pick] [--only NAME...] [
 
 The repositories (psf/requests, pallets/flask, expressjs/express, BurntSushi/ripgrep,
 python/mypy, ansible/ansible, tldr-pages/tldr) are read from local mirrors
-(``DIR/<owner>+<name>/repo``, a git directory; default ``/work/.mirror``) and never copied
-into this repository; without them the bench says so and stops. The ranges it reviews are
+(``DIR/<owner>+<name>/repo``, a git directory such as ``git clone --mirror`` makes; default
+``bench/out/mirrors``) and never copied into this repository; without them the bench says
+so and stops. The ranges it reviews are
 in :data:`RANGES_FILE` (``--pick`` chooses them again from each mirror's first-parent
 history: the latest commit that changes 2 files, and the shortest ``HEAD~k..HEAD`` that
 changes about 50 and about 1,000 files). For each range, ``plan --json`` gives the estimate,
@@ -165,7 +166,7 @@ def review(repo: Path, span: Range, strategy: str) -> float:
 
 def main(argv: list[str] | None = None) -> list[Figure]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--mirrors", type=Path, default=HERE / "out" / "mirrors")
     parser.add_argument("--pick", action="store_true", help="choose the ranges again")
     parser.add_argument("--only", nargs="+", help="repositories to review (owner/name)")
     parser.add_argument("--json", type=Path, help="write the figures here for run_all")
