@@ -124,7 +124,8 @@ def main() -> None:
     quick_journal = ["--entries", "1000"] if args.quick else []
     quick_runs = ["--runs", "3"] if args.quick else []
     quick_plan = ["--files", "10000", "--runs", "1"] if args.quick else []
-    quick_scale = ["--large", "10000", "--runs", "1"] if args.quick else []
+    quick_scale = ["--large", "10000", "--runs", "1", "--change", "300", "--change-small", "2000"]
+    quick_scale = quick_scale if args.quick else []
     quick_sandbox = ["--shells", "30"] if args.quick else []
     quick_estimate = ["--sizes", "10", "--lines", "2"] if args.quick else []
     benches = [

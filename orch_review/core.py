@@ -210,13 +210,22 @@ def _head_moved(prepared: PreparedReview, report: Report) -> Report:
     return dataclasses.replace(report, warnings=(*report.warnings, warning))
 
 
-def estimate(prepared: PreparedReview) -> Estimate:
-    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``)."""
-    from orch_review.engine.review import critic_wanted
+def estimate(prepared: PreparedReview, *, guidance: bool = True) -> Estimate:
+    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``).
+    ``guidance``: look up the guidance every agent carries (False: there is none)."""
+    from orch_review.engine.review import critic_wanted, load_review_guidance
+    from orch_review.scope import git as gitops
     from orch_review.scope.estimate import estimate_cost
 
-    config = prepared.config
-    return estimate_cost(prepared.scope, config, critic=critic_wanted(config, prepared.scope))
+    config, scope = prepared.config, prepared.scope
+    # Every agent's prompt carries the guidance: read as the review will read it (from the
+    # base revision with --base, else what is under review; HEAD for the working tree).
+    revision = scope.config_revision or scope.head_commit or gitops.head_commit(prepared.repo)
+    chars = 0
+    if guidance and revision is not None:
+        loaded = load_review_guidance(config, prepared.repo, scope, revision, prepared.learnings)
+        chars = len(loaded.for_main()[0])
+    return estimate_cost(scope, config, critic=critic_wanted(config, scope), guidance_chars=chars)
 
 
 def run(
@@ -298,7 +307,9 @@ def unshown(prepared: PreparedReview, report: Report, error: OutputError) -> Out
 def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
     import dataclasses
 
-    return dataclasses.replace(report, estimate=estimate(prepared).range)
+    # The review said whether it read guidance files: without any, no need to look again.
+    cost = estimate(prepared, guidance=bool(report.guidance_files))
+    return dataclasses.replace(report, estimate=cost.range)
 
 
 def _keep_report(prepared: PreparedReview, report: Report) -> bool:

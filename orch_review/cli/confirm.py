@@ -32,8 +32,9 @@ def confirm_cost(prepared: PreparedReview, *, assume_yes: bool) -> None:
     cost = estimate(prepared).range
     if cost.high_usd <= limit:
         return
+    basis = f" ({cost.calibrated_on})" if cost.calibrated_on else ""
     click.echo(
-        f"Estimated {usd(cost.low_usd)}-{usd(cost.high_usd)} for this review, above "
+        f"Estimated {usd(cost.low_usd)}-{usd(cost.high_usd)} for this review{basis}, above "
         f"confirm-above-usd ({usd(limit, exact=True)}; `orch-review plan` shows the estimate). "
         "Continue? [y/N] ",
         err=True,

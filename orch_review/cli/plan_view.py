@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -101,8 +102,15 @@ def cost_lines(cost: dict[str, Any] | None) -> list[str]:
     for model in cost["unknown_price_models"]:
         lines.append(f"  no price for {terminal(model)}: priced as the dearest known model")
     calibration = cost["calibration"]
-    lines.append(
-        f"  input tokens per agent, from {calibration['source']} on {calibration['date']}:"
+    # Wrapped to fit 80 columns: the basis is a sentence.
+    lines += textwrap.wrap(
+        calibration["calibrated_on"], 78, initial_indent="  ", subsequent_indent="    "
+    )
+    lines += textwrap.wrap(
+        f"input tokens per agent, from {calibration['source']} on {calibration['date']}:",
+        78,
+        initial_indent="  ",
+        subsequent_indent="    ",
     )
     lines += [f"    {figure}" for figure in calibration["input_tokens"]]
     return lines

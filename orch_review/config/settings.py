@@ -61,6 +61,7 @@ class Config:
     subagent_max_turns: int = 15
     inline_file_bytes: int = 24_000  # three tool outputs' worth
     pack_subtasks: bool = True
+    capped_sweep: bool = True
     main_max_turns: int = 30
     bash_timeout: float = 60.0
     tool_output_cap: int = 8000
@@ -312,6 +313,13 @@ _KEYS: tuple[_Key, ...] = (
         "Run a Workflow call's small subtasks (files under 4,000 bytes, shown in the task)"
         " in as many agents as run at once when there are more of them; `false` gives each"
         " its own agent.",
+    ),
+    _Key(
+        "capped_sweep",
+        _BOOL,
+        "When `max-cost-usd` is below the estimate's high end, plan without the main agent:"
+        " the sweep's groups cover every file, so the money goes to coverage; `false` keeps"
+        " the main agent.",
     ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),

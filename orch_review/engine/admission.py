@@ -2,9 +2,10 @@
 
 The model is deliberately simple (``docs/caps.md``): the expected cost of an agent of a role
 is the running mean of what the agents of that role that ended have spent (of the other
-fan-out role while none has, and before any agent ended a prior of
-:data:`PRIOR_INPUT_TOKENS` input and :data:`PRIOR_OUTPUT_TOKENS` output tokens at the agent
-model's price: a few turns of a typical subagent). Verifying a concern is expected to cost
+fan-out role while none has; before any agent ended, what the review's estimate expects of
+an agent of that role at its high end, when the cap is at least that high end; else a prior
+of :data:`PRIOR_INPUT_TOKENS` input and :data:`PRIOR_OUTPUT_TOKENS` output tokens at the
+agent model's price: a few turns of a typical subagent). Verifying a concern is expected to cost
 a verifier's mean times the share of subagents whose findings needed a verifier.
 """
 
@@ -60,6 +61,7 @@ class Estimates:
 
     def __init__(self) -> None:
         self._means: dict[str, _Mean] = {}
+        self._calibrated: dict[str, Amount] = {}  # role -> the estimate's, before any ended
         self._verified = 0  # subagents whose findings went to a verifier
         self._ended = 0  # subagents that ended, with or without findings
 
@@ -68,6 +70,10 @@ class Estimates:
         mean = self._means.setdefault(role, _Mean())
         mean.count += 1
         mean.total = mean.total + spent
+
+    def calibrate(self, role: str, expected: Amount) -> None:
+        """Before any agent ended, expect ``expected`` of an agent of ``role``."""
+        self._calibrated[role] = expected
 
     def learn_found(self, found: bool) -> None:
         """A subagent ended; ``found``: its findings go to a verifier."""
@@ -81,11 +87,14 @@ class Estimates:
 
     def expected(self, role: str, model: str, cost: CostFunction) -> Amount:
         """What the next agent of ``role`` on ``model`` is expected to spend: the mean of
-        its role once one ended, else of the other fan-out role, else the prior."""
+        its role once one ended, else of the other fan-out role, else the calibrated
+        expectation, else the prior."""
         for name in (role, "verifier" if role == "subagent" else "subagent"):
             mean = self._means.get(name)
             if mean is not None and mean.count:
                 return Amount(mean.total.usd / mean.count, mean.total.tokens // mean.count)
+        if role in self._calibrated:
+            return self._calibrated[role]
         usd, _ = cost(model, PRIOR_INPUT_TOKENS, PRIOR_OUTPUT_TOKENS, 0, 0)
         return Amount(usd, PRIOR_INPUT_TOKENS + PRIOR_OUTPUT_TOKENS)
 

@@ -4,10 +4,13 @@ One :class:`Ledger` per review session is shared by every agent thread. It count
 started, sums usage per role and holds the caps in three places (``docs/caps.md``):
 
 - A request waits until what is spent plus what the requests in flight may still cost (each
-  one's reservation: its input and ``max_tokens`` at the model's price) is under every cap,
-  and is refused once the spend alone reaches one. A reservation is replaced by the
-  request's usage when the agent records it; so a cap is overshot by at most the requests
-  in flight when it was reached, one per request slot.
+  one's reservation) is under every cap, and is refused once the spend alone reaches one.
+  While that sum, this request's expected output included, is within :data:`FAR_SHARE` of
+  every cap, a request reserves its input and its role's expected output (the 95th
+  percentile of this review's replies, :class:`Outputs`); nearer the cap, its input and
+  ``max_tokens``. A reservation is replaced by the request's usage when the agent records
+  it; so a cap is overshot by at most the requests in flight when it was reached, one per
+  request slot, and a cap the review stays far from never holds a request back.
 - An agent of the fan-out is admitted only when its expected cost, plus verifying what it
   will find, fits in what is left once the spend and the expected rest of the agents
   already admitted are counted (:mod:`orch_review.engine.admission`).
@@ -19,7 +22,9 @@ spend ended in verified coverage.
 
 from __future__ import annotations
 
+import math
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -34,6 +39,16 @@ AgentKey = tuple[str, int]
 
 # How long a waiting request or agent sleeps before it looks at ``cancel`` again.
 _POLL_SECONDS = 0.2
+
+# Spend plus reservations within this share of every cap is far from it: requests reserve
+# their expected output. Past it, what is left is held for requests at their maximum.
+FAR_SHARE = 0.8
+
+# The replies per role the expected output is taken from (the latest ones).
+OUTPUTS_KEPT = 200
+
+# The percentile of the replies' output tokens a request far from the cap reserves.
+OUTPUT_PERCENTILE = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,30 @@ class _Hold:
     agent: AgentKey | None
 
 
+class Outputs:
+    """Output tokens of this review's replies, per role, and the share of them a request
+    expects (not thread-safe: the ledger locks)."""
+
+    def __init__(self) -> None:
+        self._by_role: dict[str, deque[int]] = {}
+        self._all: deque[int] = deque(maxlen=OUTPUTS_KEPT)
+
+    def learn(self, role: str, output_tokens: int) -> None:
+        """A reply of ``role`` wrote ``output_tokens``."""
+        self._by_role.setdefault(role, deque(maxlen=OUTPUTS_KEPT)).append(output_tokens)
+        self._all.append(output_tokens)
+
+    def expected(self, role: str | None, max_tokens: int) -> int:
+        """The :data:`OUTPUT_PERCENTILE` of the replies of ``role`` (of every role while it
+        has none), at most ``max_tokens``; ``max_tokens`` before any reply."""
+        seen = self._by_role.get(role or "") or self._all
+        if not seen:
+            return max_tokens
+        ranked = sorted(seen)
+        rank = max(1, math.ceil(OUTPUT_PERCENTILE * len(ranked)))  # nearest rank
+        return min(max_tokens, ranked[rank - 1])
+
+
 class Ledger:
     """Thread-safe usage accounting and budget enforcement for one session."""
 
@@ -72,6 +111,7 @@ class Ledger:
         self._unknown_models: set[str] = set()
         # Thread id -> the reservation of the request that thread has in flight.
         self._holds: dict[int, _Hold] = {}
+        self._outputs = Outputs()
         self._estimates = Estimates()
         # Admitted agents (a verifier from when its subagent was admitted) -> expected cost.
         self._committed: dict[AgentKey, Amount] = {}
@@ -118,7 +158,7 @@ class Ledger:
             self._started[role] += 1
             self._running.add(key)
             if key not in self._committed:
-                self._committed[key] = self._estimates.expected(role, model, self._cost)
+                self._committed[key] = self._expected(role, model)
             elif role == "verifier":
                 self._estimates.learn_found(True)
             if verify_after:
@@ -144,12 +184,12 @@ class Ledger:
         if agents == 2 and self._agent_cap_reason(2) is not None:
             # No verifier would fit after it: wait for one, or run unverified when alone.
             return (self._agent_cap_reason(2) or "", True) if busy else None
-        need = self._estimates.expected(key[0], model, self._cost)
+        need = self._expected(key[0], model)
         if verify_after:
             # Its share of verification, and one whole verifier kept free for whichever
             # finding comes next: a finding left unverified wastes what found it.
             need = need + self._estimates.expected_verification(model, self._cost)
-            need = need + self._estimates.expected("verifier", model, self._cost)
+            need = need + self._expected("verifier", model)
         if self._fits(self._total_amount() + self._outstanding() + need):
             return None
         if busy:
@@ -157,6 +197,16 @@ class Ledger:
         if not self._estimates.measured(key[0]):
             return None  # nothing to go by yet but the prior: try one
         return self._cap_words(), False
+
+    def _expected(self, role: str, model: str) -> Amount:
+        return self._estimates.expected(role, model, self._cost)
+
+    def calibrate(self, role: str, expected: Amount) -> None:
+        """Before any agent ended, admit agents of ``role`` expecting ``expected`` of each
+        (the review's estimate, when the cap is above its high end) instead of the prior."""
+        with self._changed:
+            self._estimates.calibrate(role, expected)
+            self._changed.notify_all()
 
     def finished(self, role: str, index: int) -> None:
         """The fan-out agent ``(role, index)`` ended: what it spent teaches the estimate."""
@@ -176,7 +226,7 @@ class Ledger:
         key = ("verifier", index)
         with self._changed:
             if key in self._committed:
-                self._committed[key] = self._estimates.expected("verifier", model, self._cost)
+                self._committed[key] = self._expected("verifier", model)
 
     def withdraw(self, role: str, index: int) -> None:
         """``(role, index)`` will not run (its subagent found nothing to verify)."""
@@ -201,10 +251,9 @@ class Ledger:
         cancel: threading.Event | None = None,
     ) -> str | None:
         """Wait until one request of the calling thread may be sent, and hold what it may
-        cost until :meth:`record` (or :meth:`release`) from the same thread; returns None,
-        or the cap that refuses it (nothing held)."""
-        cost, _ = self._cost(model, input_tokens, max_tokens, 0, 0)
-        hold = _Hold(Amount(cost, input_tokens + max_tokens), agent)
+        cost until :meth:`record` (or :meth:`release`) from the same thread: its expected
+        output while far from every cap, else ``max_tokens`` (see the module). Returns
+        None, or the cap that refuses it (nothing held)."""
         with self._changed:
             while True:
                 reason = self._usage_cap_reason()
@@ -219,8 +268,19 @@ class Ledger:
                 if cancel is not None and cancel.is_set():
                     return "interrupted"
                 self._changed.wait(_POLL_SECONDS)
-            self._holds[threading.get_ident()] = hold
+            role = agent[0] if agent is not None else None
+            output = self._outputs.expected(role, max_tokens)
+            amount = self._amount(model, input_tokens, output)
+            if output < max_tokens and not self._fits(
+                self._total_amount() + reserved + amount, share=FAR_SHARE
+            ):
+                amount = self._amount(model, input_tokens, max_tokens)  # near a cap
+            self._holds[threading.get_ident()] = _Hold(amount, agent)
             return None
+
+    def _amount(self, model: str, input_tokens: int, output_tokens: int) -> Amount:
+        cost, _ = self._cost(model, input_tokens, output_tokens, 0, 0)
+        return Amount(cost, input_tokens + output_tokens)
 
     def release(self) -> None:
         """Drop the calling thread's reservation: its request got no response."""
@@ -245,6 +305,7 @@ class Ledger:
         usage = Usage(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, 1)
         with self._changed:
             self._usage[role] = self._usage[role] + usage
+            self._outputs.learn(role, output_tokens)
             if not known:
                 self._unknown_models.add(model)
             hold = self._holds.pop(threading.get_ident(), None)
@@ -283,9 +344,12 @@ class Ledger:
             rest = rest + (expected - self._spent.get(key, NO_AMOUNT))
         return rest
 
-    def _fits(self, amount: Amount, *, strict: bool = False) -> bool:
+    def _fits(self, amount: Amount, *, strict: bool = False, share: float = 1.0) -> bool:
+        """Whether ``amount`` is within ``share`` of every cap."""
         caps = self._caps
-        return fits(amount, caps.max_cost_usd, caps.max_total_tokens, strict=strict)
+        dollars = None if caps.max_cost_usd is None else caps.max_cost_usd * share
+        tokens = None if caps.max_total_tokens is None else int(caps.max_total_tokens * share)
+        return fits(amount, dollars, tokens, strict=strict)
 
     def _cap_words(self) -> str:
         caps = self._caps

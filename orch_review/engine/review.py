@@ -23,6 +23,7 @@ from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
+from orch_review.engine.cheap import plan_under_cap
 from orch_review.engine.client import ModelClient
 from orch_review.engine.completion import (
     agents_left,
@@ -98,7 +99,7 @@ class ReportOptions:
         return "nofilter" if scope.kind == "all" else "added"
 
 
-def _load_guidance(
+def load_review_guidance(
     config: Config, repo: git.Repo, scope: Scope, commit: str, learnings: tuple[Learning, ...]
 ) -> Guidance:
     """Guidance files from the content under review (the snapshot's ``commit``), or with
@@ -224,7 +225,9 @@ def review(
         closing(new_client(config, env)) as client,
         _snapshot_in_progress(repo, scope, env, events) as content,
     ):
-        guidance = _load_guidance(config, content.repo, scope, content.commit, options.learnings)
+        guidance = load_review_guidance(
+            config, content.repo, scope, content.commit, options.learnings
+        )
         workspace = _workspace(scope, content)
         with open_session(
             config,
@@ -295,8 +298,17 @@ def _run_agents(
     content.wait()
     intent_check = start_intent_concern(workflow, scope, state.options.intent)
     reused = len(earlier.paths)
+    cheap = plan_under_cap(
+        config,
+        delta,
+        session.ledger,
+        walkthrough=state.options.walkthrough,
+        guidance_chars=len(main_guidance),
+    )
     if sweep_only(config, delta, reused, walkthrough=state.options.walkthrough):
         state.summary = swept_summary(delta, reused)
+    elif cheap is not None:
+        state.summary = cheap
     elif delta.files:
         _run_main(
             state,

@@ -56,6 +56,8 @@ class CostRange:
 
     low_usd: float
     high_usd: float
+    # What the estimate rests on, in words ("calibrated on ...; budget for the high end").
+    calibrated_on: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,9 +203,11 @@ def _against_estimate(report: Report) -> list[str]:
         where = f"below it ({actual / low:.1f}x the low end)"
     else:
         where = "within it"
+    basis = f" The estimate is {estimate.calibrated_on}." if estimate.calibrated_on else ""
     return [
         "",
-        f"Estimated before the review: {usd(low)}-{usd(high)}; actual {usd(actual)}, {where}.",
+        f"Estimated before the review: {usd(low)}-{usd(high)}; actual {usd(actual)}, {where}."
+        + basis,
     ]
 
 

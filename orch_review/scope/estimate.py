@@ -20,7 +20,7 @@ from the configured price table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from orch_review.config.pricing import Price
 from orch_review.config.settings import Config
@@ -32,6 +32,10 @@ SWEEP_FILES = 40  # engine/sweep.py SweepLimits.max_files
 SWEEP_LINES = 1500  # engine/sweep.py SweepLimits.max_lines
 PACK_SMALL_BYTES = 4_000  # engine/packing.py PackLimits.small_bytes
 PACK_MAX_MEMBERS = 10  # engine/packing.py PackLimits.max_members
+AGENT_READS = 2  # tool outputs an agent spends reading the files its task does not show
+# Input tokens per character of the guidance (guidance files, agent rules) every agent's
+# prompt carries: a quarter token a character, read on about two turns.
+GUIDANCE_TOKENS_PER_CHAR = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +49,13 @@ class RoleTokens:
     output: int
     output_per_file: float
     cache_read_share: float
+    per_byte: float = 0.0  # input tokens per byte of the files the agent reads
 
-    def tokens(self, files: float, lines: float) -> tuple[float, float]:
-        """(input, output) tokens of one agent given ``files`` with ``lines`` changed."""
+    def tokens(self, files: float, lines: float, read_bytes: float = 0.0) -> tuple[float, float]:
+        """(input, output) tokens of one agent given ``files`` with ``lines`` changed, of
+        which it reads ``read_bytes``."""
         read = self.base + self.per_file * files + self.per_line * lines
+        read += self.per_byte * read_bytes
         return read, self.output + self.output_per_file * files
 
 
@@ -58,6 +65,7 @@ class Calibration:
 
     source: str
     date: str
+    basis: str  # what was measured, in words: "calibrated on <basis>"
     main_sweep: RoleTokens  # a main agent that leaves the files to the sweep (low end)
     main_fanout: RoleTokens  # one that writes a subtask per file (high end)
     subagent: RoleTokens  # a sweep's agent, one of few (low end)
@@ -79,8 +87,11 @@ class Calibration:
         return {
             "source": self.source,
             "date": self.date,
+            "basis": self.basis,
+            "calibrated_on": calibrated_on(self.basis),
             "input_tokens": [
                 f"{name} {r.base:,} + {r.per_file:g}/file + {r.per_line:g}/changed line"
+                + (f" + {r.per_byte:g}/byte read" if r.per_byte else "")
                 for name, r in roles
             ],
         }
@@ -93,13 +104,21 @@ class Calibration:
 # their files (`inline-file-bytes`) and report from them (per changed line: the difference
 # between 2 and 30 lines; per file: between one file and a sweep group of 33). The fan-out's
 # many agents read their prompt's prefix from the cache more often than the sweep's few.
+# Tokens per byte of the files a subagent reads (each file up to what one agent reads:
+# its shown files and two tool outputs): fitted with `python -m bench.history_bench` on real
+# history (files of kilobytes, where the synthetic changes' are of a few lines), so that the
+# high end holds and the midpoint is within 2x for the three strategies.
 CALIBRATION = Calibration(
-    source="bench/estimate_bench.py",
-    date="2026-12-03",
+    source="bench/estimate_bench.py, bench/history_bench.py",
+    date="2026-12-06",
+    basis=(
+        "a fake API's token counts (no real model) on synthetic changes and on 17 ranges of"
+        " 7 public repositories (2, about 50 and about 1,000 files)"
+    ),
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
     main_fanout=RoleTokens(4250, 55, 0, 82, 10.7, 0.55),
-    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15),
-    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3),
+    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15, per_byte=0.3),
+    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3, per_byte=0.4),
     verifier=RoleTokens(1650, 0, 0, 77, 0, 0.48),
     critic=RoleTokens(3000, 32, 0, 44, 0, 0.46),
     verified_share=0.25,
@@ -113,6 +132,11 @@ SCATTER = 0.15
 # Output tokens of a request at each effort, over the same request with no thinking: the
 # fake API does not think, so this is the documented allowance, applied to the high end only.
 THINKING = {"low": 1.0, "medium": 1.5, "high": 2.0, "xhigh": 3.0, "max": 4.0}
+
+
+def calibrated_on(basis: str) -> str:
+    """What an estimate rests on, and what to budget for, wherever it is shown."""
+    return f"calibrated on {basis}; budget for the high end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +164,17 @@ class Estimate:
     @property
     def range(self) -> CostRange:
         """The total, low to high."""
-        return CostRange(sum(r.usd[0] for r in self.roles), sum(r.usd[1] for r in self.roles))
+        return CostRange(
+            sum(r.usd[0] for r in self.roles),
+            sum(r.usd[1] for r in self.roles),
+            str(self.calibration.get("calibrated_on", "")),
+        )
 
     def to_json(self) -> dict[str, object]:
         """JSON-ready data for ``plan --json``."""
         total = self.range
         return {
+            "calibrated_on": total.calibrated_on,
             "low_usd": round(total.low_usd, 6),
             "high_usd": round(total.high_usd, 6),
             "files": self.files,
@@ -198,12 +227,22 @@ def _cost(price: Price, role: RoleTokens, read: float, written: float) -> float:
 
 
 def estimate_cost(
-    scope: Scope, config: Config, *, critic: bool, calibration: Calibration = CALIBRATION
+    scope: Scope,
+    config: Config,
+    *,
+    critic: bool,
+    calibration: Calibration = CALIBRATION,
+    guidance_chars: int = 0,
 ) -> Estimate:
     """The estimated cost of reviewing ``scope`` with ``config``; ``critic``: whether the
-    critic runs (``engine.review.critic_wanted``)."""
+    critic runs (``engine.review.critic_wanted``); ``guidance_chars``: the length of the
+    guidance every agent's prompt carries."""
     lines = _file_lines(scope)
     files, changed = len(lines), sum(lines)
+    # What one agent reads of its files: what its task shows, and its reads of the rest
+    # (each tool output cut at tool-output-cap); no file more than that.
+    readable = config.inline_file_bytes + AGENT_READS * config.tool_output_cap
+    size = sum(min(f.size, readable) for f in scope.files)
     fanned = min(files, config.max_subtasks)
     low_concerns = _sweep_groups(lines)
     sizes = [f.size for f in scope.files][:fanned]
@@ -221,10 +260,20 @@ def estimate_cost(
         dear: RoleTokens | None = None,
     ) -> RoleEstimate:
         price = prices[model][0]
-        dearer = dear or tokens
+        guided = GUIDANCE_TOKENS_PER_CHAR * guidance_chars
+        dearer = replace(dear or tokens, base=(dear or tokens).base + round(guided))
+        tokens = replace(tokens, base=tokens.base + round(guided))
         # Low: the files spread over the fewest agents; high: over the most, thinking more.
-        few = tokens.tokens(files / low, changed / low) if low else (0.0, 0.0)
-        many = dearer.tokens(files / high, changed / high) if high else (0.0, 0.0)
+        few = (
+            tokens.tokens(files / low, changed / low, min(size / low, readable))
+            if low
+            else (0.0, 0.0)
+        )
+        many = (
+            dearer.tokens(files / high, changed / high, min(size / high, readable))
+            if high
+            else (0.0, 0.0)
+        )
         return RoleEstimate(
             name,
             model,

@@ -81,8 +81,13 @@ class Snapshot:
         view: View | None,
         writer: ThreadPoolExecutor,
         indexed: Future[None],
+        blobs: gitops.BlobReader | None = None,
+        under_review: Collection[str] = (),
     ) -> None:
         self._repo = repo
+        self._blobs = blobs
+        self._under_review = under_review
+        self._ids: dict[str, str] | None = None  # path under review -> blob id, once asked
         self._indexed = indexed
         self._git_directory = git_directory
         self._writer = writer
@@ -153,11 +158,31 @@ class Snapshot:
         """The content of ``path`` under review (from git, exact), None if it is no file."""
         if path == ".git" or path.startswith(".git/"):
             return None
-        return gitops.blob(self._repo, self.commit, path)
+        if self._blobs is None:
+            return gitops.blob(self._repo, self.commit, path)
+        oid = self._known_ids().get(path)
+        if oid is not None:
+            return self._blobs.read_object(oid)
+        return self._blobs.read(self.commit, path)
 
     def blob_ids(self, paths: Collection[str]) -> dict[str, str]:
         """Path -> git blob id of each of ``paths`` that is a file under review."""
-        return {p: oid for p, (_, oid) in gitops.tree_blobs(self._repo, self.commit, paths).items()}
+        known = self._known_ids()
+        found = {p: known[p] for p in paths if p in known}
+        rest = [p for p in paths if p not in known]
+        if rest:
+            listed = gitops.tree_blobs(self._repo, self.commit, rest)
+            found.update({p: oid for p, (_, oid) in listed.items()})
+        return found
+
+    def _known_ids(self) -> dict[str, str]:
+        """The blob ids of the files under review, listed once: a path looked up on its own
+        scans every tree on its way, as long as the repository is wide."""
+        with self._lock:
+            if self._ids is None:
+                listed = gitops.tree_blobs(self._repo, self.commit, self._under_review)
+                self._ids = {p: oid for p, (_, oid) in listed.items()}
+            return self._ids
 
     def own_objects(self) -> bytes:
         """A pack of the objects this review made (none for a commit under review), so
@@ -226,10 +251,15 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         )
         view = _view(own, plan, commit, root, private, git_dir, under_review, differences)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
-        content = Snapshot(own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed)
+        blobs = gitops.BlobReader(own)
+        reviewed = [f.path for f in scope.files]
+        content = Snapshot(
+            own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed, blobs, reviewed
+        )
         try:
             yield content
         finally:
+            blobs.close()
             content.settle()
             with contextlib.suppress(BaseException):
                 content.wait()  # the files stop changing before the directory is removed

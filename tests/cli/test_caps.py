@@ -51,8 +51,16 @@ def change(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _review(
-    change: Path, tmp_path: Path, fake_api: FakeMessagesAPI, env: dict[str, str], *flags: str
+    change: Path,
+    tmp_path: Path,
+    fake_api: FakeMessagesAPI,
+    env: dict[str, str],
+    *flags: str,
+    capped_sweep: str = "false",
 ) -> tuple[int, dict[str, Any], str]:
+    """One review of the change; by default the main agent plans it under any cap (the
+    caps are held on its fan-out), with ``capped_sweep="true"`` the sweep alone when the cap
+    is below the estimate's high end."""
     fake_api.reset()
     tmp_path = tmp_path / ("run-b" if flags else "run-a")  # paths of one length
     tmp_path.mkdir()
@@ -63,7 +71,7 @@ def _review(
     out = tmp_path / "report.json"
     result = run_cli(
         repo,
-        env,
+        {**env, "ORCH_REVIEW_CAPPED_SWEEP": capped_sweep},
         "--base",
         "main",
         "--no-progress",
@@ -169,3 +177,24 @@ def _last_main_tokens(fake_api: FakeMessagesAPI) -> int:
     body = fake_api.requests_for("main")[-1].body
     prompt = sum(token_count(value) for value, _ in prompt_blocks(body))
     return prompt
+
+
+def test_a_cap_below_the_estimates_high_end_plans_cheaply_and_covers_every_file(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], change: Path, tmp_path: Path
+) -> None:
+    _, full, _ = _review(change, tmp_path, fake_api, api_env)
+    # Half the main agent's review: well below the estimate's high end.
+    cap = round(full["usage"]["total"]["cost_usd"] / 2, 4)
+
+    code, data, stdout = _review(
+        change, tmp_path, fake_api, api_env, "--max-cost-usd", str(cap), capped_sweep="true"
+    )
+
+    # No main agent: the sweep's groups covered every file, and the bugs were confirmed.
+    assert fake_api.requests_for("main") == []
+    assert data["summary"].startswith("Planned without the main agent: the cost cap ($")
+    assert [f["status"] for f in data["coverage"]["files"]] == ["covered"] * FILES
+    assert data["incomplete"] is False and code == 1, stdout[-2000:]
+    confirmed = {f["path"] for f in data["findings"] if f["status"] == "confirmed"}
+    assert confirmed == {_path(n) for n in BUGS}
+    assert data["usage"]["total"]["cost_usd"] <= cap

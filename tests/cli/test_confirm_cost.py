@@ -36,6 +36,7 @@ def test_no_on_a_terminal_starts_nothing(
 
     assert code == 2, output[-2000:]
     assert "Estimated $" in output and "confirm-above-usd ($0.0001" in output, output
+    assert "calibrated on " in output and "budget for the high end" in output, output
     assert "review not started" in output and "--yes" in output
     assert fake_api.requests == []
 

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import pytest
 
+from orch_review.engine.admission import Amount
 from orch_review.engine.budget import ROLES, Caps, Ledger
 from orch_review.findings.usage import Usage
 
@@ -601,3 +602,87 @@ def test_the_first_subagent_to_find_something_commits_the_prior_for_its_verifier
     ledger.finished("subagent", 0)
     # $0.05 spent, $0.06 to come; the next: $0.05, a verifier ($0.05), one kept free.
     assert ledger.admit("subagent", 1, "m", verify_after=True, cancel=_stopped())
+
+
+# -- reservations: the expected output far from the caps, the maximum near them --------------
+
+
+def _in_flight(ledger: Ledger, agent: tuple[str, int], count: int) -> list[str | None]:
+    """``count`` requests of ``agent`` (each may write 1,000,000 tokens: $5) reserved one
+    after the other, each by a thread that keeps its request in flight; what each got."""
+    outcomes: list[str | None] = []
+    done = threading.Event()
+    stop = _stopped()
+    threads = []
+    for _ in range(count):
+        reserved = threading.Event()
+
+        def hold(reserved: threading.Event = reserved) -> None:
+            outcomes.append(ledger.reserve(agent, "m", 0, 1_000_000, stop))
+            reserved.set()
+            done.wait(60)
+
+        thread = threading.Thread(target=hold)
+        thread.start()
+        reserved.wait(60)
+        threads.append(thread)
+    done.set()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_far_from_the_cap_a_request_reserves_its_roles_expected_output() -> None:
+    # Each request may write 1,000,000 tokens ($5); the subagents so far wrote at most 1,000.
+    ledger = Ledger(Caps(max_cost_usd=10.0), _cost)
+    for output in (200, 400, 1_000):
+        ledger.record("subagent", "m", 0, output, 0, 0)
+    # Held at their maximum, two would fill the $10 cap; held at 1,000 tokens, ten are in
+    # flight at once.
+    assert _in_flight(ledger, SUBAGENT, 10) == [None] * 10
+    assert ledger.report().cap_reached is None
+
+
+def test_near_the_cap_a_request_reserves_its_maximum() -> None:
+    ledger = Ledger(Caps(max_cost_usd=10.0), _cost)
+    ledger.record("subagent", "m", 0, 1_000, 0, 0)
+    ledger.record("main", "m", 0, 1_600_000, 0, 0)  # $8 spent
+    # $8 and the first one's expected $0.005 pass 80% of the cap: it holds its $5
+    # maximum, so the next one waits for it.
+    assert _in_flight(ledger, SUBAGENT, 2) == [None, "interrupted"]
+
+
+def test_before_any_reply_a_request_reserves_its_maximum() -> None:
+    ledger = Ledger(Caps(max_cost_usd=10.0), _cost)
+    assert _in_flight(ledger, SUBAGENT, 3) == [None, None, "interrupted"]
+
+
+def test_the_expected_output_is_the_roles_own_once_it_has_replies() -> None:
+    ledger = Ledger(Caps(max_cost_usd=10.0), _cost)
+    ledger.record("main", "m", 0, 700_000, 0, 0)  # $3.50: the main agent writes a lot
+    ledger.record("verifier", "m", 0, 100, 0, 0)
+    # A subagent, with no replies of its own, expects what any reply wrote (up to $3.50):
+    # the first is held at $3.50, the second at its $5 maximum (near the cap), and the
+    # third waits.
+    assert _in_flight(ledger, SUBAGENT, 3) == [None, None, "interrupted"]
+    # A verifier expects what verifiers wrote: 100 tokens.
+    other = Ledger(Caps(max_cost_usd=10.0), _cost)
+    other.record("main", "m", 0, 700_000, 0, 0)
+    other.record("verifier", "m", 0, 100, 0, 0)
+    assert _in_flight(other, ("verifier", 0), 5) == [None] * 5
+
+
+def test_before_any_agent_ended_admission_goes_by_the_calibrated_expectation() -> None:
+    def admitted(ledger: Ledger) -> int:
+        stop = _stopped()
+        return sum(
+            ledger.admit("subagent", n, "m", verify_after=True, cancel=stop) for n in range(10)
+        )
+
+    # The prior ($0.06 an agent, $0.18 with its verification and a verifier kept free) fits
+    # a few agents under $0.50; the review's estimate ($0.01 an agent) fits all ten.
+    assert admitted(Ledger(Caps(max_cost_usd=0.5), _cost)) < 10
+    calibrated = Ledger(Caps(max_cost_usd=0.5), _cost)
+    calibrated.calibrate("subagent", Amount(0.01, 0))
+    calibrated.calibrate("verifier", Amount(0.01, 0))
+    assert admitted(calibrated) == 10

@@ -160,3 +160,12 @@ def test_the_summary_shows_the_estimate_against_the_actual_cost() -> None:
         "Estimated before the review: $3.92-$8.00; actual $1.96, below it (0.5x the low end).",
     ]
     assert "Estimated before the review" not in render(report, sample_placement(), head_sha="0")
+    said = render(
+        replace(report, estimate=CostRange(1.0, 3.0, "calibrated on X; budget for the high end")),
+        sample_placement(),
+        head_sha="0" * 40,
+    )
+    assert (
+        "Estimated before the review: $1.00-$3.00; actual $1.96, within it. The estimate is "
+        "calibrated on X; budget for the high end." in said
+    )

@@ -37,6 +37,9 @@ def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepo
     assert sum(r["low_usd"] for r in roles.values()) == pytest.approx(cost["low_usd"], abs=1e-5)
     calibration = cost["calibration"]
     assert (calibration["source"], calibration["date"]) == (CALIBRATION.source, CALIBRATION.date)
+    # What it rests on, and that the high end is the figure to budget for, in words.
+    said = f"calibrated on {CALIBRATION.basis}; budget for the high end"
+    assert cost["calibrated_on"] == calibration["calibrated_on"] == said
     assert calibration["input_tokens"][0].startswith(f"main {CALIBRATION.main_sweep.base:,} + ")
 
 
@@ -74,8 +77,6 @@ def test_the_plan_for_people_prints_the_range_and_what_it_rests_on(
         line.strip().startswith("main") and "my-own-model (effort xhigh)" in line for line in lines
     )
     assert any("no price for my-own-model" in line for line in lines)
-    assert any(
-        line.strip()
-        == f"input tokens per agent, from bench/estimate_bench.py on {CALIBRATION.date}:"
-        for line in lines
-    )
+    shown = " ".join(line.strip() for line in lines)
+    assert f"input tokens per agent, from {CALIBRATION.source} on {CALIBRATION.date}:" in shown
+    assert f"calibrated on {CALIBRATION.basis}; budget for the high end" in shown

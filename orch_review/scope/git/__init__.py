@@ -11,6 +11,7 @@ from orch_review.scope.git.attributes import (
     check_attributes,
 )
 from orch_review.scope.git.blobs import (
+    BlobReader,
     blob,
     blob_head,
     show_file,
@@ -91,6 +92,7 @@ __all__ = [
     "FIXED_DATE",
     "INERT_CONFIG",
     "SNAPSHOT_IDENTITY",
+    "BlobReader",
     "blob",
     "blob_head",
     "changed_names",

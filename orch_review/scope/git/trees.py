@@ -15,18 +15,23 @@ if TYPE_CHECKING:
 
 # Bytes of path arguments for one command; past this, everything is listed and filtered.
 _ARGV_BUDGET = 100_000
+# Paths named as pathspecs at most; past this, everything is listed and filtered: git
+# matches every entry of a wide directory against every pathspec (1,500 paths in a flat
+# 100,000-file tree: 0.8 s a listing, against 0.1 s for all of it).
+_PATHSPECS = 200
 
 
 def _entries_about(
     repo: git.Repo, command: list[str], paths: Collection[str]
 ) -> Iterator[tuple[list[str], str]]:
     """The fields and path of each ``meta<TAB>path`` entry ``command`` (NUL-terminated
-    output, literal pathspecs) lists about ``paths``: named as arguments when they fit on
-    one command line, else everything is listed and filtered."""
+    output, literal pathspecs) lists about ``paths``: named as arguments when they are few
+    and fit on one command line, else everything is listed and filtered."""
     wanted = set(paths)
     if not wanted:
         return
-    named = list(wanted) if sum(len(p) + 1 for p in wanted) <= _ARGV_BUDGET else []
+    few = len(wanted) <= _PATHSPECS and sum(len(p) + 1 for p in wanted) <= _ARGV_BUDGET
+    named = list(wanted) if few else []
     for entry in _lines0(str(repo.git.execute([*command, "--", *named]))):
         meta, _, path = entry.partition("\t")
         if path in wanted:
