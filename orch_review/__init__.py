@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from orch_review.version import __version__
 
 # Name -> the module that defines it. Imported on first use: `orch-review --version` must
 # not pay for the whole engine.
