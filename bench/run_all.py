@@ -136,6 +136,7 @@ def main() -> None:
         ),
         Bench("journal", ["bench/journal_bench.py", *quick_journal]),
         Bench("startup", ["-m", "bench.startup_bench", *quick_runs], OUT / "startup.json"),
+        Bench("layout", ["-m", "bench.layout_bench"], OUT / "layout.json"),
         Bench("hook", ["-m", "bench.hook_bench", *quick_runs], OUT / "hook.json"),
         Bench("plan", ["-m", "bench.plan_bench", *quick_plan], OUT / "plan.json"),
         Bench("scale", ["-m", "bench.scale_bench", *quick_scale], OUT / "scale.json"),

@@ -11,16 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-#: Where orch-review is installed from: it is not published on a package index.
-REPOSITORY_URL = "https://github.com/orch-review/orch-review"
-
-
-def install_command(extra: str | None = None) -> str:
-    """The pip command that installs this version from its repository, with ``extra``."""
-    name = f"orch-review[{extra}]" if extra else "orch-review"
-    return f"pip install '{name} @ git+{REPOSITORY_URL}@v{__version__}'"
-
+from orch_review.version import REPOSITORY_URL as REPOSITORY_URL
+from orch_review.version import __version__
+from orch_review.version import install_command as install_command
 
 # Name -> the module that defines it. Imported on first use: `orch-review --version` must
 # not pay for the whole engine.

@@ -18,6 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orch_review.environment import SECRET_VARIABLES
 from orch_review.errors import OutputError, UsageError
 from orch_review.events import EventSink
 
@@ -34,11 +35,6 @@ if TYPE_CHECKING:
     from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
 
-# Read once into the review's own environment, then removed from the process's, so that no
-# child process (git on the host, an agent's shell) inherits them.
-# Providers' own secrets (AWS keys, a Foundry key, ...) are listed in engine/providers.py.
-SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
-
 
 def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
     """True when a request to ``provider`` could be authenticated (or a custom server is
@@ -49,13 +45,14 @@ def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool
 
 
 def take_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of the environment for the review to read; the secrets are then removed from
-    ``environ`` (the process environment by default)."""
-    from orch_review.engine.providers import SECRET_VARIABLES as PROVIDER_SECRETS
-
+    """For a program's own start (the CLI's commands): a copy of the environment for the
+    review to read, the secrets then removed from ``environ`` (the process environment by
+    default). A second guard: each child is also given its environment explicitly, without
+    them. The library's functions never call this: they leave their caller's environment
+    as it is."""
     source = os.environ if environ is None else environ
     env = dict(source)
-    for name in (*SECRET_VARIABLES, *PROVIDER_SECRETS):
+    for name in SECRET_VARIABLES:
         source.pop(name, None)
     return env
 
@@ -358,15 +355,14 @@ def review(
 ) -> Report:
     """Review the repository at ``repo`` and return the :class:`Report`.
 
-    ``env`` defaults to the process environment, from which the API keys and GitHub tokens
-    are then removed (see :func:`take_environment`), so that no child process started during
-    the review inherits them. An ``env`` given is used as it is and the process environment
-    is left alone, so a caller that reviews more than once passes it every time. Raises an
+    ``env`` defaults to a copy of the process environment, which is left as it is: call it
+    as often as you like. No child process started during the review (git, an agent's
+    shell) gets the API keys or tokens; each is given its environment explicitly. Raises an
     :class:`~orch_review.errors.OrchReviewError` for what the caller must fix (bad options,
     no credentials the API accepts, not a repository), and ``NothingToReview`` (exit code 0)
     when the scope has no reviewable file.
     """
-    environment = take_environment() if env is None else dict(env)
+    environment = dict(os.environ if env is None else env)
     prepared = prepare(repo, options or ReviewOptions(), environment)
     return run(prepared, events=events, notices=notices)
 
@@ -393,7 +389,7 @@ def merge(
 
     files = report_files(json_file, sarif_file)
     check_writable(files)
-    signer = report_signer(take_environment() if env is None else env)
+    signer = report_signer(dict(os.environ if env is None else env))
     try:
         report = merge_files(list(reports), signer)
     except ValueError as exc:

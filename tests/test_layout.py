@@ -222,3 +222,114 @@ def test_no_import_cycle_between_modules() -> None:
     graph = {module: imports(module, tree, top_level_only=True) for module, tree in MODULES.items()}
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# Hosts: each an adapter, none importing another (reviewdog's service/*, pr-agent's
+# git_providers/). gitlab/ still takes host-neutral pieces from github/ until they move to a
+# room of their own; this list may shrink, never grow.
+HOSTS = ("github", "gitlab")
+GITLAB_FROM_GITHUB = frozenset(
+    {
+        "orch_review.github.comments",
+        "orch_review.github.conversation_run",
+        "orch_review.github.dismissals",
+        "orch_review.github.fetch",
+        "orch_review.github.local",
+        "orch_review.github.mentions",
+        "orch_review.github.summary",
+    }
+)
+# The review itself never knows which host it serves.
+HOST_FREE = ("core", "engine", "scope", "config", "findings", "reporters", "fixes", "trust")
+# Above the library's front door: they may take names from it.
+FRONT_ENDS = ("cli", "mcp_server")
+
+
+def _layer(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def _imports_of(layer: str) -> set[str]:
+    return {
+        target
+        for module, tree in MODULES.items()
+        if _layer(module) == layer
+        for target in imports(module, tree, top_level_only=False)
+    }
+
+
+def test_the_github_adapter_does_not_import_the_gitlab_adapter() -> None:
+    assert any(_layer(m) == "gitlab" for m in MODULES)
+    assert sorted(t for t in _imports_of("github") if _layer(t) == "gitlab") == []
+
+
+def test_gitlab_takes_from_github_no_more_than_the_pieces_listed() -> None:
+    taken = {t for t in _imports_of("gitlab") if _layer(t) == "github"}
+    assert sorted(taken - GITLAB_FROM_GITHUB) == []
+
+
+def test_the_review_does_not_import_a_host() -> None:
+    offenders = sorted(
+        f"{layer} imports {target}"
+        for layer in HOST_FREE
+        for target in _imports_of(layer)
+        if _layer(target) in HOSTS
+    )
+    assert offenders == []
+
+
+def test_only_the_front_ends_take_names_from_the_package_front_door() -> None:
+    """A name such as ``__version__`` comes from the leaf that defines it: the front door
+    re-exports the whole library, so importing from it climbs back up to the top."""
+    offenders = sorted(
+        f"{module} imports {alias.name} from orch_review"
+        for module, tree in MODULES.items()
+        if _layer(module) not in FRONT_ENDS
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and _resolve(module, node) == "orch_review"
+        for alias in node.names
+        if f"orch_review.{alias.name}" not in MODULES
+    )
+    assert "orch_review.version" in MODULES
+    assert offenders == []
+
+
+def package_graph(*, top_level_only: bool) -> dict[str, set[str]]:
+    """Which of the package's top-level packages and modules (its "layers") import which.
+    The front door itself is left out: Python runs it before any submodule, whatever the
+    submodule imports."""
+    graph: dict[str, set[str]] = {_layer(m): set() for m in MODULES if _layer(m)}
+    for module, tree in MODULES.items():
+        for target in imports(module, tree, top_level_only=top_level_only):
+            if _layer(module) and _layer(target) and _layer(module) != _layer(target):
+                graph[_layer(module)].add(_layer(target))
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of nodes that import each other in a circle (strongly connected components
+    of more than one node), each sorted, in sorted order."""
+    reaches = {node: _reachable(graph, node) for node in graph}
+    groups = {
+        frozenset(other for other in reaches[node] if node in reaches.get(other, set()))
+        for node in graph
+    }
+    return sorted(sorted(group) for group in groups if len(group) > 1)
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every node reached from ``start`` (itself included)."""
+    seen = {start}
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), set()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_circles_finds_each_circle_once() -> None:
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"d"}, "d": {"c"}, "e": {"a"}}
+    assert circles(graph) == [["a", "b"], ["c", "d"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

@@ -35,6 +35,7 @@ from orch_review.engine.confinement import (
     limit_stage,
     unused_uid,
 )
+from orch_review.environment import without_secrets
 from orch_review.scope.view import View
 
 SANDBOX_HOME = "/tmp"
@@ -96,7 +97,11 @@ class BubblewrapLauncher:
             bwrap = found
         try:
             shown = subprocess.run(
-                [bwrap, "--help"], capture_output=True, timeout=10, stdin=subprocess.DEVNULL
+                [bwrap, "--help"],
+                capture_output=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+                env=without_secrets(os.environ),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SandboxUnavailable(f"{bwrap} could not be run ({exc})") from None

@@ -2,9 +2,8 @@
 Microsoft Foundry, each through the anthropic SDK's own client class.
 
 Everything a client needs is read here from the review's copy of the environment and passed
-to the constructor explicitly: the secrets are removed from the process environment before
-the first request (see ``orch_review.core.take_environment``), and the AWS and Google
-credential chains would otherwise look for them there, lazily, and find nothing.
+to the constructor explicitly: a library caller's ``env`` may differ from the process
+environment, where the AWS and Google credential chains would otherwise look, lazily.
 """
 
 from __future__ import annotations
@@ -18,17 +17,6 @@ from typing import Any
 from orch_review import sanitize
 from orch_review.errors import AuthenticationFailed, ConfigError, CredentialsMissing
 
-# Removed from the process environment once read (with the Anthropic and GitHub ones).
-SECRET_VARIABLES = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "CLOUDSDK_AUTH_ACCESS_TOKEN",
-    "ANTHROPIC_FOUNDRY_API_KEY",
-    "AZURE_CLIENT_SECRET",
-    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
-)
 BEDROCK_RETRYABLE_EXCEPTIONS = frozenset(
     {
         "throttlingException",
@@ -410,7 +398,7 @@ def _reason(exc: Exception, limit: int = 400) -> str:
 
 
 def _require_extra(provider: str) -> None:
-    from orch_review import install_command
+    from orch_review.version import install_command
 
     module, package = _EXTRAS[provider]
     try:

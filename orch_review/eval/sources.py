@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
+from orch_review.environment import blanked_secrets
 from orch_review.errors import GitError, UsageError
 from orch_review.eval.cases import Case
 from orch_review.programs import require_git
@@ -78,6 +79,7 @@ def local_repository(
     import git
 
     repo = git.Repo(folder)  # bare: GitPython, not open_repo, which wants a working tree
+    repo.git.update_environment(**blanked_secrets())
     try:
         missing = [rev for rev in (case.base, case.head) if not gitops.has_commit(repo, rev)]
         if missing:
@@ -100,8 +102,9 @@ def _mirror(url: str, folder: Path) -> None:
     partial = Path(tempdirs.make("eval-mirror", str(folder.parent)))
     partial.chmod(0o755)  # as a clone is: a sandbox's other uid reads its objects
     try:
-        git.Git().execute(["git", "init", "--quiet", "--bare", str(partial)])
+        git.Git().execute(["git", "init", "--quiet", "--bare", str(partial)], env=blanked_secrets())
         repo = git.Repo(partial)
+        repo.git.update_environment(**blanked_secrets())
         try:
             repo.git.execute(["git", "config", "remote.origin.url", url])
             spec = "+refs/heads/*:refs/remotes/origin/*"
@@ -148,6 +151,7 @@ def case_worktree(repository: Path, rev: str) -> Iterator[Path]:
     try:
         with _WORKTREES:
             mirror = git.Repo(repository)
+            mirror.git.update_environment(**blanked_secrets())
             try:
                 add = ["git", *hooks_off, "worktree", "add", "--quiet", "--detach", "--"]
                 mirror.git.execute([*add, str(folder), rev])
@@ -161,6 +165,7 @@ def case_worktree(repository: Path, rev: str) -> Iterator[Path]:
     finally:
         with _WORKTREES:
             mirror = git.Repo(repository)
+            mirror.git.update_environment(**blanked_secrets())
             try:
                 if folder.exists():
                     mirror.git.execute(["git", "worktree", "remove", "--force", str(folder)])

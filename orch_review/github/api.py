@@ -27,8 +27,8 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from orch_review import __version__
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.version import __version__
 
 API_VERSION = "2022-11-28"
 #: Who Actions' GITHUB_TOKEN posts as. It is an installation token, which may not read

@@ -20,8 +20,8 @@ import httpx2
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 from tenacity import wait_exponential_jitter as exponential
 
-from orch_review import __version__
 from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.version import __version__
 
 PER_PAGE = 100
 MAX_PAGES = 200  # 20,000 items: a bound whatever a server says

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from orch_review import __version__
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
 from orch_review.reporters.text import machine_text
 from orch_review.scope.diff import dumps, json_safe, path_for_json
+from orch_review.version import __version__
 
 SEVERITY = {
     Severity.HIGH: "ERROR",

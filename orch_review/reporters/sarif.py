@@ -24,13 +24,13 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from orch_review import __version__
 from orch_review.config.choices import CATEGORIES
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
 from orch_review.sanitize import markdown as safe_markdown
 from orch_review.scope.diff import json_safe
+from orch_review.version import __version__
 from orch_review.wording import counted
 
 SARIF_VERSION = "2.1.0"

@@ -49,7 +49,7 @@ def test_the_gitlab_component_installs_the_commit_it_was_included_at() -> None:
 def test_the_version_is_written_once() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
-    assert project["tool"]["hatch"]["version"]["path"] == "orch_review/__init__.py"
+    assert project["tool"]["hatch"]["version"]["path"] == "orch_review/version.py"
 
 
 def test_the_release_steps_tag_the_version() -> None:

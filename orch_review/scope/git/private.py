@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review.environment import without_secrets
 from orch_review.errors import GitError
 from orch_review.scope.git.index import index_file
 from orch_review.scope.git.objects import objects_dir
@@ -39,7 +40,7 @@ def init_private_repo(repo: git.Repo, git_directory: Path, work: Path) -> None:
     if object_format == "sha256":  # older gits, SHA-1 only, echo the unknown option back
         init.insert(3, "--object-format=sha256")
     # Run without the variables a hook sets: they would make git init the user's repository.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in without_secrets(os.environ).items() if not k.startswith("GIT_")}
     inert = repo.git.environment().get("GIT_CONFIG_PARAMETERS")
     if inert:
         env["GIT_CONFIG_PARAMETERS"] = inert

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
+from orch_review.environment import blanked_secrets, without_secrets
 from orch_review.errors import GitError
 from orch_review.programs import require_git
 from orch_review.scope.git.objects import objects_dir
@@ -33,7 +34,7 @@ def clone(url: str, destination: Path) -> None:
     require_git()
     command = ["git", *_CLONE_CONFIG, "clone", "--quiet", "--", url, str(destination)]
     try:
-        git.Git().execute(command, env={"GIT_TERMINAL_PROMPT": "0"})
+        git.Git().execute(command, env={**blanked_secrets(), "GIT_TERMINAL_PROMPT": "0"})
     except git.GitCommandError as exc:
         raise GitError(f"cannot clone {url}: {str(exc.stderr).strip()[:300]}") from None
     except git.GitCommandNotFound:
@@ -101,7 +102,7 @@ def fetch_isolated(repo: git.Repo, url: str, wanted: Mapping[str, str | None]) -
     require_git()
     # The user's environment (GIT_SSH_COMMAND, GIT_CONFIG_GLOBAL, ...) stands, but not what
     # names a repository: a hook's GIT_DIR would make git fetch into the clone after all.
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
+    env = {k: v for k, v in without_secrets(os.environ).items() if k not in _LOCATING}
     env["GIT_TERMINAL_PROMPT"] = "0"
     with tempdirs.directory("fetch") as scratch:
         git_dir = scratch / "repo.git"

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orch_review.environment import blanked_secrets
 from orch_review.errors import GitError
 from orch_review.programs import require_git
 
@@ -42,6 +43,8 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
     repo = _at_its_work_tree(repo, Path(cwd), env)
     # Reading must never write: no opportunistic index refresh behind a running `git commit`.
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    # GitPython starts git with the process environment plus these: no key or token in it.
+    repo.git.update_environment(**blanked_secrets())
     _check_ownership(repo)
     inherited = (os.environ if env is None else env).get("GIT_CONFIG_PARAMETERS", "")
     repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, INERT_CONFIG))
@@ -141,7 +144,8 @@ def _at_its_work_tree(repo: git.Repo, cwd: Path, env: Mapping[str, str] | None) 
     git_vars = {k: v for k, v in (env or {}).items() if k.startswith("GIT_")}
     try:
         out = git.Git(str(cwd)).execute(
-            ["git", "rev-parse", "--show-toplevel"], env={**git_vars, **probe_env}
+            ["git", "rev-parse", "--show-toplevel"],
+            env={**blanked_secrets(), **git_vars, **probe_env},
         )
     except git.GitCommandError as exc:
         stderr = str(exc.stderr)
