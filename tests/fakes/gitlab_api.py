@@ -3,9 +3,13 @@
 - Authentication ("REST API authentication"): ``PRIVATE-TOKEN`` for access tokens; an
   unknown token is 401. ``JOB-TOKEN`` (CI_JOB_TOKEN) reaches only the endpoints "CI/CD job
   token" lists, and merge request notes and discussions are not among them: 403.
-- Pagination ("REST API", "Pagination"): ``page`` and ``per_page`` (default 20, at most 100;
-  more is read as 100), with ``x-page``, ``x-per-page``, ``x-total`` and ``x-next-page``
-  (empty on the last page) headers. Rate limits ("Rate limits"): 429 with ``Retry-After``.
+- Pagination ("REST API", "Pagination",
+  https://docs.gitlab.com/api/rest/#offset-based-pagination): ``page`` and ``per_page``
+  (default 20, at most 100; more is read as 100), with ``x-page``, ``x-per-page``,
+  ``x-prev-page``, ``x-next-page`` (empty on the last page), ``x-total``, ``x-total-pages``
+  and a ``Link`` header with ``rel`` prev/next/first/last URLs. Its links are built on
+  ``link_base`` (this server unless a test says otherwise: a proxy or a hostile server can
+  name any host). Rate limits ("Rate limits"): 429 with ``Retry-After``.
 - Merge request versions ("Merge requests API", "Get merge request diff versions"): the
   latest first, each with ``base_commit_sha``, ``start_commit_sha``, ``head_commit_sha``;
   one version by id has ``diffs``.
@@ -14,8 +18,11 @@
   alone for an added line, ``old_line`` and ``new_line`` for a context line; a
   ``line_range``'s ends carry line codes ``{sha1(path)}_{old}_{new}``. Anything else is 400
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
-- Notes ("Notes API"): only a note's author may edit it (403 otherwise). Resolving a thread
-  needs the thread's author or at least Developer access (30).
+- Notes ("Notes API"): only a note's author may edit it (403 otherwise); a merge request's
+  notes are listed newest first unless ``sort=asc`` ("List all merge request notes": ``sort``
+  defaults to ``desc``). Resolving a thread ("Discussions API", "Resolve a merge request
+  thread") needs at least the Developer role (30) or to be the merge request's author: a
+  Reporter who started the thread may not (gitlab-org/gitlab#358082).
 - Projects ("Projects API", "Get a single project"): ``:id`` is the numeric id or the
   URL-encoded path (``group%2Fdemo``) in every route; the project has ``id`` and
   ``path_with_namespace``.
@@ -126,6 +133,7 @@ class FakeMR:
     title: str = "A merge request"
     description: str | None = None
     quick_actions: list[tuple[str, str]] = field(default_factory=list)  # (command, argument)
+    author_id: int | None = None  # the merge request's author, who may resolve its threads
 
 
 # A few of GitLab's merge request quick actions, enough for any attack to reach one.
@@ -189,6 +197,7 @@ class FakeGitLabAPI:
         self.refused: list[tuple[str, Any]] = []  # (why, position) of every 400 on a note
         self.rate_limited: int = 0  # the next N requests get 429
         self.retry_after = "1"
+        self.link_base: str | None = None  # where Link headers point; None: this server
         self._ids = itertools.count(5000)
         self._lock = threading.RLock()
         self._http = LocalHTTPServer(self._serve, name="fake-gitlab-api")
@@ -329,23 +338,28 @@ class FakeGitLabAPI:
             return 200, self._merge_request(mr), {}
         if tail == "/closes_issues" and method == "GET":
             closed = [self._issue(n, detailed) for n in mr.closes if n in self.issues]
-            return self._page(closed, query)
+            return self._page(closed, query, path)
         if tail == "/versions" and method == "GET":
             listed = [{k: v for k, v in ver.items() if k != "diffs"} for ver in mr.versions]
-            return self._page(listed, query)
+            return self._page(listed, query, path)
         if (v := re.fullmatch(r"/versions/(\d+)", tail)) and method == "GET":
             for ver in mr.versions:
                 if ver["id"] == int(v.group(1)):
                     return 200, ver, {}
             return 404, {"message": "404 Not found"}, {}
         if tail == "/discussions" and method == "GET":
-            return self._page(mr.discussions, query)
+            return self._page(mr.discussions, query, path)
         if tail == "/discussions" and method == "POST":
             return self._create_discussion(mr, body, user)
         if (d := re.fullmatch(r"/discussions/([^/]+)(/notes)?", tail)) is not None:
             return self._thread(mr, unquote(d.group(1)), bool(d.group(2)), method, body, user)
         if tail == "/notes" and method == "GET":
-            return self._page([n for d in mr.discussions for n in d["notes"]], query)
+            notes = sorted(
+                (n for d in mr.discussions for n in d["notes"]),
+                key=lambda n: n["id"],
+                reverse=query.get("sort", ["desc"])[0] != "asc",
+            )
+            return self._page(notes, query, path)
         if tail == "/notes" and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
@@ -375,20 +389,34 @@ class FakeGitLabAPI:
         }
 
     def _page(
-        self, items: list[Any], query: dict[str, list[str]]
+        self, items: list[Any], query: dict[str, list[str]], path: str
     ) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int((query.get("per_page") or ["20"])[0] or 20), 100)
         page = max(int((query.get("page") or ["1"])[0] or 1), 1)
         chunk = items[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(items)
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        more = page < last
+        base = (self.link_base or self._http.base_url) + path
+
+        def link(n: int, rel: str) -> str:
+            kept = {k: v[0] for k, v in query.items() if k not in ("page", "per_page")}
+            kept.update(page=str(n), per_page=str(per_page))
+            return f'<{base}?{"&".join(f"{k}={quote(v)}" for k, v in kept.items())}>; rel="{rel}"'
+
+        links = [link(page - 1, "prev")] if page > 1 else []
+        links += [link(page + 1, "next")] if more else []
+        links += [link(1, "first"), link(last, "last")]
         return (
             200,
             chunk,
             {
                 "x-page": str(page),
                 "x-per-page": str(per_page),
-                "x-total": str(len(items)),
+                "x-prev-page": str(page - 1) if page > 1 else "",
                 "x-next-page": str(page + 1) if more else "",
+                "x-total": str(len(items)),
+                "x-total-pages": str(last),
+                "Link": ", ".join(links),
             },
         )
 
@@ -485,7 +513,7 @@ class FakeGitLabAPI:
             return 201, note, {}
         if not notes and method == "PUT":
             first = discussion["notes"][0]
-            author = first["author"]["id"] == user["id"]
+            author = mr.author_id == user["id"]
             if not author and self.members.get(user["id"], 0) < 30:
                 return 403, {"message": "403 Forbidden"}, {}
             if not first["resolvable"]:
