@@ -257,6 +257,14 @@ class FakeGitLabAPI:
         self.mrs[iid].discussions.append(discussion)
         return str(discussion["id"])
 
+    def add_diff_thread(
+        self, iid: int, body: str, user: dict[str, Any], position: dict[str, Any]
+    ) -> str:
+        """A thread on the diff, started earlier by ``user`` (its position is not checked)."""
+        discussion = self._discussion(body, user, position)
+        self.mrs[iid].discussions.append(discussion)
+        return str(discussion["id"])
+
     def reply_as(self, iid: int, discussion_id: str, body: str, user: dict[str, Any]) -> None:
         for d in self.mrs[iid].discussions:
             if d["id"] == discussion_id:
