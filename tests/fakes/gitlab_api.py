@@ -16,7 +16,8 @@
 - Diff threads ("Discussions API", "Create a new thread in the merge request diff"): the
   position must name the latest version's three SHAs and a file of its diff; ``new_line``
   alone for an added line, ``old_line`` and ``new_line`` for a context line; a
-  ``line_range``'s ends carry line codes ``{sha1(path)}_{old}_{new}``. Anything else is 400
+  ``line_range``'s ends carry line codes ``{sha1(path)}_{old}_{new}`` and a ``type``, ``new``
+  for an added line and ``old`` otherwise. Anything else is 400
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
 - Notes ("Notes API"): only a note's author may edit it (403 otherwise); a merge request's
   notes are listed newest first unless ``sort=asc`` ("List all merge request notes": ``sort``
@@ -476,12 +477,18 @@ class FakeGitLabAPI:
             return "old_line does not match the diff's line"
         line_range = position.get("line_range")
         if line_range is not None:
-            codes = {code for _, code in visible.values()}
+            # "Parameters for multiline comments": each end's line_code and type are required,
+            # type "new for lines added by this commit, otherwise old"
+            # (https://docs.gitlab.com/api/discussions/#parameters-for-multiline-comments).
+            kinds = {code: "new" if old is None else "old" for old, code in visible.values()}
             for end in ("start", "end"):
                 if not isinstance(line_range, dict) or not isinstance(line_range.get(end), dict):
                     return f"line_range {end} is missing"
-                if line_range[end].get("line_code") not in codes:
+                code = line_range[end].get("line_code")
+                if code not in kinds:
                     return f"line_range {end} line_code is invalid"
+                if line_range[end].get("type") != kinds[code]:
+                    return f"line_range {end} type must be {kinds[code]}"
             if line_range["end"]["line_code"] != visible[new_line][1]:
                 return "line_range must end on the note's line"
         return None

@@ -91,3 +91,18 @@ def test_it_resolves_its_threads_whose_file_left_and_never_touches_a_persons(
     assert threads[person]["notes"][0]["resolved"] is False
     assert len(threads[person]["notes"]) == 1  # no reply either
     assert done.resolved == 1
+
+
+def test_a_range_over_context_and_added_lines_types_each_end_as_gitlab_says(
+    git_repo: GitRepoFactory,
+) -> None:
+    with FakeGitLabAPI() as gitlab:
+        _merge_request(gitlab, git_repo)
+
+        _publish(gitlab, (finding("a.py", 20, 22, fp="span"),))
+
+    assert gitlab.refused == []
+    (thread,) = gitlab.diff_threads(1)
+    line_range = thread["notes"][0]["position"]["line_range"]
+    # "new for lines added by this commit, otherwise old": line 20 and 22 are context lines.
+    assert [line_range[end]["type"] for end in ("start", "end")] == ["old", "old"]
