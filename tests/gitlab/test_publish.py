@@ -106,3 +106,42 @@ def test_a_range_over_context_and_added_lines_types_each_end_as_gitlab_says(
     line_range = thread["notes"][0]["position"]["line_range"]
     # "new for lines added by this commit, otherwise old": line 20 and 22 are context lines.
     assert [line_range[end]["type"] for end in ("start", "end")] == ["old", "old"]
+
+
+def _own_threads(gitlab: FakeGitLabAPI, count: int) -> list[str]:
+    where = {"position_type": "text", "new_path": "a.py", "old_path": "a.py", "new_line": 21}
+    return [
+        gitlab.add_diff_thread(1, body(finding("a.py", 21, fp=f"f{n}"), 21, 21), BOT, where)
+        for n in range(count)
+    ]
+
+
+def test_dismissals_and_questions_count_from_developers_up_and_five_answers_a_run(
+    git_repo: GitRepoFactory,
+) -> None:
+    from orch_review.gitlab import dismissals, questions
+    from tests.fakes.gitlab_api import REPORTER
+
+    with FakeGitLabAPI() as gitlab:
+        _merge_request(gitlab, git_repo)
+        ids = _own_threads(gitlab, 8)
+        gitlab.reply_as(1, ids[0], "@orch-review ignore the input is a constant", DEVELOPER)
+        gitlab.reply_as(1, ids[1], "@orch-review ignore it is fine", REPORTER)
+        first_note = gitlab.mrs[1].discussions[1]["notes"][0]
+        first_note["award_emoji"] = [{"name": "thumbsdown", "user": dict(REPORTER)}]
+        gitlab.reply_as(1, ids[2], "@orch-review deep is this reachable?", DEVELOPER)
+        for thread in ids[3:]:
+            gitlab.reply_as(1, thread, "@orch-review why?", DEVELOPER)
+        gitlab.reply_as(1, ids[1], "@orch-review why?", REPORTER)
+        with GitLabClient(gitlab.api_url, 7, BOT_TOKEN) as client:
+            found = client.discussions(1)
+            threads = own_threads(found, BOT["id"])
+            developer = dismissals.Developers(client, BOT["id"])
+            dismissed = dismissals.collect(client, 1, found, threads, BOT["id"], developer)
+            asked = questions.pending(found, threads, BOT["id"], developer)
+
+    (only,) = dismissed.values()  # the Reporter's reply and thumbs-down are not dismissals
+    assert (only.fingerprint, only.reason, only.who) == ("f0", "the input is a constant", "dev")
+    assert len(asked) == questions.MAX_ANSWERS == 5  # six Developers asked; none from a Reporter
+    assert [q.discussion_id for q in asked] == ids[2:7]
+    assert asked[0].mention.kind == "deep" and asked[1].mention.kind != "deep"
