@@ -22,7 +22,7 @@ from orch_review.findings.report import Report
 from orch_review.github.comments import comment_body, marked_fingerprint
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
-from orch_review.gitlab.api import BadRequest, GitLabClient
+from orch_review.gitlab.api import BadRequest, Forbidden, GitLabClient
 from orch_review.gitlab.positions import FileDiff, Refs, place
 from orch_review.sanitize import controls, fence
 
@@ -55,6 +55,7 @@ class Published:
     resolved: int = 0
     summary_note: int | None = None
     answered: int = 0
+    not_resolved: int = 0  # threads GitLab would not let the token resolve
 
 
 def suggestion(finding: Finding, first: int, last: int) -> str | None:
@@ -169,7 +170,13 @@ def publish(
         else:
             reply = LEFT_REPLY if left else RESOLVED_REPLY.format(sha=refs.head_sha[:12])
         client.reply(iid, thread.discussion_id, reply)
-        client.resolve(iid, thread.discussion_id)
+        try:
+            client.resolve(iid, thread.discussion_id)
+        except Forbidden:
+            # Resolving needs the Developer role or the merge request's authorship (Discussions
+            # API, "Resolve a merge request thread"); the summary is still worth keeping.
+            done.not_resolved += 1
+            continue
         done.resolved += 1
     placement = Placement(
         inline=tuple(inline),

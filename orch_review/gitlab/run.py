@@ -255,4 +255,9 @@ def run_gitlab(
                     f"posted, {len(done.outside)} in the summary only, {done.resolved} resolved, "
                     f"{done.answered} question(s) answered."
                 )
+                if done.not_resolved:
+                    warn(
+                        f"orch-review: GitLab refused to resolve {done.not_resolved} thread(s): "
+                        "give the token at least the Developer role."
+                    )
     return report.exit_code(run.fail_on), report

@@ -145,3 +145,21 @@ def test_dismissals_and_questions_count_from_developers_up_and_five_answers_a_ru
     assert len(asked) == questions.MAX_ANSWERS == 5  # six Developers asked; none from a Reporter
     assert [q.discussion_id for q in asked] == ids[2:7]
     assert asked[0].mention.kind == "deep" and asked[1].mention.kind != "deep"
+
+
+def test_a_token_below_developer_cannot_resolve_and_the_summary_is_still_kept(
+    git_repo: GitRepoFactory,
+) -> None:
+    # "Resolve a merge request thread": at least the Developer role, or the MR's author.
+    with FakeGitLabAPI() as gitlab:
+        _merge_request(gitlab, git_repo)
+        gitlab.members[BOT["id"]] = 20  # a project access token made with the Reporter role
+        (gone,) = _own_threads(gitlab, 1)
+
+        done = _publish(gitlab, ())
+
+    thread = next(t for t in gitlab.diff_threads(1) if t["id"] == gone)
+    assert thread["notes"][0]["resolved"] is False
+    assert (done.resolved, done.not_resolved) == (0, 1)
+    (summary,) = gitlab.notes_of(1)
+    assert summary["author"]["id"] == BOT["id"]
