@@ -197,7 +197,7 @@ class FakeGitLabAPI:
         self.requests: list[Recorded] = []
         self.refused: list[tuple[str, Any]] = []  # (why, position) of every 400 on a note
         self.rate_limited: int = 0  # the next N requests get 429
-        self.retry_after = "1"
+        self.retry_after: str | None = "1"
         self.link_base: str | None = None  # where Link headers point; None: this server
         self._ids = itertools.count(5000)
         self._lock = threading.RLock()
@@ -306,7 +306,10 @@ class FakeGitLabAPI:
     ) -> tuple[int, Any, dict[str, str]]:
         if self.rate_limited > 0:
             self.rate_limited -= 1
-            return 429, {"message": "429 Too Many Requests"}, {"Retry-After": self.retry_after}
+            # Some of GitLab's limits answer 429 without Retry-After (gitlab-org/gitlab#365728,
+            # !206603): ``retry_after = None`` sends none.
+            wait = {} if self.retry_after is None else {"Retry-After": self.retry_after}
+            return 429, {"message": "429 Too Many Requests"}, wait
         if not path.startswith("/api/v4/"):
             return 404, {"message": "404 Not Found"}, {}
         rest = path[len("/api/v4") :]

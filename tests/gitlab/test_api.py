@@ -101,3 +101,13 @@ def test_the_summary_note_is_found_whatever_order_gitlab_lists_notes_in(
         "<!-- orch-review:summary -->\nsecond",
         "<!-- orch-review:summary -->\na person's copy",
     ]
+
+
+def test_a_429_without_retry_after_waits_a_minute(git_repo: GitRepoFactory) -> None:
+    waits: list[float] = []
+    with FakeGitLabAPI() as gitlab:
+        _mr(gitlab, git_repo)
+        gitlab.rate_limited, gitlab.retry_after = 1, None
+        with GitLabClient(gitlab.api_url, 7, BOT_TOKEN, sleep=waits.append) as client:
+            assert client.discussions(1) == []
+    assert waits == [60.0]
