@@ -27,6 +27,9 @@ from orch_review.gitlab.positions import FileDiff, Refs, place
 from orch_review.sanitize import controls, fence
 
 NOTE_LIMIT = 1_000_000  # GitLab's note body limit, in characters
+# "Suggestions for multiple lines are limited to 100 lines above and 100 lines below the
+# commented diff line" (https://docs.gitlab.com/user/project/merge_requests/reviews/suggestions/).
+SUGGESTION_LINES_ABOVE = 100
 RESOLVED_REPLY = "orch-review: this finding is gone in {sha}; resolving the thread."
 LEFT_REPLY = "orch-review: this file is no longer part of the merge request; resolving."
 DISMISSED_REPLY = (
@@ -64,6 +67,8 @@ def suggestion(finding: Finding, first: int, last: int) -> str | None:
     patch = finding.verified_patch
     if patch is None or (first, last) != (finding.start_line, finding.end_line):
         return None
+    if last - first > SUGGESTION_LINES_ABOVE:
+        return None  # more lines above the note than a GitLab suggestion may replace
     if controls(patch) != patch:
         return None
     # A line starting with `/` may be a quick action that GitLab runs on the merge request

@@ -163,3 +163,22 @@ def test_a_token_below_developer_cannot_resolve_and_the_summary_is_still_kept(
     assert (done.resolved, done.not_resolved) == (0, 1)
     (summary,) = gitlab.notes_of(1)
     assert summary["author"]["id"] == BOT["id"]
+
+
+def test_a_fix_longer_than_a_gitlab_suggestion_may_be_stays_prose() -> None:
+    from orch_review.findings.records import PatchCheck, Verdict
+    from orch_review.gitlab.publish import SUGGESTION_LINES_ABOVE, suggestion
+
+    def fixed(lines: int) -> Finding:
+        return replace(
+            finding("a.py", 10, 10 + lines - 1),
+            replacement="\n".join(f"fixed_{n} = {n}" for n in range(lines)),
+            patch_check=PatchCheck(True, "applies and compiles"),
+            verdict=Verdict(True, "holds", fix_ok=True),
+        )
+
+    # At most 100 lines above the commented line (the last): 101 lines in all.
+    most = SUGGESTION_LINES_ABOVE + 1
+    assert suggestion(fixed(most), 10, 10 + most - 1) is not None
+    assert "suggestion:-100+0" in (suggestion(fixed(most), 10, 10 + most - 1) or "")
+    assert suggestion(fixed(most + 1), 10, 10 + most) is None
