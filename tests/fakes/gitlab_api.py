@@ -23,7 +23,9 @@
   notes are listed newest first unless ``sort=asc`` ("List all merge request notes": ``sort``
   defaults to ``desc``). Resolving a thread ("Discussions API", "Resolve a merge request
   thread") needs at least the Developer role (30) or to be the merge request's author: a
-  Reporter who started the thread may not (gitlab-org/gitlab#358082).
+  Reporter who started the thread may not (gitlab-org/gitlab#358082). A reply in a diff
+  thread is a resolvable ``DiffNote`` at the thread's position. A note's emoji reactions
+  ("Emoji reactions API") are a paginated list.
 - Projects ("Projects API", "Get a single project"): ``:id`` is the numeric id or the
   URL-encoded path (``group%2Fdemo``) in every route; the project has ``id`` and
   ``path_with_namespace``.
@@ -269,7 +271,7 @@ class FakeGitLabAPI:
     def reply_as(self, iid: int, discussion_id: str, body: str, user: dict[str, Any]) -> None:
         for d in self.mrs[iid].discussions:
             if d["id"] == discussion_id:
-                d["notes"].append(self._note(body, user, None, "DiscussionNote"))
+                d["notes"].append(self._reply(d, body, user))
 
     def notes_of(self, iid: int) -> list[dict[str, Any]]:
         """Notes on the merge request that are not in a diff thread (the summary's kind)."""
@@ -379,7 +381,13 @@ class FakeGitLabAPI:
             mr.discussions.append(discussion)
             return 201, discussion["notes"][0], {}
         if (n := re.fullmatch(r"/notes/(\d+)(/award_emoji)?", tail)) is not None:
-            return self._note_route(mr, int(n.group(1)), bool(n.group(2)), method, body, user)
+            note_id, emoji = int(n.group(1)), bool(n.group(2))
+            if emoji and method == "GET":  # "Emoji reactions API": a paginated list
+                found = [x for d in mr.discussions for x in d["notes"] if x["id"] == note_id]
+                if not found:
+                    return 404, {"message": "404 Not found"}, {}
+                return self._page(found[0].get("award_emoji", []), query, path)
+            return self._note_route(mr, note_id, emoji, method, body, user)
         return 404, {"message": "404 Not found"}, {}
 
     def _merge_request(self, mr: FakeMR) -> dict[str, Any]:
@@ -452,6 +460,14 @@ class FakeGitLabAPI:
             "resolved": False,
             "position": position,
         }
+
+    def _reply(self, discussion: dict[str, Any], body: str, user: dict[str, Any]) -> dict[str, Any]:
+        # A reply takes its thread's note type and position: in a diff thread it is a
+        # resolvable DiffNote (Discussions API, "List all merge request discussion items").
+        first = discussion["notes"][0]
+        if first["type"] == "DiffNote":
+            return self._note(body, user, first["position"], "DiffNote")
+        return self._note(body, user, None, "DiscussionNote")
 
     def _discussion(self, body: str, user: dict[str, Any], position: Any) -> dict[str, Any]:
         kind = "DiffNote" if position is not None else None
@@ -526,7 +542,7 @@ class FakeGitLabAPI:
         if notes and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
-            note = self._note(self._executed(mr, body["body"]), user, None, "DiscussionNote")
+            note = self._reply(discussion, self._executed(mr, body["body"]), user)
             discussion["notes"].append(note)
             return 201, note, {}
         if not notes and method == "PUT":
@@ -550,8 +566,6 @@ class FakeGitLabAPI:
         note = next((n for d in mr.discussions for n in d["notes"] if n["id"] == note_id), None)
         if note is None:
             return 404, {"message": "404 Not found"}, {}
-        if emoji and method == "GET":
-            return 200, note.get("award_emoji", []), {"x-next-page": ""}
         if not emoji and method == "PUT":
             if note["author"]["id"] != user["id"]:
                 return 403, {"message": "403 Forbidden"}, {}
