@@ -97,7 +97,9 @@ def line_code(path: str, old: int, new: int) -> str:
 
 
 def _end(path: str, line: DiffLine) -> dict[str, Any]:
-    kind = "new" if line.old is None else None
+    # "Use `new` for lines added by this commit, otherwise `old`" (Discussions API,
+    # "Parameters for multiline comments"): a context line is `old`.
+    kind = "new" if line.old is None else "old"
     end: dict[str, Any] = {
         "line_code": line_code(path, line.old_counter, line.new),
         "type": kind,

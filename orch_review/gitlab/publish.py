@@ -22,11 +22,14 @@ from orch_review.findings.report import Report
 from orch_review.github.comments import comment_body, marked_fingerprint
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
-from orch_review.gitlab.api import BadRequest, GitLabClient
+from orch_review.gitlab.api import BadRequest, Forbidden, GitLabClient
 from orch_review.gitlab.positions import FileDiff, Refs, place
 from orch_review.sanitize import controls, fence
 
 NOTE_LIMIT = 1_000_000  # GitLab's note body limit, in characters
+# "Suggestions for multiple lines are limited to 100 lines above and 100 lines below the
+# commented diff line" (https://docs.gitlab.com/user/project/merge_requests/reviews/suggestions/).
+SUGGESTION_LINES_ABOVE = 100
 RESOLVED_REPLY = "orch-review: this finding is gone in {sha}; resolving the thread."
 LEFT_REPLY = "orch-review: this file is no longer part of the merge request; resolving."
 DISMISSED_REPLY = (
@@ -55,6 +58,7 @@ class Published:
     resolved: int = 0
     summary_note: int | None = None
     answered: int = 0
+    not_resolved: int = 0  # threads GitLab would not let the token resolve
 
 
 def suggestion(finding: Finding, first: int, last: int) -> str | None:
@@ -63,6 +67,8 @@ def suggestion(finding: Finding, first: int, last: int) -> str | None:
     patch = finding.verified_patch
     if patch is None or (first, last) != (finding.start_line, finding.end_line):
         return None
+    if last - first > SUGGESTION_LINES_ABOVE:
+        return None  # more lines above the note than a GitLab suggestion may replace
     if controls(patch) != patch:
         return None
     # A line starting with `/` may be a quick action that GitLab runs on the merge request
@@ -169,7 +175,13 @@ def publish(
         else:
             reply = LEFT_REPLY if left else RESOLVED_REPLY.format(sha=refs.head_sha[:12])
         client.reply(iid, thread.discussion_id, reply)
-        client.resolve(iid, thread.discussion_id)
+        try:
+            client.resolve(iid, thread.discussion_id)
+        except Forbidden:
+            # Resolving needs the Developer role or the merge request's authorship (Discussions
+            # API, "Resolve a merge request thread"); the summary is still worth keeping.
+            done.not_resolved += 1
+            continue
         done.resolved += 1
     placement = Placement(
         inline=tuple(inline),

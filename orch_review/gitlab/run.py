@@ -34,7 +34,7 @@ DEPTH_HINT = "set `GIT_DEPTH: 0` in the job's variables so the merge request's h
 JOB_TOKEN_ONLY = (
     "orch-review: only CI_JOB_TOKEN is set, and a job token cannot write merge request notes: "
     "findings are in the job log and the Code Quality report. Set GITLAB_TOKEN (a project "
-    "access token with `api` scope) to get discussions on the diff."
+    "access token with `api` scope and the Developer role) to get discussions on the diff."
 )
 FORK = (
     "orch-review: this merge request comes from a fork, whose pipeline cannot write to the "
@@ -190,7 +190,8 @@ def run_gitlab(
     if token is None:
         raise CredentialsMissing(
             "neither GITLAB_TOKEN nor CI_JOB_TOKEN is set: run orch-review gitlab in a GitLab CI "
-            "job, with GITLAB_TOKEN (a project access token with `api` scope) to post."
+            "job, with GITLAB_TOKEN (a project access token with `api` scope and the Developer "
+            "role) to post."
         )
     if not run.from_reports and not core.has_credentials(env):
         raise CredentialsMissing(
@@ -255,4 +256,9 @@ def run_gitlab(
                     f"posted, {len(done.outside)} in the summary only, {done.resolved} resolved, "
                     f"{done.answered} question(s) answered."
                 )
+                if done.not_resolved:
+                    warn(
+                        f"orch-review: GitLab refused to resolve {done.not_resolved} thread(s): "
+                        "give the token at least the Developer role."
+                    )
     return report.exit_code(run.fail_on), report

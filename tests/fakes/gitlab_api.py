@@ -3,19 +3,29 @@
 - Authentication ("REST API authentication"): ``PRIVATE-TOKEN`` for access tokens; an
   unknown token is 401. ``JOB-TOKEN`` (CI_JOB_TOKEN) reaches only the endpoints "CI/CD job
   token" lists, and merge request notes and discussions are not among them: 403.
-- Pagination ("REST API", "Pagination"): ``page`` and ``per_page`` (default 20, at most 100;
-  more is read as 100), with ``x-page``, ``x-per-page``, ``x-total`` and ``x-next-page``
-  (empty on the last page) headers. Rate limits ("Rate limits"): 429 with ``Retry-After``.
+- Pagination ("REST API", "Pagination",
+  https://docs.gitlab.com/api/rest/#offset-based-pagination): ``page`` and ``per_page``
+  (default 20, at most 100; more is read as 100), with ``x-page``, ``x-per-page``,
+  ``x-prev-page``, ``x-next-page`` (empty on the last page), ``x-total``, ``x-total-pages``
+  and a ``Link`` header with ``rel`` prev/next/first/last URLs. Its links are built on
+  ``link_base`` (this server unless a test says otherwise: a proxy or a hostile server can
+  name any host). Rate limits ("Rate limits"): 429 with ``Retry-After``.
 - Merge request versions ("Merge requests API", "Get merge request diff versions"): the
   latest first, each with ``base_commit_sha``, ``start_commit_sha``, ``head_commit_sha``;
   one version by id has ``diffs``.
 - Diff threads ("Discussions API", "Create a new thread in the merge request diff"): the
   position must name the latest version's three SHAs and a file of its diff; ``new_line``
   alone for an added line, ``old_line`` and ``new_line`` for a context line; a
-  ``line_range``'s ends carry line codes ``{sha1(path)}_{old}_{new}``. Anything else is 400
+  ``line_range``'s ends carry line codes ``{sha1(path)}_{old}_{new}`` and a ``type``, ``new``
+  for an added line and ``old`` otherwise. Anything else is 400
   ("Note {:line_code=>[\"can't be blank\"]}"), as GitLab answers a note off the diff.
-- Notes ("Notes API"): only a note's author may edit it (403 otherwise). Resolving a thread
-  needs the thread's author or at least Developer access (30).
+- Notes ("Notes API"): only a note's author may edit it (403 otherwise); a merge request's
+  notes are listed newest first unless ``sort=asc`` ("List all merge request notes": ``sort``
+  defaults to ``desc``). Resolving a thread ("Discussions API", "Resolve a merge request
+  thread") needs at least the Developer role (30) or to be the merge request's author: a
+  Reporter who started the thread may not (gitlab-org/gitlab#358082). A reply in a diff
+  thread is a resolvable ``DiffNote`` at the thread's position. A note's emoji reactions
+  ("Emoji reactions API") are a paginated list.
 - Projects ("Projects API", "Get a single project"): ``:id`` is the numeric id or the
   URL-encoded path (``group%2Fdemo``) in every route; the project has ``id`` and
   ``path_with_namespace``.
@@ -126,6 +136,7 @@ class FakeMR:
     title: str = "A merge request"
     description: str | None = None
     quick_actions: list[tuple[str, str]] = field(default_factory=list)  # (command, argument)
+    author_id: int | None = None  # the merge request's author, who may resolve its threads
 
 
 # A few of GitLab's merge request quick actions, enough for any attack to reach one.
@@ -188,7 +199,8 @@ class FakeGitLabAPI:
         self.requests: list[Recorded] = []
         self.refused: list[tuple[str, Any]] = []  # (why, position) of every 400 on a note
         self.rate_limited: int = 0  # the next N requests get 429
-        self.retry_after = "1"
+        self.retry_after: str | None = "1"
+        self.link_base: str | None = None  # where Link headers point; None: this server
         self._ids = itertools.count(5000)
         self._lock = threading.RLock()
         self._http = LocalHTTPServer(self._serve, name="fake-gitlab-api")
@@ -248,10 +260,18 @@ class FakeGitLabAPI:
         self.mrs[iid].discussions.append(discussion)
         return str(discussion["id"])
 
+    def add_diff_thread(
+        self, iid: int, body: str, user: dict[str, Any], position: dict[str, Any]
+    ) -> str:
+        """A thread on the diff, started earlier by ``user`` (its position is not checked)."""
+        discussion = self._discussion(body, user, position)
+        self.mrs[iid].discussions.append(discussion)
+        return str(discussion["id"])
+
     def reply_as(self, iid: int, discussion_id: str, body: str, user: dict[str, Any]) -> None:
         for d in self.mrs[iid].discussions:
             if d["id"] == discussion_id:
-                d["notes"].append(self._note(body, user, None, "DiscussionNote"))
+                d["notes"].append(self._reply(d, body, user))
 
     def notes_of(self, iid: int) -> list[dict[str, Any]]:
         """Notes on the merge request that are not in a diff thread (the summary's kind)."""
@@ -288,7 +308,10 @@ class FakeGitLabAPI:
     ) -> tuple[int, Any, dict[str, str]]:
         if self.rate_limited > 0:
             self.rate_limited -= 1
-            return 429, {"message": "429 Too Many Requests"}, {"Retry-After": self.retry_after}
+            # Some of GitLab's limits answer 429 without Retry-After (gitlab-org/gitlab#365728,
+            # !206603): ``retry_after = None`` sends none.
+            wait = {} if self.retry_after is None else {"Retry-After": self.retry_after}
+            return 429, {"message": "429 Too Many Requests"}, wait
         if not path.startswith("/api/v4/"):
             return 404, {"message": "404 Not Found"}, {}
         rest = path[len("/api/v4") :]
@@ -329,23 +352,28 @@ class FakeGitLabAPI:
             return 200, self._merge_request(mr), {}
         if tail == "/closes_issues" and method == "GET":
             closed = [self._issue(n, detailed) for n in mr.closes if n in self.issues]
-            return self._page(closed, query)
+            return self._page(closed, query, path)
         if tail == "/versions" and method == "GET":
             listed = [{k: v for k, v in ver.items() if k != "diffs"} for ver in mr.versions]
-            return self._page(listed, query)
+            return self._page(listed, query, path)
         if (v := re.fullmatch(r"/versions/(\d+)", tail)) and method == "GET":
             for ver in mr.versions:
                 if ver["id"] == int(v.group(1)):
                     return 200, ver, {}
             return 404, {"message": "404 Not found"}, {}
         if tail == "/discussions" and method == "GET":
-            return self._page(mr.discussions, query)
+            return self._page(mr.discussions, query, path)
         if tail == "/discussions" and method == "POST":
             return self._create_discussion(mr, body, user)
         if (d := re.fullmatch(r"/discussions/([^/]+)(/notes)?", tail)) is not None:
             return self._thread(mr, unquote(d.group(1)), bool(d.group(2)), method, body, user)
         if tail == "/notes" and method == "GET":
-            return self._page([n for d in mr.discussions for n in d["notes"]], query)
+            notes = sorted(
+                (n for d in mr.discussions for n in d["notes"]),
+                key=lambda n: n["id"],
+                reverse=query.get("sort", ["desc"])[0] != "asc",
+            )
+            return self._page(notes, query, path)
         if tail == "/notes" and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
@@ -353,7 +381,13 @@ class FakeGitLabAPI:
             mr.discussions.append(discussion)
             return 201, discussion["notes"][0], {}
         if (n := re.fullmatch(r"/notes/(\d+)(/award_emoji)?", tail)) is not None:
-            return self._note_route(mr, int(n.group(1)), bool(n.group(2)), method, body, user)
+            note_id, emoji = int(n.group(1)), bool(n.group(2))
+            if emoji and method == "GET":  # "Emoji reactions API": a paginated list
+                found = [x for d in mr.discussions for x in d["notes"] if x["id"] == note_id]
+                if not found:
+                    return 404, {"message": "404 Not found"}, {}
+                return self._page(found[0].get("award_emoji", []), query, path)
+            return self._note_route(mr, note_id, emoji, method, body, user)
         return 404, {"message": "404 Not found"}, {}
 
     def _merge_request(self, mr: FakeMR) -> dict[str, Any]:
@@ -375,20 +409,34 @@ class FakeGitLabAPI:
         }
 
     def _page(
-        self, items: list[Any], query: dict[str, list[str]]
+        self, items: list[Any], query: dict[str, list[str]], path: str
     ) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int((query.get("per_page") or ["20"])[0] or 20), 100)
         page = max(int((query.get("page") or ["1"])[0] or 1), 1)
         chunk = items[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(items)
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        more = page < last
+        base = (self.link_base or self._http.base_url) + path
+
+        def link(n: int, rel: str) -> str:
+            kept = {k: v[0] for k, v in query.items() if k not in ("page", "per_page")}
+            kept.update(page=str(n), per_page=str(per_page))
+            return f'<{base}?{"&".join(f"{k}={quote(v)}" for k, v in kept.items())}>; rel="{rel}"'
+
+        links = [link(page - 1, "prev")] if page > 1 else []
+        links += [link(page + 1, "next")] if more else []
+        links += [link(1, "first"), link(last, "last")]
         return (
             200,
             chunk,
             {
                 "x-page": str(page),
                 "x-per-page": str(per_page),
-                "x-total": str(len(items)),
+                "x-prev-page": str(page - 1) if page > 1 else "",
                 "x-next-page": str(page + 1) if more else "",
+                "x-total": str(len(items)),
+                "x-total-pages": str(last),
+                "Link": ", ".join(links),
             },
         )
 
@@ -412,6 +460,14 @@ class FakeGitLabAPI:
             "resolved": False,
             "position": position,
         }
+
+    def _reply(self, discussion: dict[str, Any], body: str, user: dict[str, Any]) -> dict[str, Any]:
+        # A reply takes its thread's note type and position: in a diff thread it is a
+        # resolvable DiffNote (Discussions API, "List all merge request discussion items").
+        first = discussion["notes"][0]
+        if first["type"] == "DiffNote":
+            return self._note(body, user, first["position"], "DiffNote")
+        return self._note(body, user, None, "DiscussionNote")
 
     def _discussion(self, body: str, user: dict[str, Any], position: Any) -> dict[str, Any]:
         kind = "DiffNote" if position is not None else None
@@ -440,12 +496,18 @@ class FakeGitLabAPI:
             return "old_line does not match the diff's line"
         line_range = position.get("line_range")
         if line_range is not None:
-            codes = {code for _, code in visible.values()}
+            # "Parameters for multiline comments": each end's line_code and type are required,
+            # type "new for lines added by this commit, otherwise old"
+            # (https://docs.gitlab.com/api/discussions/#parameters-for-multiline-comments).
+            kinds = {code: "new" if old is None else "old" for old, code in visible.values()}
             for end in ("start", "end"):
                 if not isinstance(line_range, dict) or not isinstance(line_range.get(end), dict):
                     return f"line_range {end} is missing"
-                if line_range[end].get("line_code") not in codes:
+                code = line_range[end].get("line_code")
+                if code not in kinds:
                     return f"line_range {end} line_code is invalid"
+                if line_range[end].get("type") != kinds[code]:
+                    return f"line_range {end} type must be {kinds[code]}"
             if line_range["end"]["line_code"] != visible[new_line][1]:
                 return "line_range must end on the note's line"
         return None
@@ -480,12 +542,12 @@ class FakeGitLabAPI:
         if notes and method == "POST":
             if not isinstance(body, dict) or not str(body.get("body") or "").strip():
                 return 400, {"message": "400 Bad request - body is missing"}, {}
-            note = self._note(self._executed(mr, body["body"]), user, None, "DiscussionNote")
+            note = self._reply(discussion, self._executed(mr, body["body"]), user)
             discussion["notes"].append(note)
             return 201, note, {}
         if not notes and method == "PUT":
             first = discussion["notes"][0]
-            author = first["author"]["id"] == user["id"]
+            author = mr.author_id == user["id"]
             if not author and self.members.get(user["id"], 0) < 30:
                 return 403, {"message": "403 Forbidden"}, {}
             if not first["resolvable"]:
@@ -504,8 +566,6 @@ class FakeGitLabAPI:
         note = next((n for d in mr.discussions for n in d["notes"] if n["id"] == note_id), None)
         if note is None:
             return 404, {"message": "404 Not found"}, {}
-        if emoji and method == "GET":
-            return 200, note.get("award_emoji", []), {"x-next-page": ""}
         if not emoji and method == "PUT":
             if note["author"]["id"] != user["id"]:
                 return 403, {"message": "403 Forbidden"}, {}
