@@ -3,6 +3,7 @@ bubblewrap, on a large shard: mounts, one shared tree, a copy.
 
 Usage: python -m bench.sandbox_bench [--files 2000] [--changed 365] [--shells 171]
                                      [--at-once 10] [--starts 60] [--json FILE]
+(--shells 0: the start-up figures only)
 
 Start-up per shell: ``--starts`` shells, one after another, each started and running ``true``
 in the review's snapshot (written out whole), under each shell mode that runs here
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -118,10 +120,13 @@ def one_way(repo: Path, way: str, shells: int, at_once: int) -> tuple[float, flo
 
 
 def startup(repo: Path, starts: int) -> dict[str, float]:
-    """Milliseconds per shell, start to first command done, of each shell mode that runs."""
+    """Milliseconds per shell, start to first command done, of each shell mode that runs:
+    the median over ``starts`` rounds, each round starting one shell of every mode in turn,
+    so that a machine whose speed drifts weighs on every mode alike. The key
+    ``landlock/bubblewrap`` holds the median of the rounds' ratios."""
     from orch_review.engine.bash import BashSession
     from orch_review.engine.confinement import SandboxUnavailable
-    from orch_review.engine.sandbox import resolve_sandbox
+    from orch_review.engine.sandbox import Sandbox, resolve_sandbox
     from orch_review.scope import git as gitops
     from orch_review.scope import snapshot as snap
     from orch_review.scope.resolve import ScopeRequest, resolve_scope
@@ -129,31 +134,41 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
     opened = gitops.open_repo(repo)
     request = ScopeRequest("base", base="HEAD~1", head="HEAD")
     scope = resolve_scope(opened, request, env=dict(os.environ))
-    costs: dict[str, float] = {}
     env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
     with snap.snapshot(opened, scope, os.environ) as content:
         content.use(mounted=False)
         content.wait()
+        sandboxes: dict[str, Sandbox] = {}
         for mode in ("bubblewrap", "landlock", "off"):
             try:
-                sandbox = resolve_sandbox(mode, content.root, search_path=os.environ["PATH"])  # type: ignore[arg-type]
+                sandboxes[mode] = resolve_sandbox(
+                    mode,  # type: ignore[arg-type]
+                    content.root,
+                    search_path=os.environ["PATH"],
+                )
             except SandboxUnavailable as exc:
                 print(f"{mode:>10}: cannot run here ({exc})")
-                continue
-            start = close = 0.0
-            for _ in range(starts):
+        starts_ms: dict[str, list[float]] = {mode: [] for mode in sandboxes}
+        stops_ms: dict[str, list[float]] = {mode: [] for mode in sandboxes}
+        for _ in range(starts):
+            for mode, sandbox in sandboxes.items():
                 began = time.perf_counter()
                 bash = BashSession(content.root, env=env, timeout=60, sandbox=sandbox)
                 if bash.run("true").exit_code != 0:
                     raise SystemExit(f"{mode}: a shell failed to run `true`")
                 ran = time.perf_counter()
                 bash.close()
-                start, close = start + ran - began, close + time.perf_counter() - ran
-            costs[mode] = start / starts * 1000
-            print(
-                f"{mode:>10}: {costs[mode]:5.1f} ms per shell to start and run `true`, "
-                f"{close / starts * 1000:5.1f} ms to stop and clean up"
-            )
+                starts_ms[mode].append((ran - began) * 1000)
+                stops_ms[mode].append((time.perf_counter() - ran) * 1000)
+    costs = {mode: statistics.median(times) for mode, times in starts_ms.items()}
+    for mode, cost in costs.items():
+        print(
+            f"{mode:>10}: {cost:5.1f} ms per shell to start and run `true` (median), "
+            f"{statistics.median(stops_ms[mode]):5.1f} ms to stop and clean up"
+        )
+    if "landlock" in costs and "bubblewrap" in costs:
+        pairs = zip(starts_ms["landlock"], starts_ms["bubblewrap"], strict=True)
+        costs["landlock/bubblewrap"] = statistics.median(a / b for a, b in pairs)
     print("     tools: no shell to start")
     return costs
 
@@ -172,11 +187,11 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     totals: dict[str, float] = {}
     figures: list[Figure] = []
     costs = startup(repo, args.starts)
+    ratio = costs.pop("landlock/bubblewrap", None)
     for mode, cost in costs.items():
         figures.append(Figure("sandbox", f"start-up per shell, {mode}", f"{cost:.1f} ms"))
-    if "landlock" in costs and "bubblewrap" in costs:
-        ratio = costs["landlock"] / costs["bubblewrap"]
-        print(f"landlock / bubblewrap start-up: {ratio:.2f}x (target <= 1.0x)")
+    if ratio is not None:
+        print(f"landlock / bubblewrap start-up, paired rounds: {ratio:.2f}x (target <= 1.0x)")
         figures.append(
             Figure(
                 "sandbox",
@@ -189,6 +204,9 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     timer: Callable[[str], tuple[float, float, int]] = lambda way: one_way(  # noqa: E731
         repo, way, args.shells, args.at_once
     )
+    if args.shells <= 0:  # start-up figures only
+        write_figures(args.json, figures)
+        return figures
     for way in ("mounts", "tree", "copy", "chosen"):
         prepared, started, mounts = timer(way)
         totals[way] = prepared + started

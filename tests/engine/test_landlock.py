@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -16,7 +18,7 @@ import pytest
 
 from orch_review.engine.bash import BashSession, handle_tool_call
 from orch_review.engine.confinement import Limits, SandboxUnavailable
-from orch_review.engine.landlock import LandlockLauncher, content_paths
+from orch_review.engine.landlock import LandlockLauncher, content_paths, launcher_source
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from tests.conftest import GitRepoFactory, git
 from tests.helpers import SOURCE_ROOT
@@ -240,7 +242,9 @@ def test_as_a_regular_user_the_shell_cannot_read_that_user_s_other_processes() -
     as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     victim = subprocess.Popen([*as_nobody, "sleep", "60"], env={"CANARY": "CANARY-parent-secret"})
     try:
-        launcher = LandlockLauncher(Limits(), python, LandlockLauncher.find(Limits()).source)
+        # Another interpreter than this one: it runs the launcher's source, not this one's
+        # compiled code (a file of root's, in another bytecode format).
+        launcher = LandlockLauncher(Limits(), python, launcher_source())
         launch = launcher.launch(content, {"PATH": "/usr/bin:/bin"}, ("bash", "-c", "x"))
         argv = list(launch.argv)
         at = argv.index("--uid")  # what root's shells get; a regular user's do not
@@ -312,3 +316,14 @@ def test_auto_without_landlock_gives_no_shell_and_on_refuses(repo: Path, tmp_pat
     assert "agents get no shell" in lines[1] and "bwrap-path" in lines[1]
     assert lines[2].startswith("refused 2 --sandbox on needs a sandboxed shell")
     assert "sudo apt-get install bubblewrap" in lines[2] and "landlock_*" in lines[2]
+
+
+def test_the_launcher_runs_compiled_code_no_one_else_may_write() -> None:
+    """Each shell loads the launcher compiled once, from a file it reads before it drops
+    root or confines itself: only this user may have written it."""
+    source = LandlockLauncher.find(Limits()).source
+    (path,) = re.findall(r"open\('([^']+)'", source)
+    assert os.stat(path).st_uid == os.geteuid()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    assert LandlockLauncher.find(Limits()).source == source  # compiled once a process
