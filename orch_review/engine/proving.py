@@ -26,6 +26,7 @@ from orch_review.engine.tools import TOOLS_VERSION
 from orch_review.errors import OrchReviewError
 from orch_review.findings.proof import Proof, not_proven
 from orch_review.findings.records import Finding, Severity, Status
+from orch_review.scope.git import tree_of
 
 if TYPE_CHECKING:
     import git
@@ -144,7 +145,9 @@ class Provers:
             config.subagent_max_turns,
             self.session.toolset,
             python.name,
-            self.head,
+            # The content, not the commit: a working tree's snapshot commit is new each run.
+            tree_of(self.repo, self.head),
+            None if self.base is None else tree_of(self.repo, self.base),
             finding.path,
             finding.start_line,
             finding.end_line,
