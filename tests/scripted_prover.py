@@ -16,7 +16,7 @@ from tests.scripted import ReviewScript, read_lines
 
 
 @dataclass(frozen=True)
-class Test:
+class ProofTest:
     """The test a prover answers with for findings of one claim."""
 
     path: str
@@ -30,7 +30,7 @@ class ProverScript:
     ``review``; ``first_look`` replaces the prover's first command (bash) when set."""
 
     review: ReviewScript
-    tests: Mapping[str, Test]
+    tests: Mapping[str, ProofTest]
     first_look: Callable[[dict[str, object]], str] | None = None
     looked: list[str] = field(default_factory=list)  # what the prover's first look printed
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.conftest import GitRepoFactory, git, write
 from tests.scripted import Concern, ReviewScript
-from tests.scripted_prover import ProverScript, Test
+from tests.scripted_prover import ProofTest, ProverScript
 
 BASE = {
     "shop.py": (
@@ -42,14 +42,14 @@ HEAD = {
 }
 
 UNITTEST = "import unittest\n\n"
-DISCOUNT_TEST = Test(
+DISCOUNT_TEST = ProofTest(
     "tests/test_discount.py",
     UNITTEST + "from shop import discount\n\n\n"
     "class Discount(unittest.TestCase):\n"
     "    def test_ten_percent_off(self):\n"
     "        self.assertEqual(discount(200, 10), 180)\n",
 )
-EVAL_TEST = Test(
+EVAL_TEST = ProofTest(
     "tests/test_evaluate.py",
     UNITTEST + "from shop import evaluate\n\n\n"
     "class Evaluate(unittest.TestCase):\n"
@@ -58,7 +58,7 @@ EVAL_TEST = Test(
     "            evaluate(\"__import__('os').name\")\n",
 )
 # The honest test of the comment: the guard holds, so it passes on head.
-RATIO_TEST = Test(
+RATIO_TEST = ProofTest(
     "tests/test_ratio.py",
     UNITTEST + "from shop import ratio\n\n\n"
     "class Ratio(unittest.TestCase):\n"
@@ -72,6 +72,7 @@ DISCOUNT = Concern(
     "grep -n 'return price \\* percent' shop.py",
     path="shop.py",
     claim="discount() returns the discount instead of the discounted price.",
+    search={"pattern": "return price * percent", "fixed_string": True, "path": "shop.py"},
     replacement=lambda text: text.replace("price * percent / 100", "price - price * percent / 100"),
 )
 EVALUATE = Concern(
@@ -99,11 +100,12 @@ def shop_repo(git_repo: GitRepoFactory) -> Path:
     return repo
 
 
-def shop_script(**tests: Test) -> ProverScript:
-    """The review of the change, with the fixture's tests (overridden by claim word)."""
+def shop_script(tests: dict[str, ProofTest] | None = None, *more: Concern) -> ProverScript:
+    """The review of the change (and ``more`` concerns), with the fixture's tests (those of
+    ``tests`` instead, by a word of the claim)."""
     chosen = {"returns the discount": DISCOUNT_TEST, "eval": EVAL_TEST, "divide": RATIO_TEST}
-    chosen.update(tests)
-    return ProverScript(ReviewScript([DISCOUNT, EVALUATE, RATIO]), chosen)
+    chosen.update(tests or {})
+    return ProverScript(ReviewScript([DISCOUNT, EVALUATE, RATIO, *more]), chosen)
 
 
 def tree_state(repo: Path) -> dict[str, bytes]:
