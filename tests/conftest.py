@@ -117,6 +117,8 @@ def api_env(fake_api: FakeMessagesAPI, tmp_path: Path) -> dict[str, str]:
         "NO_COLOR": "1",
         # Scripts describe one review wave; the critic's tests switch it back on.
         "ORCH_REVIEW_CRITIC": "false",
+        # Nor do they write tests for their findings; the proofs' tests ask with --prove.
+        "ORCH_REVIEW_PROVE": "off",
     }
 
 
