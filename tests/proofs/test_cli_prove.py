@@ -59,7 +59,10 @@ def test_a_bug_and_eval_are_proven_and_a_comment_that_looks_like_a_bug_is_not(
     fake_api.policy = shop_script()
     proofs_dir = tmp_path / "proofs"
 
-    report = _review(repo, api_env, "--prove", "--write-proofs", str(proofs_dir))
+    sarif_file = tmp_path / "report.sarif"
+    report = _review(
+        repo, api_env, "--prove", "--write-proofs", str(proofs_dir), "--sarif", str(sarif_file)
+    )
 
     found = _by_claim(report)
     discount, evaluate, ratio = (
@@ -87,6 +90,14 @@ def test_a_bug_and_eval_are_proven_and_a_comment_that_looks_like_a_bug_is_not(
     assert ratio["proof"]["status"] == "not-proven"
     assert "passes on head" in ratio["proof"]["reason"]
     assert not (proofs_dir / "tests" / "test_ratio.py").exists()
+    # SARIF carries the same proofs.
+    sarif = json.loads(sarif_file.read_text())
+    by_line = {
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]: r
+        for r in sarif["runs"][0]["results"]
+    }
+    assert by_line[discount["start_line"]]["properties"]["proof"] == discount["proof"]
+    assert by_line[ratio["start_line"]]["properties"]["proof"]["status"] == "not-proven"
     # Three provers ran (two turns each), and the user's working tree is byte for byte as it was.
     assert report["usage"]["by_role"]["prover"]["requests"] == 6
     assert tree_state(repo) == before
@@ -113,3 +124,23 @@ def test_a_rerun_takes_the_tests_from_the_journal(
 
     assert shown(second) == shown(first)
     assert [s for s, _, _ in shown(second)].count("proven") == 2
+
+
+def test_markdown_and_the_terminal_say_proven_and_show_the_test(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = shop_repo(git_repo)
+    skip_without_bubblewrap(repo)
+    fake_api.policy = shop_script()
+
+    markdown = run_cli(repo, api_env, "--prove", "--format", "markdown", "--no-progress")
+    text = run_cli(repo, api_env, "--prove", "--no-progress")
+
+    assert markdown.returncode == text.returncode == 1, markdown.stderr + text.stderr
+    assert markdown.stdout.count("**Proven by a failing test:**") == 2
+    assert markdown.stdout.count("<details><summary>The test, tests/test_") == 2
+    assert "self.assertEqual(discount(200, 10), 180)" in markdown.stdout
+    assert "Not proven by a test: the test passes on head" in markdown.stdout
+    assert text.stdout.count("proven by a failing test: it fails on this change and passes") == 2
+    assert "(tests/test_discount.py, run with `python3 -m unittest -v" in text.stdout
+    assert "not proven by a test: the test passes on head" in text.stdout
