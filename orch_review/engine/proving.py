@@ -12,15 +12,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
+from orch_review import waiting
 from orch_review.config.choices import ProveLevel
 from orch_review.engine.journal import journal_key
 from orch_review.engine.proof_run import ProofRunner, ProverReport, no_proof_reason
 from orch_review.engine.prover import run_prover
 from orch_review.engine.ranked import ranked
 from orch_review.engine.runners import Runner, language_of
+from orch_review.engine.scheduler import VERIFY
 from orch_review.engine.session import Session
 from orch_review.engine.tools import TOOLS_VERSION
 from orch_review.errors import OrchReviewError
@@ -95,8 +99,20 @@ class Provers:
                     out[n] = _with(out[n], not_proven(why))
             return out
         deadline = self.clock() + self.budget
-        for order, n in enumerate(due, 1):
-            out[n] = _with(out[n], self._prove(out[n], order, runner, python, deadline))
+        # Provers run side by side on the session's pool, as verifiers do: a review waits
+        # for the slowest proof, not for their sum.
+        queued = {
+            n: self.session.pool.submit(
+                VERIFY, partial(self._prove, out[n], order, runner, python, deadline)
+            )
+            for order, n in enumerate(due, 1)
+        }
+        for n, future in queued.items():
+            try:
+                proof = waiting.result(future)
+            except CancelledError:
+                proof = not_proven("not run: the review was interrupted")
+            out[n] = _with(out[n], proof)
         return out
 
     def _prove(
