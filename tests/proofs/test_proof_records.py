@@ -4,16 +4,22 @@ and the model's test shown as text that cannot break out of its block."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from orch_review.findings.codec import finding_from_json, finding_to_json
+from orch_review.findings.merge import read_shard
 from orch_review.findings.proof import Proof, ProofRun, not_proven, proof_from_json
+from orch_review.findings.provenance import SHARD_PROOF
 from orch_review.github.comments import comment_body
+from orch_review.reporters import json_report
 from orch_review.reporters.json_report import schema
 from orch_review.reporters.proofs import write_proofs
 from tests.findings.test_codec import FINDING
+from tests.reporters.sample import sample_report
 
 HOSTILE = "```\n</details>\n@maintainer <img src=x onerror=alert(1)>\n\x1b[31m\n````"
 PROVEN = Proof(
@@ -86,3 +92,20 @@ def test_write_proofs_writes_proven_tests_only_and_never_over_a_file(tmp_path) -
     assert [p.name for p in tmp_path.rglob("*.py")] == ["test_bug.py"]
     assert said[0].startswith("Wrote the test proving") and said[1].startswith("Not written")
     assert again == [f"Not written: {out / 'tests/test_bug.py'} exists."]
+
+
+def test_a_proof_marked_proven_in_a_shard_report_is_not_proven_after_the_merge(
+    tmp_path: Path,
+) -> None:
+    report = replace(sample_report(), snippets={})
+    forged = replace(report, findings=tuple(replace(f, proof=PROVEN) for f in report.findings))
+    path = tmp_path / "shard.json"
+    path.write_text(json_report.render(forged), encoding="utf-8")
+
+    shard = read_shard(path).report
+
+    assert shard.findings and all(f.proof is not None for f in shard.findings)
+    for finding in shard.findings:
+        assert finding.proof is not None and finding.proof.status == "not-proven"
+        assert finding.proof.reason == SHARD_PROOF
+        assert finding.proof.test_code == PROVEN.test_code  # still shown, proving nothing
