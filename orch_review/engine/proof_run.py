@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.engine.bash import BashSession
-from orch_review.engine.runners import PROBE, Runner, missing_module, runner_from_probe
+from orch_review.engine.runners import PROBES, Runner, missing_module, runner_from_probe
 from orch_review.engine.sandbox import Sandbox
 from orch_review.engine.scratch_tree import (
     ScratchPathError,
@@ -74,11 +74,12 @@ class ProofRunner:
     timeout: float = PROOF_TIMEOUT
     output_cap: int = OUTPUT_CAP
 
-    def probe_python(self) -> Runner | None:
-        """The Python runner the sandboxed shells have (pytest, else unittest), or None."""
+    def probe(self, language: str) -> Runner | None:
+        """The runner the sandboxed shells have for ``language`` (Python: pytest, else
+        unittest; JavaScript: node's own), or None."""
         with tempdirs.directory("proof") as scratch:
             scratch.chmod(0o755)
-            run, _, _ = self._run(scratch, PROBE, timeout=30.0)
+            run, _, _ = self._run(scratch, PROBES[language], timeout=30.0)
         return runner_from_probe(run.output) if run.exit_code == 0 else None
 
     def prove(self, finding: Finding, report: ProverReport, runner: Runner) -> Proof:
@@ -89,8 +90,8 @@ class ProofRunner:
         def failed(reason: str, head: ProofRun | None = None, **more: object) -> Proof:
             return Proof("not-proven", reason, **shown, command=command, head=head, **more)  # type: ignore[arg-type]
 
-        if not report.test_path.endswith(".py"):
-            return failed("the test is not a Python file the runner can run")
+        if not report.test_path.endswith(runner.test_suffixes):
+            return failed(f"the test is not a file {runner.name} runs")
         data = report.test_code.encode("utf-8", "surrogateescape")
         try:
             head, why = self._phase(self.head, None, report.test_path, data, command)

@@ -73,13 +73,17 @@ def prover_task(finding: Finding, runner: Runner) -> str:
     return (
         f"The confirmed finding:\n\n<finding>\n{data}\n</finding>\n\n"
         f"The test is run with {runner.name}, as `{runner.command('TEST_PATH')}` from the "
-        "repository's root (only the Python standard library and what the project itself "
-        "installs are there). Write the test, then call report_proof."
+        "repository's root (only the language's standard library and what the project itself "
+        f"installs are there); its file must end in {' or '.join(runner.test_suffixes)}. "
+        "Write the test, then call report_proof."
     )
 
 
-def parse_proof(tool_input: Mapping[str, Any]) -> ProverReport:
-    """A validated ``report_proof`` call; ToolInputError goes back to the model."""
+def parse_proof(
+    tool_input: Mapping[str, Any], suffixes: tuple[str, ...] = (".py",)
+) -> ProverReport:
+    """A validated ``report_proof`` call for a test file ending in one of ``suffixes``;
+    ToolInputError goes back to the model."""
     values = {}
     for key in ("test_path", "test_code", "command"):
         value = tool_input.get(key)
@@ -92,14 +96,18 @@ def parse_proof(tool_input: Mapping[str, Any]) -> ProverReport:
         path = checked_relative(values["test_path"].strip())
     except ScratchPathError as exc:
         raise ToolInputError(f"`test_path`: {exc}") from None
-    if not path.endswith(".py"):
-        raise ToolInputError("`test_path` must name a Python file (.py)")
+    if not path.endswith(suffixes):
+        raise ToolInputError(f"`test_path` must end in {' or '.join(suffixes)}")
     return ProverReport(path, values["test_code"], values["command"])
 
 
 def run_prover(session: Session, agent_id: str, finding: Finding, runner: Runner) -> ProverReport:
     """Ask for a test showing ``finding``; raises OrchReviewError when none came."""
-    terminal = Terminal("report_proof", parse_proof, PROVER_TURN_LIMIT_NOTE)
+
+    def parse(tool_input: Mapping[str, Any]) -> ProverReport:
+        return parse_proof(tool_input, runner.test_suffixes)
+
+    terminal = Terminal("report_proof", parse, PROVER_TURN_LIMIT_NOTE)
     return run_agent(
         session,
         agent_id,

@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 PROOF_FORMAT = 1
 # Seconds all proofs of one review may take: past it, no new proof starts.
 PROOFS_BUDGET = 900.0
+NO_LANGUAGE = "no runner: proofs know Python and JavaScript files only"
+NO_RUNNER = {
+    "python": "no runner: the sandboxed shells' python3 has neither pytest nor unittest",
+    "javascript": "no runner: the sandboxed shells have no node with its test runner",
+    "": NO_LANGUAGE,
+}
 
 
 def wanted(finding: Finding, level: ProveLevel) -> bool:
@@ -69,7 +75,7 @@ class Provers:
         out = list(findings)
         if self.level is not None:  # asked for: say why what cannot be proven is not
             for n in unknown:
-                out[n] = _with(out[n], not_proven("no runner: proofs know Python files only"))
+                out[n] = _with(out[n], not_proven(NO_LANGUAGE))
         if not due:
             return out
         sandbox = self.session.shell_sandbox
@@ -91,19 +97,29 @@ class Provers:
             timeout=config.bash_timeout,
             output_cap=config.tool_output_cap,
         )
-        python = runner.probe_python()
-        if python is None:
-            if self.level is not None:
-                why = "no runner: the sandboxed shells' python3 has neither pytest nor unittest"
-                for n in due:
-                    out[n] = _with(out[n], not_proven(why))
-            return out
+        languages = {language_of(findings[n].path) for n in due}
+        probed = {lang: runner.probe(lang) for lang in sorted(filter(None, languages))}
+        runners = {lang: found for lang, found in probed.items() if found is not None}
+        for n in list(due):
+            language = language_of(findings[n].path) or ""
+            if language not in runners:
+                due.remove(n)
+                if self.level is not None:
+                    out[n] = _with(out[n], not_proven(NO_RUNNER.get(language, NO_LANGUAGE)))
         deadline = self.clock() + self.budget
         # Provers run side by side on the session's pool, as verifiers do: a review waits
         # for the slowest proof, not for their sum.
         queued = {
             n: self.session.pool.submit(
-                VERIFY, partial(self._prove, out[n], order, runner, python, deadline)
+                VERIFY,
+                partial(
+                    self._prove,
+                    out[n],
+                    order,
+                    runner,
+                    runners[language_of(out[n].path) or ""],
+                    deadline,
+                ),
             )
             for order, n in enumerate(due, 1)
         }
@@ -116,14 +132,19 @@ class Provers:
         return out
 
     def _prove(
-        self, finding: Finding, order: int, runner: ProofRunner, python: Runner, deadline: float
+        self,
+        finding: Finding,
+        order: int,
+        runner: ProofRunner,
+        test_runner: Runner,
+        deadline: float,
     ) -> Proof:
         session = self.session
         if session.cancel.is_set():
             return not_proven("not run: the review was interrupted")
         if self.clock() >= deadline:
             return not_proven(f"not run: proofs used the {self.budget:g} s they have per review")
-        key = self._key(finding, python)
+        key = self._key(finding, test_runner)
         stored = session.journal.get(key)
         report = _stored_report(stored)
         agent_id = f"p{order}"
@@ -133,7 +154,9 @@ class Provers:
                 session.emit(agent_id, "prover", finding.location, "skipped", cap)
                 return not_proven(f"not run: {cap}")
             try:
-                report = run_prover(ranked(session, "prover", order), agent_id, finding, python)
+                report = run_prover(
+                    ranked(session, "prover", order), agent_id, finding, test_runner
+                )
             except OrchReviewError as exc:
                 return not_proven(f"the prover wrote no test: {exc}")
             session.journal.put(
@@ -148,9 +171,9 @@ class Provers:
         else:
             session.ledger.reused("prover")
             session.emit(agent_id, "prover", finding.location, "cached")
-        return runner.prove(finding, report, python)
+        return runner.prove(finding, report, test_runner)
 
-    def _key(self, finding: Finding, python: Runner) -> str:
+    def _key(self, finding: Finding, test_runner: Runner) -> str:
         config = self.session.config
         return journal_key(
             "prover",
@@ -160,7 +183,7 @@ class Provers:
             config.effort,
             config.subagent_max_turns,
             self.session.toolset,
-            python.name,
+            test_runner.name,
             # The content, not the commit: a working tree's snapshot commit is new each run.
             tree_of(self.repo, self.head),
             None if self.base is None else tree_of(self.repo, self.base),

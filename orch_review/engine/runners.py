@@ -14,10 +14,17 @@ from typing import Literal
 
 from orch_review.findings.proof import ProofRun
 
-RunnerName = Literal["pytest", "unittest"]
+RunnerName = Literal["pytest", "unittest", "node"]
 
-# The languages proofs know, by file suffix.
-_LANGUAGES = {".py": "python", ".pyi": "python"}
+# The languages proofs know, by file suffix, and the suffixes of their test files.
+_LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+}
+_TEST_SUFFIXES = {"python": (".py",), "javascript": (".js", ".mjs", ".cjs")}
 
 _PYTEST_FAILED = re.compile(r"\b(\d+) failed\b")
 _PYTEST_PASSED = re.compile(r"\b(\d+) passed\b")
@@ -25,15 +32,27 @@ _PYTEST_ERRORS = re.compile(r"\b(\d+) errors?\b")
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_FAILED = re.compile(r"^FAILED \((?P<counts>[^)]*)\)\s*$", re.M)
 _UNITTEST_OK = re.compile(r"^OK\b", re.M)
-_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
-
-# Printed by the probe that tells which runner the shells' interpreter has.
-PROBE = (
-    "if ! command -v python3 >/dev/null; then echo none; "
-    "elif python3 -c 'import pytest' >/dev/null 2>&1; then echo pytest; "
-    "elif python3 -c 'import unittest' >/dev/null 2>&1; then echo unittest; "
-    "else echo none; fi"
+_MISSING_MODULE = re.compile(
+    r"ModuleNotFoundError: No module named '([^']+)'|Cannot find (?:module|package) '([^']+)'"
 )
+_TAP_COUNT = re.compile(r"^# (pass|fail|cancelled) (\d+)$", re.M)
+# A test file node could not load at all shows up as a failed "test" with the exit code of
+# the process that ran it.
+_TAP_FILE_FAILED = re.compile(r"^\s+exitCode: ", re.M)
+
+# Printed by the probe that tells which runner the shells have for a language.
+PROBES = {
+    "python": (
+        "if ! command -v python3 >/dev/null; then echo none; "
+        "elif python3 -c 'import pytest' >/dev/null 2>&1; then echo pytest; "
+        "elif python3 -c 'import unittest' >/dev/null 2>&1; then echo unittest; "
+        "else echo none; fi"
+    ),
+    "javascript": (
+        "if command -v node >/dev/null && node -e 'require(\"node:test\")' >/dev/null 2>&1; "
+        "then echo node; else echo none; fi"
+    ),
+}
 
 
 def language_of(path: str) -> str | None:
@@ -43,12 +62,12 @@ def language_of(path: str) -> str | None:
 
 
 def runner_from_probe(output: str) -> Runner | None:
-    """The runner :data:`PROBE` printed, or None."""
+    """The runner a probe of :data:`PROBES` printed, or None."""
     said = output.strip().splitlines()[-1:] if output.strip() else []
-    if said == ["pytest"]:
-        return Runner("pytest")
-    if said == ["unittest"]:
-        return Runner("unittest")
+    names: tuple[RunnerName, ...] = ("pytest", "unittest", "node")
+    for name in names:
+        if said == [name]:
+            return Runner(name)
     return None
 
 
@@ -58,11 +77,23 @@ class Runner:
 
     name: RunnerName
 
+    @property
+    def language(self) -> str:
+        """The language whose tests it runs."""
+        return "javascript" if self.name == "node" else "python"
+
+    @property
+    def test_suffixes(self) -> tuple[str, ...]:
+        """The suffixes a test file it runs may have."""
+        return _TEST_SUFFIXES[self.language]
+
     def command(self, test_path: str) -> str:
         """The command, run from the root of a copy of the project, that runs ``test_path``."""
         quoted = shlex.quote(test_path)
         if self.name == "pytest":
             return f"python3 -m pytest -p no:cacheprovider -q {quoted}"
+        if self.name == "node":
+            return f"node --test --test-reporter=tap {quoted}"
         return f"python3 -m unittest -v {quoted}"
 
     def failed_by_a_test(self, run: ProofRun) -> bool:
@@ -74,6 +105,10 @@ class Runner:
             return bool(_PYTEST_FAILED.search(run.output)) and not _PYTEST_ERRORS.search(
                 _last_line(run.output)
             )
+        if self.name == "node":
+            tap = _tap_counts(run.output)
+            loaded = not _TAP_FILE_FAILED.search(run.output)
+            return loaded and tap.get("fail", 0) > 0 and not tap.get("cancelled")
         counts = _unittest_counts(run.output)
         return counts is not None and counts.get("failures", 0) > 0 and not counts.get("errors")
 
@@ -83,6 +118,9 @@ class Runner:
             return False
         if self.name == "pytest":
             return bool(_PYTEST_PASSED.search(run.output))
+        if self.name == "node":
+            counts = _tap_counts(run.output)
+            return counts.get("pass", 0) > 0 and counts.get("fail", 1) == 0
         ran = _UNITTEST_RAN.search(run.output)
         return ran is not None and int(ran.group(1)) > 0 and bool(_UNITTEST_OK.search(run.output))
 
@@ -90,7 +128,12 @@ class Runner:
 def missing_module(output: str) -> str | None:
     """The module an import failed to find, when that is what the output shows."""
     found = _MISSING_MODULE.search(output)
-    return None if found is None else found.group(1)
+    return None if found is None else found.group(1) or found.group(2)
+
+
+def _tap_counts(output: str) -> dict[str, int]:
+    """The summary counts of node's TAP report (``# pass 1``, ``# fail 0``)."""
+    return {m.group(1): int(m.group(2)) for m in _TAP_COUNT.finditer(output)}
 
 
 def _last_line(output: str) -> str:

@@ -15,6 +15,8 @@ from tests.conftest import GitRepoFactory, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import run_cli, skip_without_bubblewrap
 from tests.proofs.fixture import HEAD, shop_repo, shop_script, tree_state
+from tests.scripted import Concern, ReviewScript
+from tests.scripted_prover import ProofTest, ProverScript
 
 pytestmark = pytest.mark.slow
 
@@ -144,3 +146,47 @@ def test_markdown_and_the_terminal_say_proven_and_show_the_test(
     assert text.stdout.count("proven by a failing test: it fails on this change and passes") == 2
     assert "(tests/test_discount.py, run with `python3 -m unittest -v" in text.stdout
     assert "not proven by a test: the test passes on head" in text.stdout
+
+
+ADD_JS = "function add(a, b) {\n  return a + b;\n}\n\nmodule.exports = { add };\n"
+NODE_TEST = (
+    'const test = require("node:test");\n'
+    'const assert = require("node:assert");\n'
+    'const { add } = require("../app.js");\n\n'
+    'test("adds", () => {\n  assert.strictEqual(add(2, 3), 5);\n});\n'
+)
+
+
+def test_a_javascript_bug_is_proven_with_node_against_the_base(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    repo = git_repo({"app.js": ADD_JS})
+    skip_without_bubblewrap(repo)
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    write(repo, {"app.js": ADD_JS.replace("a + b", "a - b")})
+    sign = Concern(
+        "sign",
+        "Check app.js for a wrong sign.",
+        "grep -n 'a - b' app.js",
+        path="app.js",
+        claim="add() subtracts.",
+    )
+    broken = ProofTest("tests/broken.test.js", NODE_TEST.replace("test(", "test(("))
+    fake_api.policy = ProverScript(
+        ReviewScript([sign]), {"subtracts": ProofTest("tests/add.test.js", NODE_TEST)}
+    )
+
+    report = _review(repo, api_env, "--prove")
+    fake_api.policy = ProverScript(ReviewScript([sign]), {"subtracts": broken})
+    syntax = _review(repo, api_env, "--prove", "--no-journal")
+
+    proof = report["findings"][0]["proof"]
+    assert proof["status"] == "proven", proof
+    assert proof["command"] == "node --test --test-reporter=tap tests/add.test.js"
+    assert (proof["head"]["exit_code"], proof["fixed"]["exit_code"]) == (1, 0)
+    assert proof["fixed"]["against"] == "base"
+    # A test file node cannot load fails too, but proves nothing.
+    unloaded = syntax["findings"][0]["proof"]
+    assert unloaded["status"] == "not-proven"
+    assert "not fail with a test failure on head" in unloaded["reason"]

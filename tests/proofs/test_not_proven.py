@@ -80,7 +80,7 @@ def test_the_output_cap_a_syntax_error_no_report_no_runner_and_writes_outside_th
 ) -> None:
     repo = shop_repo(git_repo)
     skip_without_bubblewrap(repo)
-    write(repo, {"app.js": "function add(a, b) { return a - b; }\n"})
+    write(repo, {"app.rb": "def add(a, b) = a - b\n"})
     before = tree_state(repo)
     outside = repo / "written-by-a-test"
     attempts = [str(outside), "shop.py", "new-file-in-the-copy", "/usr/written-by-a-test"]
@@ -89,11 +89,11 @@ def test_the_output_cap_a_syntax_error_no_report_no_runner_and_writes_outside_th
         f"except OSError:\n    print('BLOCKED', {t!r})"
         for t in attempts
     )
-    js = Concern(
+    ruby = Concern(
         "sign",
-        "Check app.js for a wrong sign.",
-        "grep -n 'a - b' app.js",
-        path="app.js",
+        "Check app.rb for a wrong sign.",
+        "grep -n 'a - b' app.rb",
+        path="app.rb",
         claim="add() subtracts.",
     )
     fake_api.policy = shop_script(
@@ -107,7 +107,7 @@ def test_the_output_cap_a_syntax_error_no_report_no_runner_and_writes_outside_th
             ),
             "divide": ProofTest("test_r.py", _case("self.assertEqual(ratio(1, 0) 0.0)")),
         },
-        js,
+        ruby,
     )
 
     env = {**api_env, "ORCH_REVIEW_TOOL_OUTPUT_CAP": "1000"}
@@ -130,7 +130,7 @@ def test_the_output_cap_a_syntax_error_no_report_no_runner_and_writes_outside_th
     assert proofs["add()"] == {
         **proofs["add()"],
         "status": "not-proven",
-        "reason": "no runner: proofs know Python files only",
+        "reason": "no runner: proofs know Python and JavaScript files only",
     }
     assert tree_state(repo) == before
 
