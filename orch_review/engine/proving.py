@@ -23,7 +23,7 @@ from orch_review.engine.journal import journal_key
 from orch_review.engine.proof_run import ProofRunner, ProverReport, no_proof_reason
 from orch_review.engine.prover import run_prover
 from orch_review.engine.ranked import ranked
-from orch_review.engine.runners import Runner, language_of
+from orch_review.engine.runners import Runner
 from orch_review.engine.scheduler import VERIFY
 from orch_review.engine.session import Session
 from orch_review.engine.tools import TOOLS_VERSION
@@ -31,6 +31,7 @@ from orch_review.errors import OrchReviewError
 from orch_review.findings.proof import Proof, not_proven
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.scope.git import tree_of
+from orch_review.scope.languages import language_of
 
 if TYPE_CHECKING:
     import git

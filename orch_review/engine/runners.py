@@ -13,18 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from orch_review.findings.proof import ProofRun
+from orch_review.scope.languages import TEST_SUFFIXES
 
 RunnerName = Literal["pytest", "unittest", "node"]
-
-# The languages proofs know, by file suffix, and the suffixes of their test files.
-_LANGUAGES = {
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-}
-_TEST_SUFFIXES = {"python": (".py",), "javascript": (".js", ".mjs", ".cjs")}
 
 _PYTEST_FAILED = re.compile(r"\b(\d+) failed\b")
 _PYTEST_PASSED = re.compile(r"\b(\d+) passed\b")
@@ -55,12 +46,6 @@ PROBES = {
 }
 
 
-def language_of(path: str) -> str | None:
-    """The language of a file proofs know (``python``), by its suffix; None otherwise."""
-    dot = path.rfind(".")
-    return None if dot < 0 else _LANGUAGES.get(path[dot:].lower())
-
-
 def runner_from_probe(output: str) -> Runner | None:
     """The runner a probe of :data:`PROBES` printed, or None."""
     said = output.strip().splitlines()[-1:] if output.strip() else []
@@ -85,7 +70,7 @@ class Runner:
     @property
     def test_suffixes(self) -> tuple[str, ...]:
         """The suffixes a test file it runs may have."""
-        return _TEST_SUFFIXES[self.language]
+        return TEST_SUFFIXES[self.language]
 
     def command(self, test_path: str) -> str:
         """The command, run from the root of a copy of the project, that runs ``test_path``."""

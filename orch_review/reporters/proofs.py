@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from orch_review.engine.scratch_tree import ScratchPathError, checked_relative
+from orch_review.findings.provenance import confined_path
 from orch_review.findings.records import Finding
 from orch_review.scope.diff import quote_path
 
@@ -21,8 +21,8 @@ def write_proofs(findings: Sequence[Finding], directory: Path) -> list[str]:
             continue
         assert proof.test_code is not None
         try:
-            relative = checked_relative(proof.test_path)
-        except ScratchPathError as exc:
+            relative = confined_path(proof.test_path)
+        except ValueError as exc:
             lines.append(f"Not written: {exc}")
             continue
         target = directory / relative

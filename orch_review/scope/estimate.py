@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from orch_review.config.pricing import Price
 from orch_review.config.settings import Config
-from orch_review.engine.runners import language_of
 from orch_review.findings.usage import CostRange
+from orch_review.scope.languages import language_of
 from orch_review.scope.resolve import Scope
 
 BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
