@@ -157,6 +157,9 @@ class ProofRunner:
         """One run of the test in a fresh copy of ``commit`` (with ``patch`` applied); the
         run, and why it says nothing when it does not (timed out, printed too much)."""
         with tempdirs.directory("proof") as scratch:
+            # A sandbox that drops to another uid without a mount namespace (Landlock, as
+            # root) must walk to the tree by its path.
+            scratch.chmod(0o711)
             tree = scratch / "tree"
             tree.mkdir()
             export_tree(self.repo, commit, tree)
