@@ -154,10 +154,11 @@ class Provers:
                 cap = session.ledger.report().cap_reached or "a cap was reached"
                 session.emit(agent_id, "prover", finding.location, "skipped", cap)
                 return not_proven(f"not run: {cap}")
+            # A negative place: the ledger keys what an agent spends by (role, place) and
+            # counts the places of covered concerns as verified work.
+            ranked_session = ranked(session, "prover", -order)
             try:
-                report = run_prover(
-                    ranked(session, "prover", order), agent_id, finding, test_runner
-                )
+                report = run_prover(ranked_session, agent_id, finding, test_runner)
             except OrchReviewError as exc:
                 return not_proven(f"the prover wrote no test: {exc}")
             session.journal.put(
