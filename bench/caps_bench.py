@@ -32,6 +32,7 @@ def review(repo: Path, base: str, slots: int, *flags: str) -> dict[str, Any]:
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
             "ANTHROPIC_BASE_URL": api.base_url,
+            "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
             "ANTHROPIC_API_KEY": "bench",
             "ORCH_REVIEW_CRITIC": "false",
             "NO_COLOR": "1",

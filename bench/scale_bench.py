@@ -95,6 +95,7 @@ def time_repos(repos: Sequence[Path], api: FakeMessagesAPI, runs: int) -> list[l
         ANTHROPIC_API_KEY="bench-key",
         HOME=str(home),
         ORCH_REVIEW_CRITIC="false",
+        ORCH_REVIEW_PROVE="off",
         ORCH_REVIEW_JOURNAL="false",  # every run pays for its agents: nothing is reused
         NO_COLOR="1",
     )
