@@ -77,6 +77,8 @@ def _hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         mp.setenv("HOME", str(home))
         mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        # Reviews run in this process write no tests unless a test asks (see api_env).
+        mp.setenv("ORCH_REVIEW_PROVE", "off")
         for name, value in GIT_IDENTITY.items():
             mp.setenv(name, value)
         yield
