@@ -37,6 +37,7 @@ def review(repo: Path, base: str, slots: int, *flags: str, main: bool = False) -
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
             "ANTHROPIC_BASE_URL": api.base_url,
+            "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
             "ANTHROPIC_API_KEY": "bench",
             "ORCH_REVIEW_CRITIC": "false",
             "ORCH_REVIEW_CAPPED_SWEEP": "false" if main else "true",

@@ -90,6 +90,7 @@ def review_once(repo: Path, base: str, planted: list[str], model: str, files: in
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
             "ANTHROPIC_BASE_URL": api.base_url,
+            "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
             "ANTHROPIC_API_KEY": "bench",
             "ORCH_REVIEW_CRITIC": "false",
             "NO_COLOR": "1",

@@ -102,6 +102,7 @@ def _env(base_url: str) -> dict[str, str]:
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
         "ANTHROPIC_BASE_URL": base_url,
+        "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
         "ANTHROPIC_API_KEY": "bench",
         "NO_COLOR": "1",
         **EFFORT,

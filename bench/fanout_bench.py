@@ -147,6 +147,7 @@ def run_review(
     env = {
         **os.environ,
         "ANTHROPIC_BASE_URL": api.base_url,
+        "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     env = {k: v for k, v in env.items() if not k.startswith("ORCH_REVIEW_")}

@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
                 env = {
                     **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
                     "ANTHROPIC_BASE_URL": api.base_url,
+                    "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
                     "ANTHROPIC_API_KEY": "bench",
                     "HOME": str(home),
                     "GIT_AUTHOR_NAME": "bench",

@@ -85,7 +85,7 @@ def render_svg() -> str:
                 "ANTHROPIC_API_KEY": "fake-key",
             }
             options = ReviewOptions(
-                base="origin/main", settings={"journal": False, "critic": False}
+                base="origin/main", settings={"journal": False, "critic": False, "prove": "off"}
             )
             report = review(repo, options, env=env)
             if api.policy_errors:

@@ -92,6 +92,7 @@ def review(api: FakeMessagesAPI, repo: Path, base: str, name: str, run: int, fol
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))},
         "ANTHROPIC_BASE_URL": api.base_url,
+        "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
         "ANTHROPIC_API_KEY": "bench",
         "NO_COLOR": "1",
     }

@@ -137,6 +137,7 @@ def main() -> None:
     config = Config(**settings)
     env = {
         "ANTHROPIC_BASE_URL": os.environ["ANTHROPIC_BASE_URL"],
+        "ORCH_REVIEW_PROVE": "off",  # these figures are of reviews without proofs
         "ANTHROPIC_API_KEY": "bench-key",
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     }

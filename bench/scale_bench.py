@@ -117,6 +117,7 @@ def _bench_env(api: FakeMessagesAPI) -> dict[str, str]:
         ANTHROPIC_API_KEY="bench-key",
         HOME=str(home),
         ORCH_REVIEW_CRITIC="false",
+        ORCH_REVIEW_PROVE="off",
         ORCH_REVIEW_JOURNAL="false",  # every run pays for its agents: nothing is reused
         NO_COLOR="1",
     )

@@ -77,6 +77,8 @@ def _hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         mp.setenv("HOME", str(home))
         mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        # Reviews run in this process write no tests unless a test asks (see api_env).
+        mp.setenv("ORCH_REVIEW_PROVE", "off")
         for name, value in GIT_IDENTITY.items():
             mp.setenv(name, value)
         yield
@@ -117,6 +119,8 @@ def api_env(fake_api: FakeMessagesAPI, tmp_path: Path) -> dict[str, str]:
         "NO_COLOR": "1",
         # Scripts describe one review wave; the critic's tests switch it back on.
         "ORCH_REVIEW_CRITIC": "false",
+        # Nor do they write tests for their findings; the proofs' tests ask with --prove.
+        "ORCH_REVIEW_PROVE": "off",
     }
 
 

@@ -21,7 +21,7 @@ from orch_review.cli.options import (
     scope_options,
     warn,
 )
-from orch_review.config.choices import FILTER_MODES, SANDBOX_MODES, FilterMode
+from orch_review.config.choices import FILTER_MODES, PROVE_LEVELS, SANDBOX_MODES, FilterMode
 from orch_review.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -99,6 +99,20 @@ if TYPE_CHECKING:
     "matrix; combine the JSON reports with `orch-review merge`).",
 )
 @click.option(
+    "--prove",
+    type=click.Choice(PROVE_LEVELS),
+    is_flag=False,
+    flag_value="high",
+    help="Try to show confirmed findings (high, or all) with a failing test that orch-review "
+    "runs in the sandbox; --prove alone is --prove=high [high where a runner is found].",
+)
+@click.option(
+    "--write-proofs",
+    "proofs_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Save the tests that proved findings under this folder, at their paths.",
+)
+@click.option(
     "--fix",
     is_flag=True,
     help="Apply verified patches to the working tree (never to a commit or the index) "
@@ -147,6 +161,8 @@ def review(
     filter_mode: FilterMode | None,
     baseline: Path | None,
     shard: str | None,
+    prove: str | None,
+    proofs_dir: Path | None,
     fix: bool,
     intent_file: str | None,
     quiet: bool,
@@ -190,6 +206,7 @@ def review(
             bwrap_path=bwrap_path.resolve() if bwrap_path else None,
             filter_mode=filter_mode,
             critic=critic,
+            prove=prove,
         ),
         baseline=baseline,
         json_file=json_file,
@@ -215,6 +232,11 @@ def review(
     prefix = core.cwd_prefix(prepared, Path.cwd())
     shown = _Shown(output_format, quiet, verbose, stdout_taken, prefix)
     report = _run_and_show(prepared, shown, stderr, progress=not no_progress and not quiet)
+    if proofs_dir is not None:
+        from orch_review.reporters.proofs import write_proofs
+
+        for line in write_proofs(report.findings, proofs_dir):
+            stderr.print(line, markup=False, highlight=False)
     if fix:
         _apply_fixes(prepared, report, stderr, prefix)
     return report.exit_code(prepared.config.fail_on)

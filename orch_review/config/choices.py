@@ -18,12 +18,15 @@ Provider = Literal["anthropic", "bedrock", "vertex", "foundry"]
 CommentMode = Literal["review", "summary", "annotations", "none"]
 #: GitHub's reaction contents (docs.github.com/rest/reactions), and "none".
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes", "none"]
+#: Which confirmed findings a prover tries to show with a failing test.
+ProveLevel = Literal["off", "high", "all"]
 
 EFFORTS: tuple[str, ...] = get_args(Effort)
 FAIL_ON_LEVELS: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 COMMENT_MODES: tuple[str, ...] = get_args(CommentMode)
+PROVE_LEVELS: tuple[str, ...] = get_args(ProveLevel)
 
 # What a finding may be about: offered to the subagents, accepted by `focus`, listed in SARIF.
 CATEGORIES = (

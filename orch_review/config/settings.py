@@ -25,6 +25,7 @@ from orch_review.config.choices import (
     Effort,
     FailOn,
     FilterMode,
+    ProveLevel,
     Provider,
     Reaction,
     SandboxMode,
@@ -99,6 +100,7 @@ class Config:
     trigger: str = "@orch-review"
     ignore_reaction: Reaction = "-1"
     suggestion_check: str | None = None
+    prove: ProveLevel | None = None  # None: "high" where a runner is found
     issue_projects: tuple[str, ...] = ()
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
@@ -441,6 +443,12 @@ _KEYS: tuple[_Key, ...] = (
         "A shell command a suggested replacement must pass before it is offered as a "
         "committable fix, run in the sandbox on a scratch copy with the replacement applied; "
         "`{path}` is the file's repository-relative path, shell-quoted.",
+    ),
+    _Key(
+        "prove",
+        _choice(get_args(ProveLevel)),
+        "Which confirmed findings a prover tries to show with a failing test that orch-review "
+        "runs in the sandbox: `off`, `high` or `all` (default: `high` where a runner is found).",
     ),
     _Key(
         "issue_projects",

@@ -32,7 +32,7 @@ from orch_review.engine.admission import NO_AMOUNT, Amount, Estimates, fits
 from orch_review.findings.usage import Usage, UsageReport
 from orch_review.wording import counted, usd
 
-ROLES = ("main", "subagent", "verifier", "critic")
+ROLES = ("main", "subagent", "verifier", "critic", "prover")
 
 # An agent of the fan-out: (role, concern index).
 AgentKey = tuple[str, int]
@@ -406,10 +406,12 @@ class Ledger:
                 (amount for (_, index), amount in self._spent.items() if self._covered.get(index)),
                 NO_AMOUNT,
             )
+            # Provers run only when asked for: a report without one does not list them.
+            idle = {"prover"} if not (self._started["prover"] or self._reused["prover"]) else set()
             return UsageReport(
-                by_role={role: replace(u) for role, u in self._usage.items()},
-                agents_started=dict(self._started),
-                agents_from_journal=dict(self._reused),
+                by_role={r: replace(u) for r, u in self._usage.items() if r not in idle},
+                agents_started={r: n for r, n in self._started.items() if r not in idle},
+                agents_from_journal={r: n for r, n in self._reused.items() if r not in idle},
                 cap_reached=self._cap_reached,
                 unknown_price_models=tuple(sorted(self._unknown_models)),
                 verified_cost_usd=verified.usd,

@@ -50,6 +50,7 @@ from orch_review.engine.live import LiveTotals
 from orch_review.engine.main_agent import MainResult, run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.proving import Provers, wanted
 from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
 from orch_review.engine.sandbox import Sandbox
@@ -243,9 +244,12 @@ def review(
             cancel=cancel,
         ) as session:
             agents = _run_agents(state, session, client, content, workspace, guidance)
-        read = _line_reader(content)
-        findings = _triage(state, agents, read)
-        findings = _check_fixes(state, findings, agents.sandbox, workspace, content, env, events)
+            read = _line_reader(content)
+            findings = _triage(state, agents, read)
+            findings = _check_fixes(
+                state, findings, agents.sandbox, workspace, content, env, events
+            )
+            findings = _prove(state, session, findings, content, env, events)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     state.warnings += guidance.notes
     _closing_warnings(state, agents)
@@ -478,6 +482,35 @@ def _check_fixes(
     if checking:
         _stage(events, "done", "patches", _CHECK)
     return checked
+
+
+_PROVE = "proving findings with failing tests"
+
+
+def _prove(
+    state: _Review,
+    session: Session,
+    findings: list[Finding],
+    content: Snapshot,
+    env: Mapping[str, str],
+    events: EventSink | None,
+) -> list[Finding]:
+    """Confirmed findings at or above the ``prove`` level, each with its proof (or why not)."""
+    config = state.config
+    if config.prove == "off" or not any(wanted(f, config.prove or "high") for f in findings):
+        return findings
+    _stage(events, "started", "proofs", _PROVE)
+    provers = Provers(
+        session,
+        content.repo,
+        content.commit,
+        state.scope.base_commit,
+        agent_environment(env, "/"),
+        config.prove,
+    )
+    proven = provers.prove_all(findings, state.warnings)
+    _stage(events, "done", "proofs", _PROVE)
+    return proven
 
 
 def _closing_warnings(state: _Review, agents: _AgentsDone) -> None:

@@ -33,7 +33,7 @@ VERIFY = 0
 REVIEW = 1
 
 # Agents still to come in a chain after an agent of each role.
-AGENTS_AFTER = {"critic": 2, "subagent": 1, "verifier": 0}
+AGENTS_AFTER = {"critic": 2, "subagent": 1, "verifier": 0, "prover": 0}
 
 AGENTS_PER_SLOT = 4
 

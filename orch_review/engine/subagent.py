@@ -46,7 +46,7 @@ def run_subagent(
         return parse_findings(tool_input, concern, workspace.line_count, workspace.canonical_path)
 
     terminal = Terminal("report_findings", parse, SUBAGENT_TURN_LIMIT_NOTE)
-    result = _run(
+    result = run_agent(
         session,
         agent_id,
         "subagent",
@@ -74,7 +74,7 @@ def run_verifier(
         return parse_verdicts(tool_input, len(findings), fixes)
 
     terminal = Terminal("report_verdicts", parse, VERIFIER_TURN_LIMIT_NOTE)
-    return _run(
+    return run_agent(
         session,
         agent_id,
         "verifier",
@@ -86,7 +86,7 @@ def run_verifier(
     )
 
 
-def _run(
+def run_agent(
     session: Session,
     agent_id: str,
     role: str,

@@ -67,6 +67,16 @@ def markdown(summary: Mapping[str, Any]) -> str:
         f"({judge['from_journal']} from the journal). "
         f"Wall time per change: {number(overall['wall_seconds_per_change'])} s.",
     ]
+    proofs = summary.get("proofs")
+    if proofs and proofs["proven"]:
+        lines.append(
+            f"Proven by a failing test: {proofs['proven']} of "
+            f"{proofs['proven'] + proofs['unproven']} reported findings; precision "
+            f"{percent(proofs['precision_proven'], proofs['precision_proven_ci'])} proven "
+            f"({proofs['proven_matching']}/{proofs['proven']}), "
+            f"{percent(proofs['precision_unproven'], proofs['precision_unproven_ci'])} unproven "
+            f"({proofs['unproven_matching']}/{proofs['unproven']})."
+        )
     if overall["agents_from_journal"]:
         lines.append(
             f"{counted(overall['agents_from_journal'], 'agent result')} came from the journal; "

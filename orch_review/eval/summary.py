@@ -84,6 +84,7 @@ def _case(result: CaseResult) -> dict[str, Any]:
                     "severity": f.severity.value,
                     "claim": f.claim,
                     "matches_expected": matches,
+                    "proven": f.proof is not None and f.proof.proven,
                 }
                 for f, matches in zip(result.findings, result.match.finding_matches, strict=True)
             ],
@@ -121,6 +122,29 @@ def summarize(result: EvalResult) -> dict[str, Any]:
     patterns = _by_pattern(scored)
     if patterns:
         out["by_pattern"] = patterns
+    out["proofs"] = _proofs(scored)
+    return out
+
+
+def _proofs(scored: Sequence[CaseResult]) -> dict[str, Any]:
+    """How many reported findings a failing test proved, and the precision of the proven and
+    of the other findings apart: a proof should leave few false positives among the proven."""
+    groups: dict[bool, list[bool]] = {True: [], False: []}
+    for result in scored:
+        assert result.match is not None
+        for finding, matches in zip(result.findings, result.match.finding_matches, strict=True):
+            proven = finding.proof is not None and finding.proof.proven
+            groups[proven].append(matches)
+    out: dict[str, Any] = {}
+    for proven, name in ((True, "proven"), (False, "unproven")):
+        matching, reported = sum(groups[proven]), len(groups[proven])
+        interval = wilson(matching, reported)
+        out |= {
+            name: reported,
+            f"{name}_matching": matching,
+            f"precision_{name}": round(matching / reported, 4) if reported else None,
+            f"precision_{name}_ci": None if interval is None else [round(x, 4) for x in interval],
+        }
     return out
 
 

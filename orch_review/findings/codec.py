@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from orch_review.findings.proof import proof_from_json, proof_to_json
 from orch_review.findings.records import CONFIDENCE_RANK, Finding, PatchCheck, Severity, Verdict
 
 
@@ -69,7 +70,7 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "verdict": None if finding.verdict is None else verdict_to_json(finding.verdict),
         "replacement": finding.replacement,
         "patch": None if finding.patch_check is None else patch_to_json(finding.patch_check),
-    }
+    } | ({} if finding.proof is None else {"proof": proof_to_json(finding.proof)})
 
 
 def patch_to_json(check: PatchCheck) -> dict[str, Any]:
@@ -120,6 +121,7 @@ def finding_from_json(data: Mapping[str, Any]) -> Finding:
         suppressed=_optional_str(data, "suppressed"),
         replacement=_optional_str(data, "replacement"),
         patch_check=None if data["patch"] is None else patch_from_json(data["patch"]),
+        proof=None if data.get("proof") is None else proof_from_json(data["proof"]),
     )
 
 

@@ -15,7 +15,12 @@ from typing import Any
 
 from orch_review.findings.codec import finding_from_json
 from orch_review.findings.coverage import Coverage, FileCoverage, merge_coverage
-from orch_review.findings.provenance import check_report_paths, known_category, trusted_patches
+from orch_review.findings.provenance import (
+    check_report_paths,
+    known_category,
+    trusted_patches,
+    unproven_shard_proofs,
+)
 from orch_review.findings.records import ConcernOutcome, Finding, rank_key
 from orch_review.findings.report import GuidanceFile, Report, build_report
 from orch_review.findings.usage import Usage, UsageReport
@@ -131,6 +136,7 @@ def read_shard(path: Path, signer: Signer | None = None) -> ShardReport:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     report, downgraded = trusted_patches(report, signer)
+    report = unproven_shard_proofs(report)
     if downgraded:
         note = (
             f"{downgraded} verified patch(es) were not signed by a review with this "

@@ -116,3 +116,24 @@ def trusted_patches(report: Report, signer: Signer | None) -> tuple[Report, int]
                 downgraded += 1
         findings.append(finding)
     return replace(report, findings=tuple(findings)), downgraded
+
+
+SHARD_PROOF = (
+    "marked proven in a shard report, which the merge cannot check: run the proofs in the "
+    "review that reports them"
+)
+
+
+def unproven_shard_proofs(report: Report) -> Report:
+    """``report`` with every ``proven`` proof read back from a shard report made
+    ``not-proven``: a shard's report is a file anyone in the workflow could have written, and
+    a proof is not signed, so only a review that ran the test may say it proves anything."""
+    findings = []
+    for finding in report.findings:
+        proof = finding.proof
+        if proof is not None and proof.proven:
+            finding = replace(
+                finding, proof=replace(proof, status="not-proven", reason=SHARD_PROOF)
+            )
+        findings.append(finding)
+    return replace(report, findings=tuple(findings))

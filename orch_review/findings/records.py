@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from orch_review.findings.proof import Proof
 from orch_review.scope.diff import quote_path
 
 
@@ -92,6 +93,7 @@ class Finding:
     # The reporter's complete new text for lines start_line..end_line (no final newline).
     replacement: str | None = None
     patch_check: PatchCheck | None = None  # None: no replacement, or not checked yet
+    proof: Proof | None = None  # None: no proof was attempted
 
     @property
     def verified_patch(self) -> str | None:

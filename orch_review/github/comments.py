@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.findings.records import Finding
+from orch_review.reporters.proof_text import markdown_proof
 from orch_review.sanitize import controls, fence, markdown
 from orch_review.scope.diff import HUNK
 
@@ -254,6 +255,7 @@ def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:
             f"({verdict.confidence} confidence): {safe_text(' '.join(verdict.reason.split()), 600)}"
             "</sub>",
         ]
+    parts += markdown_proof(finding)
     return "\n".join(parts) + "\n"
 
 

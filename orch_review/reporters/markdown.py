@@ -9,6 +9,7 @@ from __future__ import annotations
 from orch_review.findings.patches import PatchError, diff_lines, replacement_lines
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.reporters.proof_text import markdown_proof
 from orch_review.sanitize import controls, fence
 from orch_review.sanitize import markdown as safe
 from orch_review.scope.diff import quote_path
@@ -79,7 +80,7 @@ def _finding(number: int, report: Report, finding: Finding) -> list[str]:
             f"**Verified:** confirmed ({verdict.confidence} confidence): {safe(verdict.reason)}",
         ]
     block += _patch(report, finding)
-    return block
+    return block + markdown_proof(finding)
 
 
 def _coverage(report: Report) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from orch_review.config.choices import CATEGORIES
+from orch_review.findings.proof import proof_to_json
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.sanitize import fence
@@ -202,6 +203,8 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
         properties["confidence"] = finding.verdict.confidence
     if finding.category in SECURITY_CATEGORIES:
         properties["security-severity"] = SECURITY_SEVERITY[finding.severity]
+    if finding.proof is not None:
+        properties["proof"] = proof_to_json(finding.proof)
     result: dict[str, Any] = {
         "ruleId": rule,
         "ruleIndex": rule_index[rule],

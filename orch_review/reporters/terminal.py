@@ -31,6 +31,7 @@ from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
+from orch_review.reporters.proof_text import proof_line
 from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
@@ -203,6 +204,14 @@ def _finding(number: int, finding: Finding, report: Report, style: _Style) -> Re
         tail.append((label, finding.verdict.reason))
     if len(finding.all_concerns) > 1:
         tail.append(("reported by: ", "; ".join(_one_line(c) for c in finding.all_concerns)))
+    proof = finding.proof
+    if proof is not None:
+        if proof.proven and proof.test_code is not None:
+            ran = f" ({proof.test_path}, run with `{proof.command}`)"
+            tail.append(("", proof_line(proof) + ran))
+            tail.append(("test: ", proof.test_code))
+        else:
+            tail.append(("", proof_line(proof)))
     code = _code(report, finding, style)
     patch = _patch(report, finding, style)
     if style.terminal:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from orch_review.config.pricing import Price
 from orch_review.config.settings import Config
 from orch_review.findings.usage import CostRange
+from orch_review.scope.languages import language_of
 from orch_review.scope.resolve import Scope
 
 BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
@@ -301,6 +302,13 @@ def estimate_cost(
     ]
     if critic:
         roles.append(role("critic", config.model, cal.critic, 1, 1))
+    provable = sum(1 for f in scope.files if language_of(f.path) is not None)
+    if config.prove != "off" and provable:
+        # A prover reads one finding's code, as a verifier reads its concern's findings: it
+        # is estimated with the verifier's figures, one per finding a verifier may confirm.
+        roles.append(
+            role("provers", config.agent_model, cal.verifier, 0, min(verifiers, provable * 4))
+        )
     return Estimate(
         files=files,
         changed_lines=changed,

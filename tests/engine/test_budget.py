@@ -58,7 +58,10 @@ def test_agents_started_and_reused_are_counted_per_role() -> None:
     report = ledger.report()
     assert report.agents_started == {"main": 1, "subagent": 2, "verifier": 0, "critic": 0}
     assert report.agents_from_journal == {"main": 0, "subagent": 0, "verifier": 2, "critic": 0}
-    assert set(ROLES) == set(report.by_role)
+    assert set(ROLES) - {"prover"} == set(report.by_role)  # no prover asked for: not listed
+    assert ledger.start_agent("prover")
+    assert ledger.report().agents_started["prover"] == 1
+    assert set(ROLES) == set(ledger.report().by_role)
 
 
 def test_the_agent_cap_counts_agents_of_every_role() -> None:

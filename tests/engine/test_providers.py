@@ -34,7 +34,7 @@ VERTEX_TOKEN = "ya29.vertex-canary-91"
 FOUNDRY_KEY = "foundry-key-canary-3f"
 ADC_TOKEN = "ya29.from-service-account"
 PROVIDER_PREFIXES = (
-    *("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROV"),
+    *("ANTHROPIC_", "AWS_", "GOOGLE_", "CLOUDSDK_", "CLOUD_ML_", "ORCH_REVIEW_PROVIDER"),
     *("AZURE_", "IDENTITY_", "MSI_", "IMDS_"),  # Entra ID: service principal, managed identity
 )
 

@@ -13,6 +13,7 @@ ROLE_TOOLS = (
     ("Workflow", "main"),
     ("report_verdicts", "verifier"),
     ("report_findings", "subagent"),
+    ("report_proof", "prover"),
 )
 #: How the main agent's system prompt starts: a follow-up that starts afresh with the mode
 #: off is offered bash alone.

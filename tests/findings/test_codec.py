@@ -15,6 +15,7 @@ from orch_review.findings.codec import (
     verdict_from_json,
     verdict_to_json,
 )
+from orch_review.findings.proof import Proof, ProofRun
 from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.reporters.json_report import schema
 
@@ -51,6 +52,16 @@ FINDING = Finding(
         reviewed="    value = eval(name)\n    return value",
         signature="ab" * 32,
     ),
+    proof=Proof(
+        "proven",
+        "fails on head with a test failure and passes with the fix",
+        test_path="tests/test_a.py",
+        test_code="from pkg.a import f\n\n\ndef test_f():\n    assert f('1') == 1\n",
+        command="python3 -m pytest -p no:cacheprovider -q tests/test_a.py",
+        head=ProofRun(1, "1 failed"),
+        fixed=ProofRun(0, "1 passed"),
+        against="patch",
+    ),
 )
 PATCH = FINDING.patch_check
 
@@ -76,6 +87,7 @@ def test_the_samples_set_every_field() -> None:
     assert _non_default(FINDING) == []
     assert _non_default(VERDICT) == []
     assert PATCH is not None and _non_default(PATCH) == []
+    assert FINDING.proof is not None and _non_default(FINDING.proof) == []
     assert VERDICT.confidence != Verdict(True, "r").confidence
 
 

@@ -24,7 +24,13 @@ def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepo
     assert 0 < cost["low_usd"] < cost["high_usd"]
     assert cost["files"] == 31
     roles = {r["role"]: r for r in cost["roles"]}
-    assert set(roles) == {"main", "subagents", "verifiers", "critic"}  # --all runs the critic
+    # --all runs the critic; Python files get provers, none at the low end (no high finding).
+    assert set(roles) == {"main", "subagents", "verifiers", "critic", "provers"}
+    assert roles["provers"]["agents"] == [0, roles["verifiers"]["agents"][1]]
+    assert roles["provers"]["low_usd"] == 0 < roles["provers"]["high_usd"]
+    unproven = plan_json(repo, "--all", env={**_env(), "ORCH_REVIEW_PROVE": "off"})["cost"]
+    assert "provers" not in {r["role"] for r in unproven["roles"]}
+    assert unproven["high_usd"] < cost["high_usd"]
     assert roles["main"]["agents"] == [1, 1]
     # High: a subtask per file, the 31 small ones packed into the 10 agents that run at once
     # (four to an agent); without packing, one agent each.
