@@ -19,7 +19,9 @@ def _files(count: int, lines: int = 2) -> dict[str, str]:
 def test_the_estimate_is_a_range_per_role_with_its_calibration(git_repo: GitRepoFactory) -> None:
     repo = git_repo({"README.md": "# r\n", **_files(30)})
 
-    cost = plan_json(repo, "--all")["cost"]
+    # The default `prove`, which the session's environment pins off for other tests.
+    default = {k: v for k, v in _env().items() if k != "ORCH_REVIEW_PROVE"}
+    cost = plan_json(repo, "--all", env=default)["cost"]
 
     assert 0 < cost["low_usd"] < cost["high_usd"]
     assert cost["files"] == 31
