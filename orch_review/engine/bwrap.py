@@ -41,7 +41,7 @@ from orch_review.scope.view import View
 SANDBOX_HOME = "/tmp"
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc to start and to name users; nothing with secrets.
-_ETC = (
+ETC = (
     "/etc/passwd",
     "/etc/group",
     "/etc/nsswitch.conf",
@@ -172,7 +172,7 @@ class BubblewrapLauncher:
                 args += ["--symlink", os.readlink(link), link]
             elif os.path.isdir(link):
                 args += ["--ro-bind", link, link]
-        for path in _ETC:
+        for path in ETC:
             if os.path.exists(path):
                 args += ["--ro-bind", path, path]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -215,7 +215,7 @@ def _created_parents(mounts: Sequence[Path]) -> list[Path]:
 
 @functools.lru_cache(maxsize=16)  # the same mounts for every shell of a review
 def _created_parents_of(mounts: tuple[Path, ...]) -> tuple[Path, ...]:
-    readonly = [Path(p) for p in ("/usr", "/proc", "/dev", *_ETC)] + list(mounts)
+    readonly = [Path(p) for p in ("/usr", "/proc", "/dev", *ETC)] + list(mounts)
     parents: set[Path] = set()
     for mount in readonly:
         for parent in mount.parents:

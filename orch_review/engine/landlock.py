@@ -37,6 +37,7 @@ from pathlib import Path
 from orch_review import tempdirs
 from orch_review.engine import landlock_exec
 from orch_review.engine.bash import ShellLaunch
+from orch_review.engine.bwrap import ETC as BWRAP_ETC
 from orch_review.engine.bwrap import git_paths, sanitized_git_config
 from orch_review.engine.confinement import (
     DEFAULT_PATH,
@@ -50,21 +51,9 @@ from orch_review.engine.confinement import (
 )
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# What programs need from /etc to start and to name users; nothing with secrets (no shadow,
-# no ssh, ssl keys, credentials or machine-id).
-ETC = (
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/nsswitch.conf",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/alternatives",
-    "/etc/localtime",
-    "/etc/os-release",
-    "/etc/debian_version",
-    "/etc/mime.types",
-)
+# What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
+# machine-id), and two more files without secrets.
+ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
