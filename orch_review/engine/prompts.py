@@ -216,10 +216,9 @@ strictly as a finding; a rejected fix does not refute a finding that holds. When
 judged every finding and every fix, call report_verdicts."""
 
 
-def _listed(number: int, finding: Finding) -> dict[str, object]:
-    """One finding as the verifier sees it."""
-    item: dict[str, object] = {
-        "finding": number,
+def finding_fields(finding: Finding) -> dict[str, object]:
+    """What an agent is told of a finding: where it is and what it claims."""
+    return {
         "path": quote_path(finding.path),
         "lines": [finding.start_line, finding.end_line],
         "severity": finding.severity.value,
@@ -227,6 +226,11 @@ def _listed(number: int, finding: Finding) -> dict[str, object]:
         "claim": finding.claim,
         "evidence": finding.evidence,
     }
+
+
+def _listed(number: int, finding: Finding) -> dict[str, object]:
+    """One finding as the verifier sees it."""
+    item: dict[str, object] = {"finding": number, **finding_fields(finding)}
     if finding.replacement is not None:
         item["proposed_fix"] = finding.replacement
     return item

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orch_review.engine.agent import Terminal
+from orch_review.engine.prompts import finding_fields
 from orch_review.engine.proof_run import ProverReport
 from orch_review.engine.runners import Runner
 from orch_review.engine.scratch_tree import ScratchPathError, checked_relative
@@ -15,7 +16,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_agent
 from orch_review.engine.tools import ToolInputError
 from orch_review.findings.records import Finding
-from orch_review.scope.diff import json_safe, quote_path
+from orch_review.scope.diff import json_safe
 
 MAX_TEST_CHARS = 20_000
 
@@ -61,15 +62,9 @@ PROVER_TURN_LIMIT_NOTE = "You have reached your turn limit. Call report_proof no
 
 def prover_task(finding: Finding, runner: Runner) -> str:
     """The prover's first user turn: the finding, and how its test will be run."""
-    listed: dict[str, object] = {
-        "path": quote_path(finding.path),
-        "lines": [finding.start_line, finding.end_line],
-        "severity": finding.severity.value,
-        "category": finding.category,
-        "claim": finding.claim,
-        "evidence": finding.evidence,
-    }
-    data = json.dumps(json_safe(listed), indent=2, ensure_ascii=False).replace("<", "\\u003c")
+    data = json.dumps(json_safe(finding_fields(finding)), indent=2, ensure_ascii=False).replace(
+        "<", "\\u003c"
+    )
     return (
         f"The confirmed finding:\n\n<finding>\n{data}\n</finding>\n\n"
         f"The test is run with {runner.name}, as `{runner.command('TEST_PATH')}` from the "
