@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -180,11 +180,16 @@ def test_as_root_every_process_of_the_shell_dies_with_it(repo: Path) -> None:
     with BashSession(repo, env={}, timeout=20, sandbox=_landlock(repo).launcher) as bash:
         assert int(bash.run("id -u").output) >= 0x6F000000
         bash.run(f"setsid bash -c 'exec -a {marker} sleep 1000' &")  # leaves the group
+        _wait_until(lambda: _count(marker) == 1)  # the background exec may still be on its way
         assert _count(marker) == 1
-    deadline = time.monotonic() + 30
-    while _count(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    _wait_until(lambda: _count(marker) == 0)
     assert _count(marker) == 0
+
+
+def _wait_until(done: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _count(marker: str) -> int:
