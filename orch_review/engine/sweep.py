@@ -11,80 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 
 from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome
+from orch_review.findings.sweep_groups import SweepLimits, fit_groups
 from orch_review.scope.diff import line_ranges, quote_path
 from orch_review.wording import counted
-
-# A hunk costs more than its changed lines: the agent reads the context around it.
-HUNK_OVERHEAD = 6
-FILE_OVERHEAD = 4
-
-
-@dataclass(frozen=True, slots=True)
-class SweepLimits:
-    """How much one sweep concern may hold: changed lines (weighted) and files."""
-
-    max_lines: int = 1500
-    max_files: int = 40
-
-
-def weight(file: LedgerFile) -> int:
-    """What a file costs an agent, in lines read."""
-    return file.lines + HUNK_OVERHEAD * len(file.hunks) + FILE_OVERHEAD
-
-
-def _directory(path: str) -> str:
-    return path.rpartition("/")[0]
-
-
-def group_files(
-    files: Sequence[LedgerFile], limits: SweepLimits = SweepLimits()
-) -> list[list[LedgerFile]]:
-    """Files packed into groups in path order, so a directory stays together; a group is
-    closed when it is full, or at a directory boundary once it is at least half full.
-    A file larger than a group's budget gets a group of its own."""
-    groups: list[list[LedgerFile]] = []
-    current: list[LedgerFile] = []
-    used = 0
-    for file in sorted(files, key=lambda f: f.path):
-        cost = weight(file)
-        if current:
-            full = used + cost > limits.max_lines or len(current) >= limits.max_files
-            new_dir = _directory(file.path) != _directory(current[-1].path)
-            half = used * 2 >= limits.max_lines or len(current) * 2 >= limits.max_files
-            if full or (new_dir and half):
-                groups.append(current)
-                current, used = [], 0
-        current.append(file)
-        used += cost
-    if current:
-        groups.append(current)
-    return groups
-
-
-#: How much larger than usual sweep concerns may grow to fit a cap on agents.
-MAX_GROWTH = 4
-
-
-def fit_groups(
-    files: Sequence[LedgerFile], limits: SweepLimits, agents_left: int | None
-) -> list[list[LedgerFile]]:
-    """:func:`group_files`, with larger groups (up to :data:`MAX_GROWTH` times) when the
-    agents left under ``--max-agents`` (a subagent and a verifier per group) are too few."""
-    groups = group_files(files, limits)
-    if agents_left is None:
-        return groups
-    budget = max(1, agents_left // 2)
-    for factor in range(2, MAX_GROWTH + 1):
-        if len(groups) <= budget:
-            break
-        grown = SweepLimits(limits.max_lines * factor, limits.max_files * factor)
-        groups = group_files(files, grown)
-    return groups
 
 
 def _common_directory(paths: Sequence[str]) -> str:
@@ -174,7 +107,7 @@ def run_sweep(
     base: str | None,
     *,
     done: frozenset[str] = frozenset(),
-    limits: SweepLimits = SweepLimits(),
+    limits: SweepLimits | None = None,
     agents_left: int | None = None,
 ) -> list[ConcernOutcome]:
     """Review every file in ``files`` nothing covered yet; returns the sweep's outcomes.
@@ -182,7 +115,7 @@ def run_sweep(
     missing = uncovered_files(files, workflow, done)
     if not missing:
         return []
-    groups = fit_groups(missing, limits, agents_left)
+    groups = fit_groups(missing, limits or SweepLimits(), agents_left)
     return workflow.run(
         [sweep_concern(g, base) for g in groups], files=[[f.path for f in g] for g in groups]
     )

@@ -6,8 +6,9 @@ prompt (system prompt, tools, the task), plus tokens for every file it is given 
 changed line it reads; it writes a few tokens per file. The number of concerns is what
 nobody knows in advance, so the range spans the two ways a review covers its files:
 
-* low: the main agent fans out little and the sweep packs the files into concerns of up to
-  40 files (``engine/sweep.py``), one verifier in all;
+* low: the main agent fans out little and the sweep packs the files into concerns as the
+  sweep itself groups them (``findings/sweep_groups.py``: neighbours together, up to 40
+  files or 1,500 weighted lines), one verifier in all;
 * high: one subtask per file (up to ``max-subtasks``, the rest swept), the small ones packed
   into as many agents as run at once when there are more of them (``engine/packing.py``), a
   verifier for a quarter of the concerns, the critic when it runs, and the thinking the
@@ -24,16 +25,16 @@ from dataclasses import dataclass, replace
 
 from orch_review.config.pricing import Price
 from orch_review.config.settings import Config
+from orch_review.findings.coverage import LedgerFile
+from orch_review.findings.sweep_groups import group_files
 from orch_review.findings.usage import CostRange
 from orch_review.scope.languages import language_of
 from orch_review.scope.resolve import Scope
 
 BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
-SWEEP_FILES = 40  # engine/sweep.py SweepLimits.max_files
-SWEEP_LINES = 1500  # engine/sweep.py SweepLimits.max_lines
 PACK_SMALL_BYTES = 4_000  # engine/packing.py PackLimits.small_bytes
 PACK_MAX_MEMBERS = 10  # engine/packing.py PackLimits.max_members
-AGENT_READS = 2  # tool outputs an agent spends reading the files its task does not show
+AGENT_READS = 1  # tool outputs an agent spends reading the files its task does not show
 # Input tokens per character of the guidance (guidance files, agent rules) every agent's
 # prompt carries: a quarter token a character, read on about two turns.
 GUIDANCE_TOKENS_PER_CHAR = 0.5
@@ -106,9 +107,12 @@ class Calibration:
 # between 2 and 30 lines; per file: between one file and a sweep group of 33). The fan-out's
 # many agents read their prompt's prefix from the cache more often than the sweep's few.
 # Tokens per byte of the files a subagent reads (each file up to what one agent reads:
-# its shown files and two tool outputs): fitted with `python -m bench.history_bench` on real
-# history (files of kilobytes, where the synthetic changes' are of a few lines), so that the
-# high end holds and the midpoint is within 2x for the three strategies.
+# its shown files and one tool output of the rest): fitted with
+# `python -m bench.history_bench` on real history (files of kilobytes, where the synthetic
+# changes' are of a few lines), so that the high end holds and the midpoint is within 2x
+# for the three strategies. Refitted on 2026-12-06 once the low end counted the sweep's
+# groups as the sweep makes them: 0.2 and 0.35 tokens per byte, one tool output read;
+# worst factor off the midpoint 1.89, every review at most the high end.
 CALIBRATION = Calibration(
     source="bench/estimate_bench.py, bench/history_bench.py",
     date="2026-12-06",
@@ -118,8 +122,8 @@ CALIBRATION = Calibration(
     ),
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
     main_fanout=RoleTokens(4250, 55, 0, 82, 10.7, 0.55),
-    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15, per_byte=0.3),
-    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3, per_byte=0.4),
+    subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15, per_byte=0.2),
+    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3, per_byte=0.35),
     verifier=RoleTokens(1650, 0, 0, 77, 0, 0.48),
     critic=RoleTokens(3000, 32, 0, 44, 0, 0.46),
     verified_share=0.25,
@@ -197,18 +201,20 @@ class Estimate:
         }
 
 
-def _file_lines(scope: Scope) -> list[int]:
+def _ledger_files(scope: Scope) -> list[LedgerFile]:
+    """The files as the coverage ledger sees them: changed lines and hunks for a change, an
+    estimated length for a full audit (the review reads it from the snapshot)."""
     return [
-        f.change.additions + f.change.deletions if f.change else max(1, f.size // BYTES_PER_LINE)
+        LedgerFile(f.path, f.change.additions + f.change.deletions, f.change.hunks)
+        if f.change
+        else LedgerFile(f.path, max(1, f.size // BYTES_PER_LINE))
         for f in scope.files
     ]
 
 
-def _sweep_groups(lines: list[int]) -> int:
-    """How many concerns the sweep packs these files into (by files and by lines)."""
-    if not lines:
-        return 0
-    return max(math.ceil(len(lines) / SWEEP_FILES), math.ceil(sum(lines) / SWEEP_LINES))
+def _sweep_groups(files: list[LedgerFile]) -> int:
+    """How many concerns the sweep packs these files into: the sweep's own grouping."""
+    return len(group_files(files)) if files else 0
 
 
 def _fanned_concerns(sizes: list[int], config: Config) -> int:
@@ -238,16 +244,18 @@ def estimate_cost(
     """The estimated cost of reviewing ``scope`` with ``config``; ``critic``: whether the
     critic runs (``engine.review.critic_wanted``); ``guidance_chars``: the length of the
     guidance every agent's prompt carries."""
-    lines = _file_lines(scope)
-    files, changed = len(lines), sum(lines)
+    ledger = _ledger_files(scope)
+    files, changed = len(ledger), sum(f.lines for f in ledger)
     # What one agent reads of its files: what its task shows, and its reads of the rest
     # (each tool output cut at tool-output-cap); no file more than that.
     readable = config.inline_file_bytes + AGENT_READS * config.tool_output_cap
     size = sum(min(f.size, readable) for f in scope.files)
     fanned = min(files, config.max_subtasks)
-    low_concerns = _sweep_groups(lines)
+    low_concerns = _sweep_groups(ledger)
     sizes = [f.size for f in scope.files][:fanned]
-    high_concerns = _fanned_concerns(sizes, config) + _sweep_groups(sorted(lines)[: files - fanned])
+    high_concerns = _fanned_concerns(sizes, config) + _sweep_groups(
+        sorted(ledger, key=lambda f: f.lines)[: files - fanned]
+    )
     thinking = THINKING.get(config.effort, 1.0)
     prices = {m: config.price_for(m) for m in (config.model, config.agent_model)}
     unknown = tuple(sorted(m for m, (_, known) in prices.items() if not known))

@@ -7,20 +7,17 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.sweep import (
-    MAX_GROWTH,
-    SweepLimits,
-    covering,
-    fit_groups,
-    group_files,
-    run_sweep,
-    sweep_concern,
-    uncovered_files,
-    weight,
-)
+from orch_review.engine.sweep import covering, run_sweep, sweep_concern, uncovered_files
 from orch_review.engine.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
+from orch_review.findings.sweep_groups import (
+    MAX_GROWTH,
+    SweepLimits,
+    fit_groups,
+    group_files,
+    sweep_weight,
+)
 from tests.engine.sessions import Files, StandIn, session
 from tests.scripted import sweep_files
 
@@ -39,7 +36,7 @@ def test_every_file_lands_in_exactly_one_group_within_the_limits() -> None:
     assert sorted(flat) == sorted(f.path for f in files) and len(flat) == len(set(flat))
     for group in groups:
         assert len(group) <= limits.max_files
-        assert len(group) == 1 or sum(weight(f) for f in group) <= limits.max_lines
+        assert len(group) == 1 or sum(sweep_weight(f) for f in group) <= limits.max_lines
     assert len(groups) <= 1000 // 40 + 7  # fewer, larger concerns: not one per file
 
 
@@ -149,8 +146,8 @@ def _sized(path: str, cost: int) -> LedgerFile:
 
 
 def test_a_file_costs_its_lines_its_hunks_context_and_a_fixed_overhead() -> None:
-    assert weight(LedgerFile("a.py", 10, ((1, 2), (5, 6)))) == 10 + 2 * 6 + 4
-    assert weight(LedgerFile("a.py", 10)) == 14
+    assert sweep_weight(LedgerFile("a.py", 10, ((1, 2), (5, 6)))) == 10 + 2 * 6 + 4
+    assert sweep_weight(LedgerFile("a.py", 10)) == 14
 
 
 def test_a_group_is_filled_exactly_to_its_budget_and_not_beyond() -> None:
