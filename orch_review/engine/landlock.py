@@ -94,7 +94,7 @@ class LandlockLauncher:
         home = private_home(user)
 
         def cleanup() -> None:
-            if user is not None:
+            if user is not None and (self.zygote is None or not self.zygote.kill_uid(user)):
                 kill_everything_of(user)
             tempdirs.remove(home)
 

@@ -286,7 +286,8 @@ def serve(control: int) -> None:
     with ARGV (the launcher's options, ``--``, the command); the answer ``{"pid": N}`` comes
     once the child leads its own session, so its process group can be killed at once.
     ``{"wait": N}``, for a child that has exited or been killed, reaps it and answers
-    ``{"status": S}`` (as ``subprocess`` reports it: ``-SIGNAL`` when killed). A request
+    ``{"status": S}`` (as ``subprocess`` reports it: ``-SIGNAL`` when killed).
+    ``{"kill_uid": U}`` kills every process of a root shell's throwaway uid U. A request
     that cannot be served is answered ``{"error": "..."}``.
     """
     import json
@@ -310,6 +311,12 @@ def serve(control: int) -> None:
                 request = json.loads(data)
                 if "spawn" in request:
                     reply = {"pid": _spawn(request, fds, children)}
+                elif "kill_uid" in request:
+                    uid = int(request["kill_uid"])
+                    if uid not in _THROWAWAY_UIDS:
+                        raise LaunchError(f"uid {uid} is not a shell's own")
+                    _kill_uid(uid)
+                    reply = {"killed": uid}
                 else:
                     pid = int(request["wait"])
                     if pid not in children:

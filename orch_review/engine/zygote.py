@@ -81,6 +81,16 @@ class Zygote:
         except SpawnUnavailable:
             return -signal.SIGKILL
 
+    def kill_uid(self, uid: int) -> bool:
+        """Kill every process of ``uid``, a root shell's own, as
+        :func:`~.confinement.kill_everything_of` does, without starting a process for it;
+        False if the zygote is not running (then nothing was done)."""
+        try:
+            self._ask({"kill_uid": uid}, [], start=False)
+        except SpawnUnavailable:
+            return False
+        return True
+
     def close(self) -> None:
         """Stop the zygote, which kills every shell it started, and wait for it."""
         with self._lock:
@@ -96,9 +106,11 @@ class Zygote:
                 process.kill()
                 process.wait()
 
-    def _ask(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+    def _ask(self, request: dict[str, Any], fds: list[int], start: bool = True) -> dict[str, Any]:
         data = json.dumps(request).encode()
         with self._lock:
+            if not start and self._channel is None:
+                raise SpawnUnavailable("the zygote is not running")
             channel = self._started()
             try:
                 socket.send_fds(channel, [data], fds)
