@@ -18,6 +18,7 @@ died, every shell starts through its own launcher again (:class:`~.bash.SpawnUna
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -114,6 +115,12 @@ class Zygote:
             channel = self._started()
             try:
                 socket.send_fds(channel, [data], fds)
+            except OSError as exc:
+                if exc.errno == errno.EMSGSIZE:  # this request only: rules for a huge tree
+                    raise SpawnUnavailable(f"request too large for the zygote ({exc})") from None
+                self._broken(f"the zygote does not answer ({exc})")
+                raise SpawnUnavailable(self._unusable) from None
+            try:
                 reply = channel.recv(_REPLY)
             except OSError as exc:
                 self._broken(f"the zygote does not answer ({exc})")

@@ -284,3 +284,19 @@ def test_without_a_zygote_each_shell_starts_its_own_launcher_confined(
             assert TOKEN not in said and not any(v in said for v in SECRETS.values())
             assert said.count("Permission denied") == 2, said
         launcher.close()
+
+
+def test_a_shell_whose_rules_are_too_large_for_the_zygote_starts_on_its_own(
+    landlock: Sandbox, repo: Path, git_repo: GitRepoFactory, env: dict[str, str]
+) -> None:
+    """Content granted item by item (its .git/config holds a token) with thousands of
+    entries at its top: more rules than one message to the zygote may carry."""
+    zygote = _zygote_pid(landlock)
+    wide = git_repo({f"{'wide-entry-' * 8}{n:05d}.txt": "x\n" for n in range(3000)})
+    git(wide, "config", "remote.origin.url", f"https://ci:{TOKEN}@example.invalid/r.git")
+    with BashSession(wide, env=env, timeout=20, sandbox=landlock.launcher) as bash:
+        assert _parent(bash) == os.getpid()
+        said = bash.run(f"cat .git/config; cat {'wide-entry-' * 8}02999.txt").output
+        assert TOKEN not in said and said.endswith("Permission denied\nx\n"), said
+    with BashSession(repo, env=env, timeout=20, sandbox=landlock.launcher) as bash:
+        assert _parent(bash) == zygote  # the zygote serves the next shell all the same
