@@ -43,9 +43,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.figures import Figure, write_figures
 from bench.plan_bench import GIT_ENV, OUT
+
+if TYPE_CHECKING:
+    from orch_review.engine.confinement import Limits
 
 TARGET = 1.2
 
@@ -170,6 +174,11 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
                     bash.close()
                     starts_ms[mode].append((ran - began) * 1000)
                     stops_ms[mode].append((time.perf_counter() - ran) * 1000)
+            if isinstance(forked, LandlockLauncher):
+                first = statistics.median(
+                    _first_shell(content.root, env, forked.limits) for _ in range(5)
+                )
+                print(f"landlock: {first:.1f} ms for a review's first shell, the zygote's start")
         finally:
             for sandbox in sandboxes.values():
                 sandbox.close()
@@ -191,6 +200,21 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
         )
     print("         tools: no shell to start")
     return costs
+
+
+def _first_shell(root: Path, env: dict[str, str], limits: Limits) -> float:
+    """Milliseconds to start and run ``true`` in the first shell of a fresh zygote."""
+    from orch_review.engine.bash import BashSession
+    from orch_review.engine.landlock import LandlockLauncher
+
+    launcher = LandlockLauncher.find(limits)
+    try:
+        began = time.perf_counter()
+        with BashSession(root, env=env, timeout=60, sandbox=launcher) as bash:
+            bash.run("true")
+            return (time.perf_counter() - began) * 1000
+    finally:
+        launcher.close()
 
 
 def main(argv: list[str] | None = None) -> list[Figure]:
