@@ -275,14 +275,14 @@ def launch(argv: list[str], env: dict[str, str] | None = None) -> None:
 
 # Only a uid orch-review hands a root shell (confinement.unused_uid) is ever killed whole.
 _THROWAWAY_UIDS = range(0x6F000000, 0x6F000000 + 0x00FFFFFF)
-_MESSAGE = 1 << 20
+_MESSAGE = 1 << 18  # above what one datagram may carry with the kernel's default buffers
 
 
 def serve(control: int) -> None:
     """The zygote: answer requests on the socket ``control`` until the other end closes.
 
     A request is one JSON message. ``{"spawn": ARGV, "env": {...}, "cwd": DIR}`` with three
-    descriptors (the shell's stdin, stdout, stderr) forks a child that runs :func:`main`
+    descriptors (the shell's stdin, stdout, stderr) forks a child that runs :func:`launch`
     with ARGV (the launcher's options, ``--``, the command); the answer ``{"pid": N}`` comes
     once the child leads its own session, so its process group can be killed at once.
     ``{"wait": N}``, for a child that has exited or been killed, reaps it and answers
@@ -361,7 +361,7 @@ def _spawn(request: dict[str, object], fds: list[int], children: dict[int, int |
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], ready: int) -> None:
-    """In the forked child: the shell's streams and directory, then :func:`main`."""
+    """In the forked child: the shell's streams and directory, then :func:`launch`."""
     try:
         os.setsid()
         os.close(ready)
