@@ -54,7 +54,7 @@ _PIDFD_GETFD = 438
 _LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _IO_URING = (425, 426, 427)
 _X32_BIT = 0x40000000
-_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 4, 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _AF_UNIX = 1
@@ -249,7 +249,7 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--zygote"]:
         try:
             serve(int(argv[1]))
-        except (IndexError, ValueError, OSError) as exc:
+        except (IndexError, ValueError, OSError, LaunchError) as exc:
             sys.stderr.write(f"{_PREFIX} zygote: {exc}\n")
             os._exit(FAILED)
         os._exit(0)
@@ -294,6 +294,10 @@ def serve(control: int) -> None:
     import socket
 
     os.set_inheritable(control, False)
+    # Its /proc files (descriptors, memory) belong to root: no process of the same user, in
+    # a sandbox or not, may look into it. Each shell's exec makes it dumpable again.
+    if Libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise LaunchError(f"cannot make the zygote non-dumpable: {_errno()}")
     channel = socket.socket(fileno=control)
     children: dict[int, int | None] = {}  # pid -> the uid it drops to, if any
     try:

@@ -5,10 +5,12 @@ kernel has no Landlock)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +21,7 @@ import pytest
 from orch_review import ReviewOptions, review
 from orch_review.engine.bash import BashSession
 from orch_review.engine.confinement import Limits, SandboxUnavailable
-from orch_review.engine.landlock import LandlockLauncher
+from orch_review.engine.landlock import LandlockLauncher, launcher_source
 from orch_review.engine.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.zygote import Zygote
 from orch_review.events import AgentEvent
@@ -300,3 +302,66 @@ def test_a_shell_whose_rules_are_too_large_for_the_zygote_starts_on_its_own(
         assert TOKEN not in said and said.endswith("Permission denied\nx\n"), said
     with BashSession(repo, env=env, timeout=20, sandbox=landlock.launcher) as bash:
         assert _parent(bash) == zygote  # the zygote serves the next shell all the same
+
+
+NOBODY = 65534
+
+
+def _python_for(uid: int) -> str | None:
+    """An interpreter ``uid`` can run (the launcher needs only the standard library)."""
+    for name in ("python3", f"python3.{sys.version_info.minor}"):
+        found = shutil.which(name, path="/usr/bin:/bin:/usr/local/bin")
+        as_uid = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        if found and subprocess.run([*as_uid, found, "-c", ""], check=False).returncode == 0:
+            return found
+    return None
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run the zygote and its shells as one regular user",
+)
+def test_as_a_regular_user_a_shell_cannot_reach_its_zygote_or_that_user_s_processes() -> None:
+    """The zygote runs unconfined as the same user as its shells: Landlock's scoping is
+    what keeps them from reading or signalling it, as any other process of that user."""
+    python = _python_for(NOBODY)
+    if python is None:
+        pytest.skip(f"uid {NOBODY} can run no Python interpreter here")
+    where = Path(tempfile.mkdtemp(prefix="orch-review-zygote-user-"))
+    where.chmod(0o755)
+    content = where / "content"
+    content.mkdir()
+    (content / "app.py").write_text("x = 1\n")
+    as_nobody = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
+    zygote = Zygote((*as_nobody, python, "-I", "-S", "-c", launcher_source()))
+    victim = subprocess.Popen([*as_nobody, "sleep", "60"], env={"CANARY": "CANARY-user-secret"})
+    launch = None
+    try:
+        launch = LandlockLauncher(Limits(), python, launcher_source()).launch(
+            content, {"PATH": "/usr/bin:/bin"}, ("bash", "--noprofile", "--norc")
+        )
+        options = list(launch.argv[5:])  # after `python -I -S -c SOURCE`
+        at = options.index("--uid")  # what root's shells get; a regular user's do not
+        del options[at : at + 2]
+        os.chown(launch.env["HOME"], NOBODY, NOBODY)
+        shell = zygote.spawn(options, launch.env, content)
+        assert zygote.pid is not None
+        script = (
+            f"cat app.py; id -u; echo $PPID; tr '\\0' '\\n' < /proc/{victim.pid}/environ; "
+            f"ls /proc/{zygote.pid}/fd; kill -0 {victim.pid}; kill -KILL {zygote.pid}; exit\n"
+        )
+        assert shell.stdin is not None and shell.stdout is not None
+        shell.stdin.write(script.encode())
+        said = shell.stdout.read().decode()
+        assert shell.wait(30) == 1
+        assert said.startswith(f"x = 1\n{NOBODY}\n{zygote.pid}\n"), said
+        assert "CANARY" not in said and said.count("Permission denied") == 2, said
+        assert said.count("not permitted") == 2, said
+        assert _alive(zygote.pid)
+    finally:
+        zygote.close()
+        victim.kill()
+        victim.wait()
+        if launch is not None and launch.cleanup is not None:
+            launch.cleanup()
+        shutil.rmtree(where)
