@@ -43,8 +43,11 @@ class Zygote:
     """The client of one zygote: started at the first :meth:`spawn`, stopped by
     :meth:`close` (or when this object is collected, or this process ends)."""
 
-    def __init__(self, argv: Sequence[str]) -> None:
+    def __init__(self, argv: Sequence[str], *, timeout: float = 60.0) -> None:
         self._argv = tuple(argv)  # the launcher's command line, without ``--zygote FD``
+        # A zygote that does not answer in this time (stopped, or the machine swamped) is
+        # given up: the shells start on their own.
+        self._timeout = timeout
         self._lock = threading.Lock()
         self._channel: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -159,6 +162,7 @@ class Zygote:
             raise SpawnUnavailable(self._unusable) from None
         finally:
             theirs.close()
+        ours.settimeout(self._timeout)
         self._channel = ours
         # Collected without close(): the zygote sees its channel end and stops all the same.
         weakref.finalize(self, ours.close)

@@ -365,3 +365,25 @@ def test_as_a_regular_user_a_shell_cannot_reach_its_zygote_or_that_user_s_proces
         if launch is not None and launch.cleanup is not None:
             launch.cleanup()
         shutil.rmtree(where)
+
+
+def test_a_zygote_that_stops_answering_is_given_up(repo: Path, env: dict[str, str]) -> None:
+    try:
+        resolve_sandbox("landlock", repo, search_path="").close()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"Landlock cannot run here: {exc}")
+    found = LandlockLauncher.find(Limits())
+    zygote = Zygote((found.python, "-I", "-S", "-c", found.source), timeout=2)
+    launcher = LandlockLauncher(found.limits, found.python, found.source, zygote)
+    with BashSession(repo, env=env, timeout=20, sandbox=launcher) as bash:
+        parent = _parent(bash)
+        assert parent == zygote.pid
+        os.kill(parent, signal.SIGSTOP)  # as a shell of the same user could, before ABI 6
+        try:
+            with BashSession(repo, env=env, timeout=20, sandbox=launcher) as other:
+                assert _parent(other) == os.getpid()
+                assert "Permission denied" in other.run("cat .git/config").output
+        finally:
+            os.kill(parent, signal.SIGCONT)
+            launcher.close()
+    assert not _alive(parent)
