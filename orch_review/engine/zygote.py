@@ -10,12 +10,13 @@ the shell. The zygote answers with the child's pid and, asked once the child has
 its exit status.
 
 The zygote is no way in: it is reached only through that socketpair (which no shell
-inherits), its environment is empty, and it is not confined itself, so each child builds
-its own ruleset. It ends, killing the shells it started, when the review process closes its
-end (:meth:`Zygote.close`, at the end of a review) or dies. (Not ``PR_SET_PDEATHSIG``: it
-fires when the *thread* that started the zygote ends, and a review's shells are started
-from several threads.) Where it cannot start or has
-died, every shell starts through its own launcher again (:class:`~.bash.SpawnUnavailable`).
+inherits), its environment is empty, it is non-dumpable, and it is not confined itself, so
+each child builds its own ruleset. It ends, killing the shells it started, when the review
+process closes its end (:meth:`Zygote.close`, at the end of a review) or dies. (Not
+``PR_SET_PDEATHSIG``: it fires when the *thread* that started the zygote ends, and a
+review's shells are started from several threads.) Where it cannot start, has died or does
+not answer, every shell starts through its own launcher again
+(:class:`~.bash.SpawnUnavailable`).
 """
 
 from __future__ import annotations
