@@ -27,8 +27,8 @@ from orch_review.engine.zygote import Zygote
 from orch_review.events import AgentEvent
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.helpers import SOURCE_ROOT, make_planted_repo
-from tests.scripted import planted_script
+from tests.helpers import ORCH_REVIEW, SOURCE_ROOT, cli_env, make_planted_repo
+from tests.scripted import PLANTED_INJECTION, ReviewScript, planted_script
 
 pytestmark = pytest.mark.slow
 
@@ -387,3 +387,47 @@ def test_a_zygote_that_stops_answering_is_given_up(repo: Path, env: dict[str, st
             os.kill(parent, signal.SIGCONT)
             launcher.close()
     assert not _alive(parent)
+
+
+def _with_marker(marker: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in Path(entry.path, "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return [pid for pid in found if _alive(pid)]
+
+
+def test_no_zygote_or_shell_outlives_a_killed_orch_review(
+    fake_api: FakeMessagesAPI, api_env: dict[str, str], git_repo: GitRepoFactory
+) -> None:
+    """The real command, killed while an agent's shell runs a job in the background."""
+    repo = make_planted_repo(git_repo)
+    try:
+        resolve_sandbox("landlock", repo, search_path="").close()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"Landlock cannot run here: {exc}")
+    marker = f"orch-review-zygote-test-{os.getpid()}-{time.monotonic_ns()}"
+    job = f"(exec -a {marker} sleep 1000) & exec -a {marker}-shell sleep 1000"
+    fake_api.policy = ReviewScript([PLANTED_INJECTION], scout=job)
+    env = {**api_env, "ORCH_REVIEW_SANDBOX": "landlock", "ORCH_REVIEW_BASH_TIMEOUT": "600"}
+    process = subprocess.Popen(
+        [*ORCH_REVIEW, "--all", "--no-journal"],
+        cwd=repo,
+        env=cli_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert _wait_until(lambda: len(_with_marker(marker)) == 2, seconds=120)
+        zygotes = _zygotes_of(process.pid)
+        assert len(zygotes) == 1
+    finally:
+        process.kill()
+        process.wait()
+    left = [*zygotes, *_with_marker(marker)]
+    assert _wait_until(lambda: not any(_alive(pid) for pid in left)), "outlived orch-review"
