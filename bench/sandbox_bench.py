@@ -5,11 +5,14 @@ Usage: python -m bench.sandbox_bench [--files 2000] [--changed 365] [--shells 17
                                      [--at-once 10] [--starts 60] [--json FILE]
 (--shells 0: the start-up figures only)
 
-Start-up per shell: ``--starts`` shells, one after another, each started and running ``true``
-in the review's snapshot (written out whole), under each shell mode that runs here
-(bubblewrap, Landlock + seccomp, and ``off`` for the bare cost of a shell); ``tools`` starts
-no shell at all. Stopping a shell (and, run as root, killing every process of its uid) is
-timed apart. Target: Landlock's start no slower than bubblewrap's.
+Start-up per shell: ``--starts`` rounds, each starting one shell of every mode in turn and
+running ``true`` in it, in the review's snapshot (written out whole), under each shell mode
+that runs here (bubblewrap, Landlock + seccomp, and ``off`` for the bare cost of a shell);
+``tools`` starts no shell at all. Landlock's shells are forked by the review's zygote,
+started by the sandbox's probe: the cost a review pays per shell after its first;
+``landlock-alone`` is the same sandbox with a launcher started for each shell (where the
+zygote cannot start). Stopping a shell (and, run as root, killing every process of its
+uid) is timed apart. Target: Landlock's start no slower than bubblewrap's.
 
 A synthetic repository (``bench/out/sandbox-repo-N``, built once) whose last commit changes
 ``--changed`` files, reviewed as ``--base HEAD~1 --head HEAD``. For each way of showing the
@@ -29,6 +32,7 @@ Target: chosen <= 1.2x the best of mounts and copy. Needs bubblewrap.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import statistics
@@ -39,9 +43,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.figures import Figure, write_figures
 from bench.plan_bench import GIT_ENV, OUT
+
+if TYPE_CHECKING:
+    from orch_review.engine.confinement import Limits
 
 TARGET = 1.2
 
@@ -126,6 +134,7 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
     ``landlock/bubblewrap`` holds the median of the rounds' ratios."""
     from orch_review.engine.bash import BashSession
     from orch_review.engine.confinement import SandboxUnavailable
+    from orch_review.engine.landlock import LandlockLauncher
     from orch_review.engine.sandbox import Sandbox, resolve_sandbox
     from orch_review.scope import git as gitops
     from orch_review.scope import snapshot as snap
@@ -147,30 +156,65 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
                     search_path=os.environ["PATH"],
                 )
             except SandboxUnavailable as exc:
-                print(f"{mode:>10}: cannot run here ({exc})")
+                print(f"{mode:>14}: cannot run here ({exc})")
+        forked = sandboxes["landlock"].launcher if "landlock" in sandboxes else None
+        if isinstance(forked, LandlockLauncher):
+            alone = dataclasses.replace(forked, zygote=None)
+            sandboxes["landlock-alone"] = Sandbox("landlock", alone)
         starts_ms: dict[str, list[float]] = {mode: [] for mode in sandboxes}
         stops_ms: dict[str, list[float]] = {mode: [] for mode in sandboxes}
-        for _ in range(starts):
-            for mode, sandbox in sandboxes.items():
-                began = time.perf_counter()
-                bash = BashSession(content.root, env=env, timeout=60, sandbox=sandbox)
-                if bash.run("true").exit_code != 0:
-                    raise SystemExit(f"{mode}: a shell failed to run `true`")
-                ran = time.perf_counter()
-                bash.close()
-                starts_ms[mode].append((ran - began) * 1000)
-                stops_ms[mode].append((time.perf_counter() - ran) * 1000)
+        try:
+            for _ in range(starts):
+                for mode, sandbox in sandboxes.items():
+                    began = time.perf_counter()
+                    bash = BashSession(content.root, env=env, timeout=60, sandbox=sandbox)
+                    if bash.run("true").exit_code != 0:
+                        raise SystemExit(f"{mode}: a shell failed to run `true`")
+                    ran = time.perf_counter()
+                    bash.close()
+                    starts_ms[mode].append((ran - began) * 1000)
+                    stops_ms[mode].append((time.perf_counter() - ran) * 1000)
+            if isinstance(forked, LandlockLauncher):
+                first = statistics.median(
+                    _first_shell(content.root, env, forked.limits) for _ in range(5)
+                )
+                print(f"landlock: {first:.1f} ms for a review's first shell, the zygote's start")
+        finally:
+            for sandbox in sandboxes.values():
+                sandbox.close()
     costs = {mode: statistics.median(times) for mode, times in starts_ms.items()}
     for mode, cost in costs.items():
         print(
-            f"{mode:>10}: {cost:5.1f} ms per shell to start and run `true` (median), "
+            f"{mode:>14}: {cost:5.1f} ms per shell to start and run `true` (median), "
             f"{statistics.median(stops_ms[mode]):5.1f} ms to stop and clean up"
         )
     if "landlock" in costs and "bubblewrap" in costs:
         pairs = zip(starts_ms["landlock"], starts_ms["bubblewrap"], strict=True)
         costs["landlock/bubblewrap"] = statistics.median(a / b for a, b in pairs)
-    print("     tools: no shell to start")
+        quartiles = statistics.quantiles(
+            (a / b for a, b in zip(starts_ms["landlock"], starts_ms["bubblewrap"], strict=True)),
+            n=4,
+        )
+        print(
+            f"landlock / bubblewrap per round: quartiles {quartiles[0]:.2f}x, {quartiles[2]:.2f}x"
+        )
+    print("         tools: no shell to start")
     return costs
+
+
+def _first_shell(root: Path, env: dict[str, str], limits: Limits) -> float:
+    """Milliseconds to start and run ``true`` in the first shell of a fresh zygote."""
+    from orch_review.engine.bash import BashSession
+    from orch_review.engine.landlock import LandlockLauncher
+
+    launcher = LandlockLauncher.find(limits)
+    try:
+        began = time.perf_counter()
+        with BashSession(root, env=env, timeout=60, sandbox=launcher) as bash:
+            bash.run("true")
+            return (time.perf_counter() - began) * 1000
+    finally:
+        launcher.close()
 
 
 def main(argv: list[str] | None = None) -> list[Figure]:

@@ -26,7 +26,7 @@ from concurrent.futures import CancelledError, Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from orch_review.scope.diff import text_for_json
 
@@ -139,12 +139,37 @@ class _BoundedOutput:
         return head[:keep_head] + _omission_note(omitted) + tail_part, True
 
 
+class ShellProcess(Protocol):
+    """A started shell, as a ``subprocess.Popen`` gives it: the leader of its own process
+    group, with a pipe to its stdin and one from its stdout and stderr."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+
+class SpawnUnavailable(Exception):
+    """A launch's quicker way to start its shell (see :attr:`ShellLaunch.spawn`) cannot
+    start it: the shell starts from ``argv`` instead."""
+
+
 @dataclass(frozen=True)
 class ShellLaunch:
     """How to start one shell process.
 
     ``user`` (with the same number as group, and no supplementary groups) needs root;
-    ``cleanup`` runs once the shell is gone, e.g. to remove a private home.
+    ``cleanup`` runs once the shell is gone, e.g. to remove a private home. ``spawn``, when
+    given, starts the same process as ``argv`` would, confined the same way, more quickly
+    (a review's zygote, see :mod:`.zygote`); if it raises SpawnUnavailable, ``argv`` runs.
     """
 
     argv: tuple[str, ...]
@@ -152,6 +177,22 @@ class ShellLaunch:
     cwd: Path
     user: int | None = None
     cleanup: Callable[[], None] | None = None
+    spawn: Callable[[], ShellProcess] | None = None
+
+    def start(self) -> ShellProcess:
+        """Start the shell in a new session, its stdout and stderr on one pipe."""
+        if self.spawn is not None:
+            with contextlib.suppress(SpawnUnavailable):
+                return self.spawn()
+        return subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            bufsize=0,
+            **self.process_options(),
+        )
 
     def process_options(self) -> dict[str, Any]:
         """The ``subprocess`` arguments that start this launch (argv aside): every shell,
@@ -207,12 +248,12 @@ class BashSession:
         self._output_limit = OUTPUT_KILL_FACTOR * output_cap
         self._launcher = tuple(launcher)
         self._sandbox = sandbox
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: ShellProcess | None = None
         self._pidfd: int | None = None
         self._cleanup: Callable[[], None] | None = None
         self._starter = starter
         self._before_start = before_start  # e.g. until the content to work in is in place
-        self._starting: Future[subprocess.Popen[bytes]] | None = None
+        self._starting: Future[ShellProcess] | None = None
         # Bytes that arrived after the last sentinel (a background job still writing).
         self._pending = bytearray()
 
@@ -243,7 +284,7 @@ class BashSession:
         else:
             self._starting = self._starter.submit(self._start)
 
-    def _shell(self) -> subprocess.Popen[bytes]:
+    def _shell(self) -> ShellProcess:
         """The running shell: the one :meth:`start` launched, or a new one."""
         if self._starting is not None:
             starting, self._starting = self._starting, None
@@ -290,7 +331,7 @@ class BashSession:
         if self._proc is not None:
             self._stop(self._proc, sink=None)
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def _start(self) -> ShellProcess:
         if self._before_start is not None:
             self._before_start()
         if self._sandbox is not None:
@@ -301,15 +342,7 @@ class BashSession:
             # A new session makes the shell the leader of a process group we can kill whole.
             # Under bubblewrap the leader is bwrap, whose death takes the sandbox's PID
             # namespace, and so every process in it, down too (--die-with-parent).
-            proc = subprocess.Popen(
-                launch.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                bufsize=0,
-                **launch.process_options(),
-            )
+            proc = launch.start()
         except BaseException:
             if launch.cleanup is not None:
                 launch.cleanup()
@@ -326,7 +359,7 @@ class BashSession:
         return proc
 
     def _collect(
-        self, proc: subprocess.Popen[bytes], sentinel: re.Pattern[bytes], holdback: int
+        self, proc: ShellProcess, sentinel: re.Pattern[bytes], holdback: int
     ) -> BashResult:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -384,7 +417,7 @@ class BashSession:
                     )
                     return self._result(out, code, timed_out=False, note=note)
 
-    def _shell_ended(self, proc: subprocess.Popen[bytes], ready: set[int], chunk: bytes) -> bool:
+    def _shell_ended(self, proc: ShellProcess, ready: set[int], chunk: bytes) -> bool:
         assert proc.stdout is not None
         if proc.stdout.fileno() in ready and not chunk:
             return True  # end of file: the shell and everything it started are gone
@@ -413,7 +446,7 @@ class BashSession:
             overflowed=overflowed,
         )
 
-    def _stop(self, proc: subprocess.Popen[bytes], sink: _BoundedOutput | None) -> int:
+    def _stop(self, proc: ShellProcess, sink: _BoundedOutput | None) -> int:
         """Kill the process group, reap the shell, forget it; returns its exit status."""
         with contextlib.suppress(ProcessLookupError, PermissionError):  # group already empty
             os.killpg(proc.pid, signal.SIGKILL)

@@ -1,9 +1,11 @@
 """Agents' shells under Landlock and seccomp, where bubblewrap cannot run (no user namespaces:
 docker's default profile, most container CI, rootless containers).
 
-Each shell starts through the launcher of :mod:`.landlock_exec`, run by this interpreter as
-``python -I -S -c SOURCE`` (no site, no file of this package read, so no more than a few
-milliseconds). The shell may read and execute the system's programs and libraries (``/usr``,
+Each shell starts through the launcher of :mod:`.landlock_exec`: forked by the review's
+zygote (that launcher started once, see :mod:`.zygote`), or, where the zygote cannot, run by
+this interpreter as ``python -I -S -c SOURCE`` for that shell alone (no site, no file of
+this package read). Either way the shell confines itself with the same rules before it
+execs. The shell may read and execute the system's programs and libraries (``/usr``,
 ``/bin``, ``/lib*``, the interpreter's prefix), a list of ``/etc`` files with no secrets in
 them, ``/proc`` and the content under review (with the snapshot's private git directory and
 the objects it borrows; never a git config holding more than ``[core]`` settings); it may
@@ -31,7 +33,7 @@ import stat
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orch_review import tempdirs
@@ -49,6 +51,7 @@ from orch_review.engine.confinement import (
     private_home,
     unused_uid,
 )
+from orch_review.engine.zygote import Zygote
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
@@ -59,11 +62,15 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"
 
 @dataclass(frozen=True)
 class LandlockLauncher:
-    """Starts shells through the Landlock launcher; see :meth:`find`."""
+    """Starts shells through the Landlock launcher; see :meth:`find`.
+
+    With a ``zygote``, each shell is forked by it (see :mod:`.zygote`), and started by a
+    launcher of its own where the zygote cannot; :meth:`close` stops the zygote."""
 
     limits: Limits
     python: str  # the interpreter that runs the launcher
     source: str  # the ``-c`` program: the launcher's code, or a loader of it compiled
+    zygote: Zygote | None = field(default=None, compare=False)
 
     @classmethod
     def find(cls, limits: Limits) -> LandlockLauncher:
@@ -71,7 +78,14 @@ class LandlockLauncher:
         Whether the kernel has it is for the probe to find out, by starting a shell."""
         if sys.platform != "linux":
             raise SandboxUnavailable(f"Landlock is a Linux feature (this is {sys.platform})")
-        return cls(limits, sys.executable, _program(sys.executable))
+        source = _program(sys.executable)
+        zygote = Zygote((sys.executable, "-I", "-S", "-c", source))
+        return cls(limits, sys.executable, source, zygote)
+
+    def close(self) -> None:
+        """Stop the zygote, if any, and with it every shell it started."""
+        if self.zygote is not None:
+            self.zygote.close()
 
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
         """The launcher around the shell, ``cwd`` (the content under review) read-only."""
@@ -80,27 +94,31 @@ class LandlockLauncher:
         home = private_home(user)
 
         def cleanup() -> None:
-            if user is not None:
+            if user is not None and (self.zygote is None or not self.zygote.kill_uid(user)):
                 kill_everything_of(user)
             tempdirs.remove(home)
 
         try:
             system = _system_paths(user is not None)
             readable = [*system, *content_paths(root)]
-            argv = [self.python, "-I", "-S", "-c", self.source, "--read"]
-            argv += [str(p) for p in readable]
-            argv += ["--write", home, *_DEVICES, "--limit"]
+            options = ["--read", *(str(p) for p in readable)]
+            options += ["--write", home, *_DEVICES, "--limit"]
             uid = os.geteuid() if user is None else user
             for which, value in hard_limits(self.limits, uid, None if user is None else 0).values():
-                argv.append(f"{which}={value}")
+                options.append(f"{which}={value}")
             if user is not None:
-                argv += ["--uid", str(user)]
+                options += ["--uid", str(user)]
+            options += ["--", *shell]
             shell_env = agent_environment(env, home)
             shell_env["PATH"] = reachable_path(shell_env["PATH"], system)
         except BaseException:
             cleanup()
             raise
-        return ShellLaunch((*argv, "--", *shell), shell_env, root, cleanup=cleanup)
+        argv = (self.python, "-I", "-S", "-c", self.source, *options)
+        spawn = None
+        if self.zygote is not None:
+            spawn = functools.partial(self.zygote.spawn, options, shell_env, root)
+        return ShellLaunch(argv, shell_env, root, cleanup=cleanup, spawn=spawn)
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,6 +21,14 @@ file of the installed package. In order, it
 8. execs the command.
 
 Any failure exits 125 with one line on stderr: the shell never starts unconfined.
+
+Run as ``... --zygote FD``, it is instead a review's zygote: it serves requests on the
+socket FD (its end of a private socketpair with the review process, see :mod:`.zygote`),
+forking one child per shell, which takes the shell's standard streams, directory and
+environment from the request and then goes through the steps above exactly as a launcher
+started for that shell alone. The zygote itself stays unconfined (each child builds its own
+ruleset), holds no secret (its environment is empty) and ends, killing every shell it
+started, when the review process closes its end or dies.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ _PIDFD_GETFD = 438
 _LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _IO_URING = (425, 426, 427)
 _X32_BIT = 0x40000000
-_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 4, 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _AF_UNIX = 1
@@ -224,12 +232,12 @@ def confine(options: dict[str, list[str]]) -> None:
     seccomp(libc, machine)
 
 
-def _find(program: str) -> str:
+def _find(program: str, env: dict[str, str]) -> str:
     """``program`` looked up on PATH (``os.execvp`` would import a module, which the dropped
     uid may no longer be able to read)."""
     if "/" in program:
         return program
-    for directory in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+    for directory in env.get("PATH", "/usr/bin:/bin").split(":"):
         candidate = os.path.join(directory, program)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -237,18 +245,179 @@ def _find(program: str) -> str:
 
 
 def main(argv: list[str]) -> None:
-    """Confine this process, then exec the command; exit 125 if anything fails."""
+    """Confine this process and exec the command, or, given ``--zygote FD``, serve."""
+    if argv[:1] == ["--zygote"]:
+        try:
+            serve(int(argv[1]))
+        except (IndexError, ValueError, OSError, LaunchError) as exc:
+            sys.stderr.write(f"{_PREFIX} zygote: {exc}\n")
+            os._exit(FAILED)
+        os._exit(0)
+    launch(argv)
+
+
+def launch(argv: list[str], env: dict[str, str] | None = None) -> None:
+    """Confine this process, then exec the command with ``env`` (else this process's
+    environment); exit 125 if anything fails."""
     try:
         options, command = parse(argv)
         confine(options)
         # Python ignores these at start-up, and an ignored signal stays ignored across exec.
         for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
             _signal.signal(number, _signal.SIG_DFL)
-        os.execv(_find(command[0]), command)
+        env = dict(os.environ) if env is None else env
+        os.execve(_find(command[0], env), command, env)
     except (LaunchError, OSError, ValueError) as exc:
         sys.stderr.write(f"{_PREFIX} {exc}\n")
         sys.stderr.flush()
         os._exit(FAILED)
+
+
+# Only a uid orch-review hands a root shell (confinement.unused_uid) is ever killed whole.
+_THROWAWAY_UIDS = range(0x6F000000, 0x6F000000 + 0x00FFFFFF)
+_MESSAGE = 1 << 18  # above what one datagram may carry with the kernel's default buffers
+
+
+def serve(control: int) -> None:
+    """The zygote: answer requests on the socket ``control`` until the other end closes.
+
+    A request is one JSON message. ``{"spawn": ARGV, "env": {...}, "cwd": DIR}`` with three
+    descriptors (the shell's stdin, stdout, stderr) forks a child that runs :func:`launch`
+    with ARGV (the launcher's options, ``--``, the command); the answer ``{"pid": N}`` comes
+    once the child leads its own session, so its process group can be killed at once.
+    ``{"wait": N}``, for a child that has exited or been killed, reaps it and answers
+    ``{"status": S}`` (as ``subprocess`` reports it: ``-SIGNAL`` when killed).
+    ``{"kill_uid": U}`` kills every process of a root shell's throwaway uid U. A request
+    that cannot be served is answered ``{"error": "..."}``.
+    """
+    import json
+    import socket
+
+    os.set_inheritable(control, False)
+    # Its /proc files (descriptors, memory) belong to root: no process of the same user, in
+    # a sandbox or not, may look into it. Each shell's exec makes it dumpable again.
+    if Libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise LaunchError(f"cannot make the zygote non-dumpable: {_errno()}")
+    channel = socket.socket(fileno=control)
+    children: dict[int, int | None] = {}  # pid -> the uid it drops to, if any
+    try:
+        while True:
+            try:
+                data, fds, flags, _ = socket.recv_fds(channel, _MESSAGE, 3)
+            except OSError:
+                break
+            if not data and not fds:
+                break  # the review process closed its end, or died
+            reply: dict[str, object]
+            try:
+                if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                    raise LaunchError("request cut short")
+                request = json.loads(data)
+                if "spawn" in request:
+                    reply = {"pid": _spawn(request, fds, children)}
+                elif "kill_uid" in request:
+                    uid = int(request["kill_uid"])
+                    if uid not in _THROWAWAY_UIDS:
+                        raise LaunchError(f"uid {uid} is not a shell's own")
+                    _kill_uid(uid)
+                    reply = {"killed": uid}
+                else:
+                    pid = int(request["wait"])
+                    if pid not in children:
+                        raise LaunchError(f"no child {pid}")
+                    _, status = os.waitpid(pid, 0)
+                    del children[pid]
+                    reply = {"status": os.waitstatus_to_exitcode(status)}
+            except (LaunchError, OSError, ValueError, KeyError, TypeError) as exc:
+                reply = {"error": str(exc) or type(exc).__name__}
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            try:
+                channel.send(json.dumps(reply).encode())
+            except OSError:
+                break
+    finally:
+        _end(children)
+
+
+def _spawn(request: dict[str, object], fds: list[int], children: dict[int, int | None]) -> int:
+    argv, env, cwd = request["spawn"], request["env"], request["cwd"]
+    if not (isinstance(argv, list) and isinstance(env, dict) and isinstance(cwd, str)):
+        raise LaunchError("malformed request")
+    if len(fds) != 3:
+        raise LaunchError(f"expected 3 descriptors, got {len(fds)}")
+    uids = parse(argv)[0]["--uid"]
+    ready_read, ready_write = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _child(argv, env, cwd, fds, ready_write)
+        children[pid] = int(uids[-1]) if uids else None
+        os.close(ready_write)
+        ready_write = -1
+        os.read(ready_read, 1)  # end of file: the child leads its session, or is gone
+    finally:
+        os.close(ready_read)
+        if ready_write >= 0:
+            os.close(ready_write)
+    return pid
+
+
+def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], ready: int) -> None:
+    """In the forked child: the shell's streams and directory, then :func:`launch`."""
+    try:
+        os.setsid()
+        os.close(ready)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        # Nothing else of the zygote's (its control socket above all) reaches the shell.
+        os.closerange(3, 1 << 20)
+        os.chdir(cwd)
+        launch(argv, {str(k): str(v) for k, v in env.items()})
+    except BaseException as exc:  # never back into the zygote's loop
+        try:
+            os.write(2, f"{_PREFIX} {exc}\n".encode("utf-8", "replace"))
+        finally:
+            os._exit(FAILED)
+    os._exit(FAILED)
+
+
+def _end(children: dict[int, int | None]) -> None:
+    """Kill every shell still running (its whole process group; as root, every process of
+    its uid) and reap them."""
+    for pid, uid in children.items():
+        for kill in (os.killpg, os.kill):
+            try:  # noqa: SIM105  # contextlib would cost every launcher its imports
+                kill(pid, _signal.SIGKILL)
+            except OSError:
+                pass
+        if uid is not None and uid in _THROWAWAY_UIDS:
+            _kill_uid(uid)
+    for pid in children:
+        _reap(pid)
+
+
+def _kill_uid(uid: int) -> None:
+    """``kill -KILL -1`` as ``uid``: exactly the processes of that uid, those that left the
+    shell's process group too."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, _signal.SIGKILL)
+        finally:
+            os._exit(0)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    try:  # noqa: SIM105  # contextlib would cost every launcher its imports
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 if __name__ == "__main__":

@@ -224,6 +224,7 @@ def open_session(
     # What killed runs left behind, the homes root handed to throwaway uids included.
     tempdirs.sweep_stale(also_ours=is_throwaway_uid)
     journal = open_journal(config, git_dir, env, notices, checkout=checkout)
+    sandbox: Sandbox | None = None
     try:
         with tempdirs.directory("home") as home:
             sandbox = _sandbox(config, env, workspace, warnings, notices)
@@ -252,6 +253,8 @@ def open_session(
         ended.set()
         pool.shutdown(wait=not cancel.is_set())
         starter.shutdown(wait=not cancel.is_set())
+        if sandbox is not None:  # no shell of this review outlives it
+            sandbox.close()
         if warnings is not None:
             warnings.extend(journal.trust_notes())
         # An agent still running when the review was interrupted may yet receive a result

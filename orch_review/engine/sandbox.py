@@ -30,7 +30,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import selectors
+import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +65,7 @@ OFF_WARNING = (
 )
 _PR_SET_DUMPABLE = 4
 _UNREADABLE = 4
+_PROBE_SECONDS = 30
 _PROBE = (
     'test -w "$HOME" || { echo "the sandbox cannot write its private HOME"; exit 3; }; '
     f"test -r . -a -x . || exit {_UNREADABLE}"
@@ -88,6 +92,12 @@ class Sandbox:
     def has_shell(self) -> bool:
         """Whether agents get a shell (else read-only tools)."""
         return self.launcher is not None
+
+    def close(self) -> None:
+        """Stop what the sandbox keeps running for its shells (Landlock's zygote, and with
+        it every shell it started); call it once the review is over."""
+        if isinstance(self.launcher, LandlockLauncher):
+            self.launcher.close()
 
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
         """How to start one shell (see :class:`ShellLauncher`)."""
@@ -134,12 +144,15 @@ def resolve_sandbox(
     for kind in _SHELL_KINDS:
         if mode not in ("auto", "on", kind):
             continue
+        launcher = None
         try:
             launcher = _launcher(kind, bwrap_path, search_path, limits, view)
             probe(launcher, root)
-        except ContentUnreadable:
-            raise
-        except SandboxUnavailable as exc:
+        except BaseException as exc:
+            if isinstance(launcher, LandlockLauncher):
+                launcher.close()
+            if not isinstance(exc, SandboxUnavailable) or isinstance(exc, ContentUnreadable):
+                raise
             reason = str(exc)
             if kind == "bubblewrap":
                 hint = apparmor_hint(apparmor_sysctl, os.geteuid())
@@ -183,27 +196,51 @@ def probe(launcher: ShellLauncher, root: Path) -> None:
     env = agent_environment({"PATH": DEFAULT_PATH}, "/")
     launch = launcher.launch(root, env, ("bash", "--noprofile", "--norc", "-c", _PROBE))
     try:
-        result = subprocess.run(
-            launch.argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
-            **launch.process_options(),
-        )
+        returncode, said = _run(launch)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"its test shell could not be started ({exc})") from None
     finally:
         if launch.cleanup is not None:
             launch.cleanup()
-    if result.returncode == _UNREADABLE:
+    if returncode == _UNREADABLE:
         raise ContentUnreadable(
             f"agents' shells run as an unprivileged user, who cannot read {root}: make it "
             "readable by others (`chmod -R o+rX`) or run orch-review as a regular user."
         )
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
-        last = said.splitlines()[-1] if said else f"exit status {result.returncode}"
+    if returncode != 0:
+        text = said.decode("utf-8", "replace").strip()
+        last = text.splitlines()[-1] if text else f"exit status {returncode}"
         raise SandboxUnavailable(f"its test shell failed here: {last}")
+
+
+def _run(launch: ShellLaunch) -> tuple[int, bytes]:
+    """Run the probe's shell to its end (within the probe's time): its exit status and
+    output."""
+    proc = launch.start()
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    output = bytearray()
+    deadline = time.monotonic() + _PROBE_SECONDS
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise subprocess.TimeoutExpired("the test shell", _PROBE_SECONDS)
+                if selector.select(remaining):
+                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    output += chunk
+        return proc.wait(max(deadline - time.monotonic(), 0.001)), bytes(output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
 
 
 def apparmor_hint(sysctl: Path, euid: int) -> str | None:
