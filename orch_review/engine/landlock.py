@@ -49,6 +49,7 @@ from orch_review.engine.confinement import (
     private_home,
     unused_uid,
 )
+from orch_review.engine.toolchains import exposure
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
@@ -64,6 +65,7 @@ class LandlockLauncher:
     limits: Limits
     python: str  # the interpreter that runs the launcher
     source: str  # the ``-c`` program: the launcher's code, or a loader of it compiled
+    also_read: tuple[Path, ...] = ()  # readable besides the job's tools
 
     @classmethod
     def find(cls, limits: Limits) -> LandlockLauncher:
@@ -86,7 +88,12 @@ class LandlockLauncher:
 
         try:
             system = _system_paths(user is not None)
-            readable = [*system, *content_paths(root)]
+            tools = [
+                p
+                for p in exposure(env, self.also_read).paths
+                if user is None or _others_may_enter(p)
+            ]
+            readable = [*system, *content_paths(root), *tools]
             argv = [self.python, "-I", "-S", "-c", self.source, "--read"]
             argv += [str(p) for p in readable]
             argv += ["--write", home, *_DEVICES, "--limit"]
@@ -96,7 +103,7 @@ class LandlockLauncher:
             if user is not None:
                 argv += ["--uid", str(user)]
             shell_env = agent_environment(env, home)
-            shell_env["PATH"] = reachable_path(shell_env["PATH"], system)
+            shell_env["PATH"] = reachable_path(shell_env["PATH"], (*system, *tools))
         except BaseException:
             cleanup()
             raise

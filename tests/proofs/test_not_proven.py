@@ -130,7 +130,7 @@ def test_the_output_cap_a_syntax_error_no_report_no_runner_and_writes_outside_th
     assert proofs["add()"] == {
         **proofs["add()"],
         "status": "not-proven",
-        "reason": "no runner: proofs know Python and JavaScript files only",
+        "reason": "no runner: proofs know Python, JavaScript, TypeScript and Go files only",
     }
     assert tree_state(repo) == before
 
