@@ -53,8 +53,10 @@ from orch_review.engine.toolchains import exposure
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
-# machine-id), and two more files without secrets.
-ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types")
+# machine-id), and three more files without secrets. OpenSSL's configuration, because a
+# program built with the system's OpenSSL (Debian's node) refuses to start when it may not
+# read it (under bubblewrap it is absent, which OpenSSL accepts; Landlock can only deny).
+ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types", "/etc/ssl/openssl.cnf")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.engine.bash import BashSession
-from orch_review.engine.runners import PROBES, Runner, missing_module, runner_from_probe
+from orch_review.engine.runners import (
+    PROBES,
+    Runner,
+    missing_module,
+    preferred_runners,
+    runner_from_probe,
+)
 from orch_review.engine.sandbox import Sandbox
 from orch_review.engine.scratch_tree import (
     ScratchPathError,
@@ -113,7 +119,11 @@ class ProofRunner:
             scratch.chmod(0o755)
             self._link_node_modules(scratch)
             run, _, _ = self._run(scratch, PROBES[language], timeout=30.0)
-        return runner_from_probe(run.output) if run.exit_code == 0 else None
+        if run.exit_code != 0:
+            return None
+        return runner_from_probe(
+            run.output, preferred_runners(blob(self.repo, self.head, "package.json"))
+        )
 
     def _link_node_modules(self, tree: Path) -> None:
         """Point ``tree/node_modules`` at the project's, unless the tree has its own."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,15 +55,21 @@ GO_ENVIRONMENT = (
     'GOCACHE="$HOME/go-build" GOPATH="$HOME/go" GOFLAGS=\n'
     "if [ -d vendor ]; then export GOFLAGS=-mod=vendor; fi\n"
 )
-_NODE_BIN = "node_modules/.bin"
-_PROJECT_RUNNERS = (
-    f"if [ -x {_NODE_BIN}/vitest ] && {_NODE_BIN}/vitest --version >/dev/null 2>&1; "
-    "then echo vitest; "
-    f"elif [ -x {_NODE_BIN}/jest ] && {_NODE_BIN}/jest --version >/dev/null 2>&1; "
-    "then echo jest; "
+# node reserves gigabytes of address space for each WebAssembly instance (vite and vitest
+# use some) unless told not to, which the sandbox's address-space limit refuses; colours off.
+NODE_ENVIRONMENT = (
+    "export NO_COLOR=1\n"
+    "if node --disable-wasm-trap-handler -e 0 >/dev/null 2>&1; then "
+    "export NODE_OPTIONS=--disable-wasm-trap-handler; fi\n"
 )
-# Printed by the probe that tells which runner the shells have for a language; run in a
-# directory that has the project's node_modules.
+_NODE_BIN = "node_modules/.bin"
+_PROJECT_RUNNERS = "".join(
+    f"if [ -x {_NODE_BIN}/{name} ] && {_NODE_BIN}/{name} --version >/dev/null 2>&1; "
+    f"then echo {name}; fi; "
+    for name in ("vitest", "jest")
+)
+# Printed by the probe that tells which runners the shells have for a language, one a line;
+# run in a directory that has the project's node_modules.
 PROBES = {
     "python": (
         "if ! command -v python3 >/dev/null; then echo none; "
@@ -71,16 +78,15 @@ PROBES = {
         "else echo none; fi"
     ),
     "javascript": (
-        "if ! command -v node >/dev/null; then echo none; "
+        NODE_ENVIRONMENT
+        + "if command -v node >/dev/null; then "
         + _PROJECT_RUNNERS
-        + "elif node -e 'require(\"node:test\")' >/dev/null 2>&1; then echo node; "
-        "else echo none; fi"
+        + "if node -e 'require(\"node:test\")' >/dev/null 2>&1; then echo node; fi; fi"
     ),
-    "typescript": (
-        "if ! command -v node >/dev/null; then echo none; "
-        + _PROJECT_RUNNERS
-        + "else echo none; fi"
-    ),
+    "typescript": NODE_ENVIRONMENT
+    + "if command -v node >/dev/null; then "
+    + _PROJECT_RUNNERS
+    + "fi",
     "go": (
         "if command -v go >/dev/null && go version >/dev/null 2>&1; then echo go; "
         "else echo none; fi"
@@ -88,13 +94,29 @@ PROBES = {
 }
 
 
-def runner_from_probe(output: str) -> Runner | None:
-    """The runner a probe of :data:`PROBES` printed, or None."""
-    said = output.strip().splitlines()[-1:] if output.strip() else []
-    for name in _NAMES:
-        if said == [name]:
-            return Runner(name)
+def runner_from_probe(output: str, preferred: Sequence[str] = ()) -> Runner | None:
+    """The runner a probe of :data:`PROBES` printed (the first of ``preferred`` it printed,
+    else the first it printed), or None."""
+    said = [line.strip() for line in output.splitlines() if line.strip() in _NAMES]
+    for name in [*(p for p in preferred if p in said), *said]:
+        return Runner(name)  # type: ignore[arg-type]
     return None
+
+
+def preferred_runners(package_json: bytes | None) -> tuple[str, ...]:
+    """The JavaScript runners a project's ``package.json`` names in its dependencies, in
+    the order to try them: a project with jest and no vitest is tested with jest."""
+    try:
+        package = json.loads(package_json or b"{}")
+    except ValueError:
+        return ()
+    if not isinstance(package, dict):
+        return ()
+    names: set[str] = set()
+    for key in ("dependencies", "devDependencies"):
+        if isinstance(package.get(key), dict):
+            names.update(package[key])
+    return tuple(name for name in ("vitest", "jest") if name in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +133,9 @@ class Runner:
     @property
     def environment(self) -> str:
         """Shell lines run before the command (not part of it: the sandbox's own setting)."""
-        return GO_ENVIRONMENT if self.name == "go" else ""
+        if self.name == "go":
+            return GO_ENVIRONMENT
+        return NODE_ENVIRONMENT if self.name in ("node", "vitest", "jest") else ""
 
     def command(self, test_path: str, test_code: str = "") -> str:
         """The command, run from the root of a copy of the project, that runs ``test_path``

@@ -87,12 +87,26 @@ def exposure(env: Mapping[str, str], also: Sequence[Path] = ()) -> Exposure:
 def _prefixes(program: Path, venv: Path | None) -> list[Path]:
     """The directories ``program`` needs: its virtual environment (the one given, or the one
     its ``bin`` is in) and the installation the environment's interpreter comes from; else
-    the prefix (the parent of ``bin``) of the real file."""
+    the prefix (the parent of ``bin``) of the real file, when it is a compiled program.
+
+    A script outside a virtual environment is a version manager's shim (pyenv, asdf) more
+    often than not, which works only with the manager's own files and settings: shown
+    alone, it would shadow the next program on the PATH with one that cannot start."""
     if venv is None and (program.parent.parent / "pyvenv.cfg").is_file():
         venv = program.parent.parent
     real = Path(os.path.realpath(program))
     prefix = real.parent.parent if real.parent.name == "bin" else real.parent
-    return [venv, prefix] if venv is not None else [prefix]
+    if venv is not None:
+        return [venv, prefix]
+    return [prefix] if _compiled(real) else []
+
+
+def _compiled(path: Path) -> bool:
+    try:
+        with path.open("rb") as file:
+            return file.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def _visible_anyway(path: Path) -> bool:

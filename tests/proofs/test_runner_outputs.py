@@ -5,11 +5,19 @@ go 1.19.8), whole and cut in the middle as a shell's output cap cuts it."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from orch_review.engine.runners import Runner, json_report_counts, missing_module
+from orch_review.engine.runners import (
+    PROBES,
+    Runner,
+    json_report_counts,
+    missing_module,
+    preferred_runners,
+    runner_from_probe,
+)
 from orch_review.findings.proof import ProofRun
 
 RUNS = json.loads((Path(__file__).parent / "data" / "runs.json").read_text())
@@ -112,3 +120,58 @@ def test_the_json_runners_run_the_one_file_the_prover_wrote() -> None:
     assert Runner("vitest").command("a.test.ts") == (
         "node_modules/.bin/vitest run --reporter=json a.test.ts"
     )
+
+
+def _probe(directory: Path, language: str, path: str) -> str:
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", PROBES[language]],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": path, "HOME": str(directory)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_the_probes_name_what_the_shell_finds(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("jest", "vitest"):
+        (bin_dir / name).write_text("#!/bin/sh\necho 1.0.0\n")
+        (bin_dir / name).chmod(0o755)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for program in ("node", "go"):
+        (tools / program).write_text("#!/bin/sh\nexit 0\n")
+        (tools / program).chmod(0o755)
+    path = f"{tools}:/usr/bin:/bin"
+
+    said = _probe(tmp_path, "javascript", path).split()
+    assert said == ["vitest", "jest", "node"]
+    assert _probe(tmp_path, "typescript", path).split() == ["vitest", "jest"]
+    assert _probe(tmp_path, "go", path).split() == ["go"]
+    assert _probe(tmp_path / "tools", "typescript", path).split() == []
+    assert runner_from_probe("\n".join(said)) == Runner("vitest")
+    assert runner_from_probe("\n".join(said), ("jest",)) == Runner("jest")
+    assert runner_from_probe("none\n") is None
+
+
+@pytest.mark.parametrize(
+    ("package", "preferred"),
+    [
+        (b'{"devDependencies": {"jest": "^30"}}', ("jest",)),
+        (
+            b'{"dependencies": {"vitest": "4"}, "devDependencies": {"jest": "1"}}',
+            ("vitest", "jest"),
+        ),
+        (b"not json", ()),
+        (None, ()),
+    ],
+)
+def test_the_package_json_says_which_runner_the_project_uses(
+    package: bytes | None, preferred: tuple[str, ...]
+) -> None:
+    assert preferred_runners(package) == preferred
