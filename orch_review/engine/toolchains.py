@@ -13,6 +13,7 @@ token): those are left out, and :attr:`Exposure.refused` says why.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -57,12 +58,19 @@ class Exposure:
 def exposure(env: Mapping[str, str], also: Sequence[Path] = ()) -> Exposure:
     """The prefixes of the tools ``env``'s ``PATH`` finds, and ``also``, that a shell may
     be shown read-only."""
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    home = env.get("HOME") or os.path.expanduser("~")
+    return _exposure(env.get("PATH", ""), env.get("VIRTUAL_ENV", ""), home, tuple(also))
+
+
+# Every shell of a review starts with the same environment; finding the tools takes a few
+# milliseconds, a good part of a shell's start.
+@functools.lru_cache(maxsize=16)
+def _exposure(search_path: str, venv: str, home_dir: str, also: tuple[Path, ...]) -> Exposure:
+    home = Path(home_dir)
     candidates: list[Path] = []
-    venv = env.get("VIRTUAL_ENV", "")
     if os.path.isabs(venv) and Path(venv, "pyvenv.cfg").is_file():
         candidates += _prefixes(Path(venv, "bin", "python"), Path(venv))
-    search = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
+    search = os.pathsep.join(p for p in search_path.split(os.pathsep) if os.path.isabs(p))
     for program in PROGRAMS:
         found = shutil.which(program, path=search) if search else None
         if found is not None:
