@@ -416,3 +416,44 @@ def test_a_review_proves_a_go_finding_and_the_proof_replays(
             timeout=120,
         )
         assert done.returncode == status, done.stdout
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_typescript_finding_is_proven_with_vitest(
+    kind: str, shared: Path, node_project: Path
+) -> None:
+    source = "export function discount(price: number, percent: number): number {\n"
+    repo, base, head = _project(
+        shared,
+        {
+            "package.json": '{"name": "shop", "type": "module"}\n',
+            "src/shop.ts": source + "  return price - price * percent / 100\n}\n",
+        },
+        {"src/shop.ts": source + "  return price * percent / 100\n}\n"},
+    )
+    (repo / "node_modules").symlink_to(node_project / "node_modules")
+    test = (
+        "import { test, expect } from 'vitest'\nimport { discount } from '../src/shop'\n\n"
+        "test('ten percent off', () => {\n  expect(discount(200, 10)).toBe(180)\n})\n"
+    )
+    env = {"PATH": os.environ["PATH"]}
+
+    proof = _prove(
+        kind, repo, base, head, "typescript", "src/shop.ts", ("test/shop.test.ts", test), env
+    )
+
+    assert proof.status == "proven", proof
+    assert proof.command == "node_modules/.bin/vitest run --reporter=json test/shop.test.ts"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_node_starts_in_the_sandbox(kind: str, python_project: tuple[Path, str, str]) -> None:
+    # Debian's node refuses to start when it may not read /etc/ssl/openssl.cnf.
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    repo, _, _ = python_project
+    sandbox = _sandbox(kind, repo)
+    with BashSession(repo, env={"PATH": SYSTEM_PATH}, timeout=30, sandbox=sandbox.launcher) as sh:
+        said = sh.run("node -e 'console.log(6 * 7)'")
+
+    assert said.output == "42\n"
