@@ -1,7 +1,8 @@
 """Running a proof: orch-review, not the model, runs the prover's test in the sandbox.
 
 The test is written into a private copy of the reviewed head (from git objects: the user's
-working tree is never read or written) and run there with a time limit and an output cap; then
+working tree is never written, and of it the shells read only the installed ``node_modules``,
+which git does not hold) and run there with a time limit and an output cap; then
 again in a copy of head with the finding's verified patch applied, or else in a copy of the
 base revision when the file existed there. A finding is proven only when the first run is a
 test failure (:meth:`.runners.Runner.failed_by_a_test`) and the second a pass.
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.engine.bash import BashSession
+from orch_review.engine.bwrap import BubblewrapLauncher
+from orch_review.engine.landlock import LandlockLauncher
 from orch_review.engine.runners import (
     PROBES,
     Runner,
@@ -98,10 +101,10 @@ class ProofRunner:
     def shell_sandbox(self) -> Sandbox:
         """The sandbox, with the project's ``node_modules`` readable as well."""
         launcher = self.sandbox.launcher
-        if self.node_modules is None or not dataclasses.is_dataclass(launcher):
+        if self.node_modules is None:
             return self.sandbox
-        if not hasattr(launcher, "also_read"):
-            return self.sandbox
+        if not isinstance(launcher, (BubblewrapLauncher, LandlockLauncher)):
+            return self.sandbox  # no proof runs in any other (no_proof_reason)
         more = dataclasses.replace(launcher, also_read=(self.node_modules,))
         return dataclasses.replace(self.sandbox, launcher=more)
 
