@@ -35,6 +35,7 @@ from orch_review.engine.confinement import (
     limit_stage,
     unused_uid,
 )
+from orch_review.engine.toolchains import exposure
 from orch_review.environment import without_secrets
 from orch_review.scope.view import View
 
@@ -80,6 +81,7 @@ class BubblewrapLauncher:
     limits: Limits
     setpriv: str | None = None  # set when orch-review runs as root
     view: View | None = None  # how to show the content at its root without a copy
+    also_read: tuple[Path, ...] = ()  # shown read-only besides the job's tools
 
     @classmethod
     def find(
@@ -120,8 +122,9 @@ class BubblewrapLauncher:
     def launch(self, cwd: Path, env: Mapping[str, str], shell: Sequence[str]) -> ShellLaunch:
         """bwrap around the shell, with ``cwd`` (the content under review) read-only."""
         root = Path(cwd).resolve()
+        tools = exposure(env, self.also_read).paths
         if self.view is not None and self.view.root.resolve() == root:
-            argv = self.argv(root, self.view.extra, (), shell, view=self.view)
+            argv = self.argv(root, self.view.extra, (), shell, view=self.view, tools=tools)
             return ShellLaunch(argv, agent_environment(env, SANDBOX_HOME), root)
         extra, configs = git_paths(root)
         # Per shell, so each shell sees the config as it is when it starts.
@@ -138,7 +141,7 @@ class BubblewrapLauncher:
                 masked.write_text(sanitized_git_config(config.read_text("utf-8", "replace")))
                 masked.chmod(0o644)  # read by the sandbox's uid, which may not be ours
                 masks.append((masked, config))
-            argv = self.argv(root, extra, masks, shell)
+            argv = self.argv(root, extra, masks, shell, tools=tools)
         except BaseException:
             cleanup()
             raise
@@ -151,9 +154,11 @@ class BubblewrapLauncher:
         masks: Sequence[tuple[Path, Path]],
         shell: Sequence[str],
         view: View | None = None,
+        tools: Sequence[Path] = (),
     ) -> tuple[str, ...]:
         """The full command line (exposed for tests); with ``view``, the content at ``root``
-        is the view's working tree with its mounts over it."""
+        is the view's working tree with its mounts over it; ``tools`` are shown read-only at
+        their own paths (see :mod:`.toolchains`)."""
         # --die-with-parent: bwrap's SIGKILL (the shell's timeout or close) ends the sandbox's
         # PID namespace, so every process in it. The kernel ties this to the *thread* that
         # started bwrap, which is why a BashSession stays on one thread.
@@ -190,6 +195,9 @@ class BubblewrapLauncher:
             mounts = [root, *mounts]
         for masked, config in masks:
             args += ["--ro-bind", str(masked), str(config)]
+        for tool in tools:
+            args += ["--ro-bind", str(tool), str(tool)]
+        mounts = [*mounts, *tools]
         if "--chmod" in self.options:
             # bwrap may create the directories leading to a mount private (0700) to the
             # sandbox's root, where another uid could not walk through them.

@@ -51,12 +51,15 @@ from orch_review.engine.confinement import (
     private_home,
     unused_uid,
 )
+from orch_review.engine.toolchains import exposure
 from orch_review.engine.zygote import Zygote
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
-# machine-id), and two more files without secrets.
-ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types")
+# machine-id), and three more files without secrets. OpenSSL's configuration, because a
+# program built with the system's OpenSSL (Debian's node) refuses to start when it may not
+# read it (under bubblewrap it is absent, which OpenSSL accepts; Landlock can only deny).
+ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types", "/etc/ssl/openssl.cnf")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
@@ -70,6 +73,7 @@ class LandlockLauncher:
     limits: Limits
     python: str  # the interpreter that runs the launcher
     source: str  # the ``-c`` program: the launcher's code, or a loader of it compiled
+    also_read: tuple[Path, ...] = ()  # readable besides the job's tools
     zygote: Zygote | None = field(default=None, compare=False)
 
     @classmethod
@@ -100,7 +104,12 @@ class LandlockLauncher:
 
         try:
             system = _system_paths(user is not None)
-            readable = [*system, *content_paths(root)]
+            tools = [
+                p
+                for p in exposure(env, self.also_read).paths
+                if user is None or _others_may_enter(p)
+            ]
+            readable = [*system, *content_paths(root), *tools]
             options = ["--read", *(str(p) for p in readable)]
             options += ["--write", home, *_DEVICES, "--limit"]
             uid = os.geteuid() if user is None else user
@@ -110,7 +119,7 @@ class LandlockLauncher:
                 options += ["--uid", str(user)]
             options += ["--", *shell]
             shell_env = agent_environment(env, home)
-            shell_env["PATH"] = reachable_path(shell_env["PATH"], system)
+            shell_env["PATH"] = reachable_path(shell_env["PATH"], (*system, *tools))
         except BaseException:
             cleanup()
             raise

@@ -1,7 +1,8 @@
 """Running a proof: orch-review, not the model, runs the prover's test in the sandbox.
 
 The test is written into a private copy of the reviewed head (from git objects: the user's
-working tree is never read or written) and run there with a time limit and an output cap; then
+working tree is never written, and of it the shells read only the installed ``node_modules``,
+which git does not hold) and run there with a time limit and an output cap; then
 again in a copy of head with the finding's verified patch applied, or else in a copy of the
 base revision when the file existed there. A finding is proven only when the first run is a
 test failure (:meth:`.runners.Runner.failed_by_a_test`) and the second a pass.
@@ -13,14 +14,25 @@ shell: the test is code a model wrote after reading content anyone may have writ
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.engine.bash import BashSession
-from orch_review.engine.runners import PROBES, Runner, missing_module, runner_from_probe
+from orch_review.engine.bwrap import BubblewrapLauncher
+from orch_review.engine.landlock import LandlockLauncher
+from orch_review.engine.runners import (
+    PROBES,
+    Runner,
+    missing_module,
+    preferred_runners,
+    runner_from_probe,
+)
 from orch_review.engine.sandbox import Sandbox
 from orch_review.engine.scratch_tree import (
     ScratchPathError,
@@ -28,6 +40,7 @@ from orch_review.engine.scratch_tree import (
     replace_file,
     write_file,
 )
+from orch_review.engine.toolchains import exposure
 from orch_review.findings.patches import PatchError, apply, decode
 from orch_review.findings.proof import Against, Proof, ProofRun, not_proven
 from orch_review.findings.records import Finding
@@ -74,27 +87,69 @@ class ProofRunner:
     timeout: float = PROOF_TIMEOUT
     output_cap: int = OUTPUT_CAP
 
+    @cached_property
+    def node_modules(self) -> Path | None:
+        """The project's installed ``node_modules`` (in the working tree, as a job installs
+        it), which the copies link to, read-only: git holds no installed package."""
+        work_tree = self.repo.working_tree_dir
+        if work_tree is None:
+            return None
+        found = Path(work_tree, "node_modules")
+        return Path(os.path.realpath(found)) if found.is_dir() else None
+
+    @cached_property
+    def shell_sandbox(self) -> Sandbox:
+        """The sandbox, with the project's ``node_modules`` readable as well."""
+        launcher = self.sandbox.launcher
+        if self.node_modules is None:
+            return self.sandbox
+        if not isinstance(launcher, (BubblewrapLauncher, LandlockLauncher)):
+            return self.sandbox  # no proof runs in any other (no_proof_reason)
+        more = dataclasses.replace(launcher, also_read=(self.node_modules,))
+        return dataclasses.replace(self.sandbox, launcher=more)
+
+    @cached_property
+    def note(self) -> str:
+        """What of the job's tools the shells were not shown, and why ("" when all were)."""
+        extra = () if self.node_modules is None else (self.node_modules,)
+        return exposure(self.env, extra).note
+
     def probe(self, language: str) -> Runner | None:
         """The runner the sandboxed shells have for ``language`` (Python: pytest, else
-        unittest; JavaScript: node's own), or None."""
+        unittest; JavaScript: the project's vitest or jest, else node's own; TypeScript:
+        vitest or jest; Go: go), or None."""
         with tempdirs.directory("proof") as scratch:
             scratch.chmod(0o755)
+            self._link_node_modules(scratch)
             run, _, _ = self._run(scratch, PROBES[language], timeout=30.0)
-        return runner_from_probe(run.output) if run.exit_code == 0 else None
+        if run.exit_code != 0:
+            return None
+        return runner_from_probe(
+            run.output, preferred_runners(blob(self.repo, self.head, "package.json"))
+        )
+
+    def _link_node_modules(self, tree: Path) -> None:
+        """Point ``tree/node_modules`` at the project's, unless the tree has its own."""
+        if self.node_modules is not None and not os.path.lexists(tree / "node_modules"):
+            (tree / "node_modules").symlink_to(self.node_modules, target_is_directory=True)
 
     def prove(self, finding: Finding, report: ProverReport, runner: Runner) -> Proof:
         """Run ``report``'s test on head and with the fix; proven only as the module says."""
-        command = runner.command(report.test_path)
+        command = runner.command(report.test_path, report.test_code)
         shown = {"test_path": report.test_path, "test_code": report.test_code}
 
         def failed(reason: str, head: ProofRun | None = None, **more: object) -> Proof:
+            if self.note:
+                reason = f"{reason} ({self.note})"
             return Proof("not-proven", reason, **shown, command=command, head=head, **more)  # type: ignore[arg-type]
 
         if not report.test_path.endswith(runner.test_suffixes):
             return failed(f"the test is not a file {runner.name} runs")
         data = report.test_code.encode("utf-8", "surrogateescape")
         try:
-            head, why = self._phase(self.head, None, report.test_path, data, command)
+            head, why = self._phase(
+                self.head, None, report.test_path, data, runner.environment + command
+            )
         except ScratchPathError as exc:
             return failed(f"the test cannot be written there: {exc}")
         if why is not None:
@@ -116,7 +171,7 @@ class ProofRunner:
                 patch,
                 report.test_path,
                 data,
-                command,
+                runner.environment + command,
             )
         except ScratchPathError as exc:
             return failed(f"the test cannot be written there: {exc}", head)
@@ -166,6 +221,7 @@ class ProofRunner:
             if patch is not None:
                 replace_file(tree, *patch)
             write_file(tree, test_path, test)
+            self._link_node_modules(tree)
             tree.chmod(0o555)  # the test may not add files next to itself
             run, timed_out, overflowed = self._run(tree, _PRELUDE + command, self.timeout)
         if timed_out:
@@ -176,7 +232,11 @@ class ProofRunner:
 
     def _run(self, cwd: Path, command: str, timeout: float) -> tuple[ProofRun, bool, bool]:
         with BashSession(
-            cwd, env=self.env, timeout=timeout, output_cap=self.output_cap, sandbox=self.sandbox
+            cwd,
+            env=self.env,
+            timeout=timeout,
+            output_cap=self.output_cap,
+            sandbox=self.shell_sandbox,
         ) as shell:
             result = shell.run(command)
         return ProofRun(result.exit_code, result.output), result.timed_out, result.overflowed

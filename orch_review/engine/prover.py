@@ -57,6 +57,7 @@ the test, and do not reach the network. If no honest test can show the finding, 
 your best test: it is run, and it proves nothing unless it fails on this code and passes \
 with the fix. The test file must be new. Then call report_proof."""
 
+_GO_PLACE = ", in the directory of the package it tests (only its own Test functions run)"
 PROVER_TURN_LIMIT_NOTE = "You have reached your turn limit. Call report_proof now."
 
 
@@ -69,7 +70,8 @@ def prover_task(finding: Finding, runner: Runner) -> str:
         f"The confirmed finding:\n\n<finding>\n{data}\n</finding>\n\n"
         f"The test is run with {runner.name}, as `{runner.command('TEST_PATH')}` from the "
         "repository's root (only the language's standard library and what the project itself "
-        f"installs are there); its file must end in {' or '.join(runner.test_suffixes)}. "
+        f"installs are there); its file must end in {' or '.join(runner.test_suffixes)}"
+        f"{_GO_PLACE if runner.name == 'go' else ''}. "
         "Write the test, then call report_proof."
     )
 

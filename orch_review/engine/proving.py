@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 PROOF_FORMAT = 1
 # Seconds all proofs of one review may take: past it, no new proof starts.
 PROOFS_BUDGET = 900.0
-NO_LANGUAGE = "no runner: proofs know Python and JavaScript files only"
+NO_LANGUAGE = "no runner: proofs know Python, JavaScript, TypeScript and Go files only"
 NO_RUNNER = {
     "python": "no runner: the sandboxed shells' python3 has neither pytest nor unittest",
     "javascript": "no runner: the sandboxed shells have no node with its test runner",
+    "typescript": "no runner: the project's node_modules has neither vitest nor jest",
+    "go": "no runner: the sandboxed shells find no go on their PATH",
     "": NO_LANGUAGE,
 }
 
@@ -106,7 +108,9 @@ class Provers:
             if language not in runners:
                 due.remove(n)
                 if self.level is not None:
-                    out[n] = _with(out[n], not_proven(NO_RUNNER.get(language, NO_LANGUAGE)))
+                    reason = NO_RUNNER.get(language, NO_LANGUAGE)
+                    reason = f"{reason} ({runner.note})" if runner.note else reason
+                    out[n] = _with(out[n], not_proven(reason))
         deadline = self.clock() + self.budget
         # Provers run side by side on the session's pool, as verifiers do: a review waits
         # for the slowest proof, not for their sum.
