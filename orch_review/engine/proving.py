@@ -225,13 +225,13 @@ class Provers:
         session = self._session
         deadline = self._clock() + self._timeout
         pending = [f for f in proofs if not f.done()]
-        if pending and self._notices is not None:
-            self._notices(
-                f"orch-review: verification done; waiting up to {self._timeout:g} s for "
-                f"{counted(len(pending), 'proof')} (prove-timeout); Ctrl-C reports the "
-                "findings without them."
-            )
-        try:
+        try:  # from here, a Ctrl-C stops the proofs, not the review
+            if pending and self._notices is not None:
+                self._notices(
+                    f"orch-review: verification done; waiting up to {self._timeout:g} s for "
+                    f"{counted(len(pending), 'proof')} (prove-timeout); Ctrl-C reports the "
+                    "findings without them."
+                )
             while pending:
                 left = deadline - self._clock()
                 if left <= 0:
