@@ -173,7 +173,7 @@ def _sandbox(
     return sandbox
 
 
-def stop_agents(
+def _stop_agents(
     config: Config,
     pool: PriorityPool,
     client: ModelClient,
@@ -244,7 +244,7 @@ def open_session(
                 )
             except BaseException as exc:
                 journaled = not isinstance(journal, NullJournal)
-                stop_agents(config, pool, client, notices, journaled=journaled)
+                _stop_agents(config, pool, client, notices, journaled=journaled)
                 if not journaled:  # what is said on the way out must not promise a resume
                     exc.add_note(NO_JOURNAL_NOTE)
                 raise

@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import waiting
 from orch_review.config.choices import ProveLevel
-from orch_review.engine.journal import NullJournal, journal_key
-from orch_review.engine.opening import stop_agents
+from orch_review.engine.journal import journal_key
 from orch_review.engine.proof_run import ProofRunner, ProverReport, no_proof_reason
 from orch_review.engine.prover import run_prover
 from orch_review.engine.ranked import ranked
@@ -43,8 +42,6 @@ from orch_review.wording import counted
 
 if TYPE_CHECKING:
     import git
-
-    from orch_review.engine.client import ModelClient
 
 # Part of every prover's journal key; raise it when a stored test would mean something else.
 # 2: keyed by what the prover is shown (severity and category too), not by the fix, which
@@ -102,13 +99,11 @@ class Provers:
         env: Mapping[str, str],
         level: ProveLevel | None,  # None: "high" where a runner is found, else off
         *,
-        client: ModelClient,
         timeout: float,
         notices: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._session = session
-        self._client = client  # the session's, under its gate: stopped on an interruption
         self._repo = repo
         self._head = head
         self._base = base
@@ -214,9 +209,7 @@ class Provers:
                 f"({self._timeout:g} s after verification ended); "
                 f"{'its finding is' if late == 1 else 'their findings are'} reported unproven."
             )
-            # Nothing waits for them, not even the end of the session.
-            self._session.cancel.set()
-            self._session.pool.cancel_pending()
+            self._stop()
         return out
 
     def _wait(self, proofs: list[Future[Proof | None]]) -> bool:
@@ -249,19 +242,19 @@ class Provers:
             if self._notices is not None:
                 self._notices(
                     "orch-review: interrupted during the proofs: the report is written with "
-                    "the proofs not finished marked not-proven; press Ctrl-C again to stop "
-                    "at once."
+                    "the proofs not finished marked not-proven (interrupted); press Ctrl-C "
+                    "again to stop at once."
                 )
             self._stop()
             return True
         return False
 
     def _stop(self) -> None:
-        """Stop the provers as an interruption stops agents: none starts, none sends a
-        request, and the replies in flight may land (and be journaled) within the grace."""
-        session = self._session
-        journaled = not isinstance(session.journal, NullJournal)
-        stop_agents(session.config, session.pool, self._client, self._notices, journaled=journaled)
+        """Stop the provers at once: none starts, none sends a request, and nothing waits
+        for the ones running, not even the end of the session (a reply on its way is not
+        waited for: the report comes first)."""
+        self._session.cancel.set()
+        self._session.pool.cancel_pending()
 
     def _then_run(self, written: Future[_Written], finding: Finding) -> Future[Proof | None]:
         """The proof of ``finding``: its test, once written, run on the session's pool

@@ -244,7 +244,7 @@ def review(
             cancel=cancel,
         ) as session:
             read = _line_reader(content)
-            provers = _provers(state, session, client, content, env, notices)
+            provers = _provers(state, session, content, env, notices)
             offer = None if provers is None else _offer_to(state, provers, read)
             agents = _run_agents(state, session, client, content, workspace, guidance, offer)
             findings = _triage(state, agents, read)
@@ -506,7 +506,6 @@ _PROVE = "proving findings with failing tests"
 def _provers(
     state: _Review,
     session: Session,
-    client: ModelClient,
     content: Snapshot,
     env: Mapping[str, str],
     notices: Callable[[str], None] | None,
@@ -522,7 +521,6 @@ def _provers(
         state.scope.base_commit,
         agent_environment(env, "/"),
         config.prove,
-        client=client,
         timeout=config.prove_timeout,
         notices=notices,
     )
