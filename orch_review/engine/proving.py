@@ -140,6 +140,15 @@ class Provers:
         """The level in effect."""
         return self._level or "high"
 
+    def warm(self, paths: Sequence[str]) -> None:
+        """Find, in the background, the runners of the languages of ``paths`` (the files
+        under review), so that no prover waits for that when it starts."""
+        if self._refusal is not None:
+            return
+        languages = {language_of(p) for p in paths}
+        for language in sorted(filter(None, languages)):
+            self._session.pool.submit(VERIFY, partial(self._runner_for, language))
+
     def offer(self, finding: Finding) -> None:
         """A verifier confirmed ``finding`` (triaged alone, as the report will triage it):
         start its prover now if it is to be proven and no cap asks to wait."""

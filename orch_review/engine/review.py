@@ -514,7 +514,7 @@ def _provers(
     config = state.config
     if config.prove == "off":
         return None
-    return Provers(
+    provers = Provers(
         session,
         content.repo,
         content.commit,
@@ -524,6 +524,8 @@ def _provers(
         timeout=config.prove_timeout,
         notices=notices,
     )
+    provers.warm(state.scope.paths)
+    return provers
 
 
 def _offer_to(

@@ -20,10 +20,20 @@ from typing import Any
 import pytest
 
 from tests.conftest import GitRepoFactory
+from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
+from tests.github.conftest import (  # noqa: F401 (fixtures)
+    NUMBER,
+    PullRepo,
+    actions_env,
+    github_api,
+    opened_env,
+    pull_repo,
+    pull_script,
+)
 from tests.helpers import popen_cli, run_cli, skip_without_bubblewrap
 from tests.proofs.fixture import shop_repo, shop_script
-from tests.scripted_prover import ProofTest
+from tests.scripted_prover import ProofTest, ProverScript
 
 pytestmark = pytest.mark.slow
 
@@ -254,3 +264,37 @@ def test_sigterm_while_a_test_runs_reports_the_findings_and_stops_the_test(
     assert proofs["evaluate()"]["status"] == "not-proven"
     assert proofs["evaluate()"]["reason"].startswith("interrupted: ")
     _wait_for(lambda: not _running(marker), "the blocked test to be stopped", limit=30)
+
+
+def test_a_pull_request_interrupted_during_its_proofs_still_gets_its_comments(
+    fake_api: FakeMessagesAPI,
+    github_api: FakeGitHubAPI,  # noqa: F811
+    opened_env: dict[str, str],  # noqa: F811
+    pull_repo: PullRepo,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    skip_without_bubblewrap(pull_repo.path)
+    fake_api.policy = ProverScript(pull_script(), {})
+    fake_api.add_fault("hang", delay=300, match=lambda r: r.role == "prover", times=None)
+    json_file = tmp_path / "report.json"
+    env = {**opened_env, "ORCH_REVIEW_PROVE": "high"}
+    proc = popen_cli(pull_repo.path, env, "github", "--json", str(json_file), "--no-progress")
+    stderr = _Stderr(proc)
+    try:
+        _wait_for(lambda: stderr.said("Ctrl-C reports the findings without them"), "the wait")
+        proc.send_signal(signal.SIGINT)  # as GitHub does first when a job is cancelled
+        _finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    assert proc.returncode == 0, stderr.text  # fail-on defaults to never
+    (injection,) = [c for c in github_api.pulls[NUMBER].review_comments if c["path"] == "app.py"]
+    assert "Not proven by a test: interrupted: " in injection["body"]
+    (summary,) = github_api.pulls[NUMBER].issue_comments
+    assert "**2 confirmed findings**: 1 high" in summary["body"]
+    findings = json.loads(json_file.read_text())["findings"]
+    (high,) = [f for f in findings if f["severity"] == "high" and f["status"] == "confirmed"]
+    assert high["path"] == "app.py"
+    assert high["proof"]["reason"].startswith("interrupted: ")
