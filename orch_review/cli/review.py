@@ -107,6 +107,13 @@ if TYPE_CHECKING:
     "runs in the sandbox; --prove alone is --prove=high [high where a runner is found].",
 )
 @click.option(
+    "--prove-timeout",
+    type=float,
+    metavar="SECONDS",
+    help="Once verification has ended, wait this long for proofs still running; those not "
+    "finished are reported not-proven [120].",
+)
+@click.option(
     "--write-proofs",
     "proofs_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -162,6 +169,7 @@ def review(
     baseline: Path | None,
     shard: str | None,
     prove: str | None,
+    prove_timeout: float | None,
     proofs_dir: Path | None,
     fix: bool,
     intent_file: str | None,
@@ -207,6 +215,7 @@ def review(
             filter_mode=filter_mode,
             critic=critic,
             prove=prove,
+            prove_timeout=prove_timeout,
         ),
         baseline=baseline,
         json_file=json_file,

@@ -101,6 +101,7 @@ class Config:
     ignore_reaction: Reaction = "-1"
     suggestion_check: str | None = None
     prove: ProveLevel | None = None  # None: "high" where a runner is found
+    prove_timeout: float = 120.0  # seconds the report waits for proofs after verification
     issue_projects: tuple[str, ...] = ()
     path_instructions: tuple[PathInstruction, ...] = ()
     # A mapping proxy is unhashable, and the table is too long to be useful in a repr.
@@ -449,6 +450,12 @@ _KEYS: tuple[_Key, ...] = (
         _choice(get_args(ProveLevel)),
         "Which confirmed findings a prover tries to show with a failing test that orch-review "
         "runs in the sandbox: `off`, `high` or `all` (default: `high` where a runner is found).",
+    ),
+    _Key(
+        "prove_timeout",
+        _SECONDS_TO_HOUR,
+        "Seconds the report waits for proofs still running once verification has ended;"
+        " proofs not finished by then are reported `not-proven` (time limit).",
     ),
     _Key(
         "issue_projects",

@@ -60,7 +60,7 @@ from orch_review.engine.workflow import Workflow
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
-from orch_review.findings.records import Finding
+from orch_review.findings.records import ConcernOutcome, Finding, Status
 from orch_review.findings.report import GuidanceFile, Report, build_report
 from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
@@ -243,13 +243,15 @@ def review(
             warnings=state.warnings,
             cancel=cancel,
         ) as session:
-            agents = _run_agents(state, session, client, content, workspace, guidance)
             read = _line_reader(content)
+            provers = _provers(state, session, content, env, notices)
+            offer = None if provers is None else _offer_to(state, provers, read)
+            agents = _run_agents(state, session, client, content, workspace, guidance, offer)
             findings = _triage(state, agents, read)
             findings = _check_fixes(
                 state, findings, agents.sandbox, workspace, content, env, events
             )
-            findings = _prove(state, session, findings, content, env, events)
+            findings = _prove(state, provers, findings, events)
         snippets = collect_snippets(findings, read)  # the snapshot is gone after this block
     state.warnings += guidance.notes
     _closing_warnings(state, agents)
@@ -281,6 +283,7 @@ def _run_agents(
     content: Snapshot,
     workspace: Workspace,
     guidance: Guidance,
+    on_outcome: Callable[[ConcernOutcome], None] | None = None,
 ) -> _AgentsDone:
     """The paid part: what earlier reviews do not cover is scouted by the main agent and
     fanned out, the sweep and the critic cover the rest, and a complete review is recorded
@@ -294,7 +297,7 @@ def _run_agents(
     if scope.kind != "all" and config.journal:
         earlier.load(scope.paths)  # reads the files under review through git
     delta = delta_scope(scope, earlier)
-    workflow, critic = _fan_out(session, scope, delta, earlier, main_guidance)
+    workflow, critic = _fan_out(session, scope, delta, earlier, main_guidance, on_outcome)
     if state.live is not None:
         state.live.workflow = workflow
     # A full copy of the content is written before anything is paid for: a failure to
@@ -336,7 +339,12 @@ def _run_agents(
 
 
 def _fan_out(
-    session: Session, scope: Scope, delta: Scope, earlier: EarlierReviews, main_guidance: str
+    session: Session,
+    scope: Scope,
+    delta: Scope,
+    earlier: EarlierReviews,
+    main_guidance: str,
+    on_outcome: Callable[[ConcernOutcome], None] | None = None,
 ) -> tuple[Workflow, Critic | None]:
     """The Workflow the main agent fans out through, and the critic it starts when the part
     of the change left to review (``delta``) calls for one (see :func:`critic_wanted`)."""
@@ -352,6 +360,7 @@ def _fan_out(
         earlier=earlier,
         on_concerns=start_critic,
         hunks={f.path: f.change.hunks for f in scope.files if f.change and f.change.hunks},
+        on_outcome=on_outcome,
     )
     if delta.files and critic_wanted(session.config, delta):
         critic = Critic(session, workflow, prescout_summary(scope), main_guidance)
@@ -432,11 +441,18 @@ def _triage(
 ) -> list[Finding]:
     """The findings of the concerns this review ran, and those carried over from earlier
     reviews, triaged for the report."""
-    workflow, options, scope = agents.workflow, state.options, state.scope
+    workflow = agents.workflow
     reviewed = [o for o in workflow.outcomes if o.index not in workflow.answered]
     carried = [f for found in agents.earlier.findings.values() for f in found]
+    return _triaged(state, [*(f for outcome in reviewed for f in outcome.findings), *carried], read)
+
+
+def _triaged(
+    state: _Review, findings: list[Finding], read: Callable[[str], list[str] | None]
+) -> list[Finding]:
+    options, scope = state.options, state.scope
     return triage(
-        [*(f for outcome in reviewed for f in outcome.findings), *carried],
+        findings,
         read=read,
         changes=scope.changes if scope.kind != "all" else None,
         mode=state.mode,
@@ -487,19 +503,17 @@ def _check_fixes(
 _PROVE = "proving findings with failing tests"
 
 
-def _prove(
+def _provers(
     state: _Review,
     session: Session,
-    findings: list[Finding],
     content: Snapshot,
     env: Mapping[str, str],
-    events: EventSink | None,
-) -> list[Finding]:
-    """Confirmed findings at or above the ``prove`` level, each with its proof (or why not)."""
+    notices: Callable[[str], None] | None,
+) -> Provers | None:
+    """The prover stage of the review, None when ``prove`` is off."""
     config = state.config
-    if config.prove == "off" or not any(wanted(f, config.prove or "high") for f in findings):
-        return findings
-    _stage(events, "started", "proofs", _PROVE)
+    if config.prove == "off":
+        return None
     provers = Provers(
         session,
         content.repo,
@@ -507,7 +521,41 @@ def _prove(
         state.scope.base_commit,
         agent_environment(env, "/"),
         config.prove,
+        timeout=config.prove_timeout,
+        notices=notices,
     )
+    provers.warm(state.scope.paths)
+    return provers
+
+
+def _offer_to(
+    state: _Review, provers: Provers, read: Callable[[str], list[str] | None]
+) -> Callable[[ConcernOutcome], None]:
+    """What a concern's verified outcome is handed to: its confirmed findings, triaged as
+    the report will triage them, offered to the provers at once."""
+
+    def offer(outcome: ConcernOutcome) -> None:
+        confirmed = [f for f in outcome.findings if f.status is Status.CONFIRMED]
+        try:
+            for finding in _triaged(state, confirmed, read) if confirmed else []:
+                provers.offer(finding)
+        except Exception:  # its prover starts when verification ends instead
+            log.exception("a prover could not start early")
+
+    return offer
+
+
+def _prove(
+    state: _Review,
+    provers: Provers | None,
+    findings: list[Finding],
+    events: EventSink | None,
+) -> list[Finding]:
+    """Confirmed findings at or above the ``prove`` level, each with its proof (or why not),
+    waited for at most ``prove-timeout`` seconds from here."""
+    if provers is None or not any(wanted(f, provers.level) for f in findings):
+        return findings
+    _stage(events, "started", "proofs", _PROVE)
     proven = provers.prove_all(findings, state.warnings)
     _stage(events, "done", "proofs", _PROVE)
     return proven

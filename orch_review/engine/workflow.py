@@ -59,17 +59,21 @@ class Workflow:
         earlier: EarlierReviews | None = None,
         on_concerns: Callable[[list[str]], None] | None = None,
         hunks: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+        on_outcome: Callable[[ConcernOutcome], None] | None = None,
     ) -> None:
         """``require_files``: refuse subtasks that name no reviewable file (a change's
         concerns must be about the change); ``earlier``: files an earlier review covered;
         ``on_concerns``: told each list of concerns about to run, before they run (a whole
         plan's at once), e.g. to start the completeness critic; ``hunks``: per changed
-        file, the new-side line ranges of its diff hunks, shown with the file."""
+        file, the new-side line ranges of its diff hunks, shown with the file;
+        ``on_outcome``: told each concern's outcome, verified, as soon as it is in (on the
+        thread that settled it; it must not raise), e.g. to start provers."""
         self._session = session
         self._require_files = require_files
         self._earlier = earlier
         self._on_concerns = on_concerns
         self._hunks = dict(hunks or {})
+        self._on_outcome = on_outcome
         # Concerns answered from an earlier review instead of being run.
         self.answered: set[int] = set()
         self._book = ConcernBook(session.workspace)
@@ -158,6 +162,8 @@ class Workflow:
         for item in numbered:
             if item.earlier:
                 continue
+            if self._on_outcome is not None:
+                item.outcome.add_done_callback(self._outcome_in)
             if self._earlier is not None and self._earlier.answers(item.files):
                 self._answered(item, self._earlier)
                 continue
@@ -167,6 +173,11 @@ class Workflow:
             skipped = ConcernOutcome(item.index, item.concern, "skipped", error="interrupted")
             skipped_if_cancelled(queued, item.outcome, skipped)
         return [item.outcome for item in numbered]
+
+    def _outcome_in(self, done: Future[ConcernOutcome]) -> None:
+        assert self._on_outcome is not None
+        if not done.cancelled() and done.exception() is None:
+            self._on_outcome(done.result())
 
     def collect(self, futures: Sequence[Future[ConcernOutcome]]) -> list[ConcernOutcome]:
         """Wait for queued concerns; their outcomes join :attr:`outcomes` in concern order."""

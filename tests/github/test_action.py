@@ -481,3 +481,27 @@ def test_the_comments_workflow_has_least_privileges_and_filters_early() -> None:
     checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     # The default ref: the pull request's code is never checked out with the secrets.
     assert checkout["with"] == {"persist-credentials": False}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("value", "prove"), [("", None), ("all", "all"), ("off", "off")])
+def test_the_prove_input_reaches_the_reviews_configuration(
+    value: str, prove: str | None, tmp_path: Path
+) -> None:
+    from orch_review.config.settings import load_config
+
+    runner = tmp_path / "runner"
+    (runner / "orch-review-venv" / "bin").mkdir(parents=True)
+    stub = runner / "orch-review-venv" / "bin" / "orch-review"
+    stub.write_text('#!/bin/bash\nenv | grep ^ORCH_REVIEW_PROVE= || echo "unset"\n')
+    stub.chmod(0o755)
+    review = next(step for step in steps() if step.get("id") == "review")
+    env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(runner), "HOME": str(tmp_path)}
+
+    result = run_step_in(tmp_path, review, {"prove": value} if value else {}, env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"ORCH_REVIEW_PROVE={value}"]
+    seen = dict(line.split("=", 1) for line in result.stdout.splitlines())
+    # An empty input is no setting: the configuration's value, else the default, applies.
+    assert load_config(tmp_path, seen, {}).prove == prove

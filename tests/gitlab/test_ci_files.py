@@ -45,9 +45,28 @@ def test_both_documents_of_the_component_match_gitlabs_ci_schema(tmp_path: Path)
         result = _check(part)
         assert result.returncode == 0, result.stdout + result.stderr
     spec = yaml.safe_load(header)["spec"]["inputs"]
-    assert {"model", "fail-on", "max-cost-usd", "token-variable", "sandbox"} <= set(spec)
+    assert {"model", "fail-on", "max-cost-usd", "token-variable", "sandbox", "prove"} <= set(spec)
     used = set(re.findall(r"\$\[\[ inputs\.([\w-]+) \]\]", job))
     assert used == set(spec)  # every input is used, and only declared ones
+
+
+@pytest.mark.parametrize(("value", "prove"), [("", None), ("high", "high"), ("all", "all")])
+def test_the_prove_input_reaches_the_reviews_configuration(
+    value: str, prove: str | None, tmp_path: Path
+) -> None:
+    from orch_review.config.settings import load_config
+
+    header, job = COMPONENT.read_text(encoding="utf-8").split("\n---\n", 1)
+    spec = yaml.safe_load(header)["spec"]["inputs"]
+    assert spec["prove"]["default"] == ""
+    # GitLab puts the input's text where it is used; the job's variable is then the setting.
+    variables = yaml.safe_load(job.replace("$[[ inputs.prove ]]", value))["orch-review"][
+        "variables"
+    ]
+    env = {k: str(v) for k, v in variables.items() if k.startswith("ORCH_REVIEW_")}
+    assert env["ORCH_REVIEW_PROVE"] == value
+    # An empty input is no setting: the configuration's value, else the default, applies.
+    assert load_config(tmp_path, {"ORCH_REVIEW_PROVE": value}, {}).prove == prove
 
 
 @pytest.mark.parametrize("path", [COMPONENT, *EXAMPLES], ids=lambda p: p.name)

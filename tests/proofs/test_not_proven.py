@@ -154,9 +154,12 @@ def test_a_prover_without_a_test_and_provers_past_the_agent_cap(
     assert proofs["evaluate()"]["status"] == "proven"
     assert proofs["discount()"]["status"] == "not-proven"
     assert proofs["discount()"]["reason"].startswith("the prover wrote no test: ")
+    # The cap stopped every prover: each verified finding is reported all the same (and the
+    # review, complete, exits 1 for them), not-proven with the cap as the reason.
+    assert sorted(capped) == ["discount()", "evaluate()", "ratio()"]
     for proof in capped.values():
         assert proof["status"] == "not-proven"
-        assert proof["reason"].startswith("not run: ") and "agent" in proof["reason"]
+        assert proof["reason"] == "cap: agent cap reached (6 agents)"
 
 
 @pytest.mark.parametrize("mode", ["tools", "off"])
