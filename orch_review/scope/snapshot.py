@@ -315,11 +315,19 @@ def _commit_and_index(
         commit = snapshot_commit(repo, scope, env)
         return commit, writer.submit(gitops.index_private, repo, git_dir, root, commit)
     untracked = list(scope.untracked) if scope.source == "worktree" else None
-    tree = gitops.tree_in_index(repo, env, index, untracked)
+    tree = gitops.tree_in_index(repo, env, index, untracked, _maybe_modified(scope))
     commit = gitops.commit_tree(repo, tree, gitops.head_commit(repo), "orch-review snapshot")
     done: Future[None] = Future()
     done.set_result(None)
     return commit, done
+
+
+def _maybe_modified(scope: Scope) -> set[str] | None:
+    """For a change in the working copy, every tracked path whose working copy may differ
+    from the index, as the scope found them; None when it does not know them all."""
+    if scope.source != "worktree" or scope.compared is None:
+        return None
+    return set(scope.compared)
 
 
 def _differences(repo: git.Repo, scope: Scope) -> list[str]:

@@ -76,6 +76,7 @@ from orch_review.scope.git.repo import (
     work_tree,
 )
 from orch_review.scope.git.trees import (
+    as_pathspecs,
     files_at,
     files_called,
     files_named,
@@ -93,6 +94,7 @@ __all__ = [
     "INERT_CONFIG",
     "SNAPSHOT_IDENTITY",
     "BlobReader",
+    "as_pathspecs",
     "blob",
     "blob_head",
     "changed_names",

@@ -21,6 +21,14 @@ _ARGV_BUDGET = 100_000
 _PATHSPECS = 200
 
 
+def as_pathspecs(paths: Collection[str]) -> list[str] | None:
+    """Literal pathspecs (from the top) naming exactly ``paths``, or None when they are too
+    many to be worth matching one by one or to fit on a command line."""
+    if len(paths) > _PATHSPECS or sum(len(p) + 1 for p in paths) > _ARGV_BUDGET:
+        return None
+    return [f":(top,literal){p}" for p in sorted(paths)]
+
+
 def _entries_about(
     repo: git.Repo, command: list[str], paths: Collection[str]
 ) -> Iterator[tuple[list[str], str]]:
@@ -42,10 +50,27 @@ def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, 
     """Path -> (mode, size) of each of ``paths`` in the tree of ``rev`` (size 0 for a
     submodule). ``paths`` are file names, not patterns: ls-tree supports neither globs nor
     exclusions, so the user's pathspecs cannot be passed to it."""
-    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", rev]
+    # Sizes are asked of the entries wanted alone: `ls-tree -l` would look up every blob of
+    # the tree when the paths are too many to name.
+    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", rev]
+    found = {path: (mode, oid) for (mode, _, oid), path in _entries_about(repo, command, paths)}
+    sizes = _sizes(repo, [oid for mode, oid in found.values() if mode != "160000"])
+    return {path: (mode, sizes.get(oid, 0)) for path, (mode, oid) in found.items()}
+
+
+def _sizes(repo: git.Repo, oids: Sequence[str]) -> dict[str, int]:
+    """Object id -> size of each of ``oids``, through one ``git cat-file --batch-check``."""
+    if not oids:
+        return {}
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+        stdin.seek(0)
+        command = ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"]
+        out = str(repo.git.execute(command, istream=stdin))
     return {
-        path: (mode, int(size) if size.isdigit() else 0)
-        for (mode, _, _, size), path in _entries_about(repo, command, paths)
+        oid: int(size)
+        for oid, _, size in (line.partition(" ") for line in out.split("\n"))
+        if size.isdigit()
     }
 
 
