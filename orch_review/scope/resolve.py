@@ -112,6 +112,9 @@ class Scope:
     # Every tracked path whose working copy may differ from the index (a worktree scope not
     # narrowed by pathspecs), so the snapshot need not compare every file again; None: unknown.
     compared: tuple[str, ...] | None = None
+    # Every untracked and ignored entry of the working tree, as the scope listed them (a
+    # worktree scope not narrowed by pathspecs); None: not listed.
+    others: tuple[str, ...] | None = None
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
@@ -256,7 +259,13 @@ def resolve_scope(
         pinned = (base, head_commit, base_ref)
         return _build(repo, request, "commit", *pinned, changes, (), skip, config_rev, read)
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
-    untracked = gitops.untracked_files(repo, env, specs)
+    # Without pathspecs, one walk of the working tree lists what the snapshot hides and,
+    # among it, the untracked files under review.
+    others = None if specs else gitops.untracked_entries(repo)
+    if others is None:
+        untracked = gitops.untracked_files(repo, env, specs)
+    else:
+        untracked = gitops.untracked_among(repo, env, others)
     # Both sides of a rename, so that the patch below, made of these paths alone, finds it:
     # the working tree is compared with the base once, not once more for the patch.
     named = gitops.changed_names(repo, "--no-renames", base, "--", *specs)
@@ -294,7 +303,9 @@ def resolve_scope(
         # A file whose working copy is back to the base but whose index is not differs from
         # the index without differing from the base: the index's changes name it.
         staged = gitops.changed_names(repo, "--cached", "--no-renames", base, "--")
-        built = replace(built, compared=tuple(sorted({*named, *staged})))
+        built = replace(
+            built, compared=tuple(sorted({*named, *staged})), others=tuple(others or ())
+        )
     return replace(built, base_reason=base_reason) if base_reason else built
 
 
@@ -426,6 +437,7 @@ def _build(
         else:
             files.append(ReviewFile(change.path, size or 0, change))
     skipped.sort(key=lambda s: s.path)
+    reviewed = {f.path for f in files}
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
@@ -448,9 +460,7 @@ def _build(
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
         # Deleted files, and removed names of the files reviewed (not of generated ones).
-        deleted=deleted_code(
-            c for c in changes if c.status == "deleted" or c.path in {f.path for f in files}
-        ),
+        deleted=deleted_code(c for c in changes if c.status == "deleted" or c.path in reviewed),
     )
 
 

@@ -40,8 +40,11 @@ def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _repository(git_repo: GitRepoFactory, files: int) -> Path:
     """A repository of ``files`` files in ten directories, two of them then edited."""
-    repo = git_repo({f"d{n % 10}/f{n}.py": f"x = {n}\n" for n in range(files)})
+    tracked: dict[str, str | bytes] = {f"d{n % 10}/f{n}.py": f"x = {n}\n" for n in range(files)}
+    repo = git_repo({**tracked, ".gitignore": "build/\n*.log\n"})
     write(repo, {"d0/f0.py": "x = 'zero'\n", "d1/f1.py": "x = 'one'\n"})
+    # Untracked files under review, and ignored ones the agents must not see.
+    write(repo, {"new/a.py": "a = 1\n", "new/b.log": "", "build/out.py": "", "d2/x.log": ""})
     return repo
 
 
@@ -50,9 +53,11 @@ def _review_runs(repo: Path, log: Path) -> list[str]:
     log.write_text("")
     opened = gitops.open_repo(repo)
     scope = resolve_scope(opened, ScopeRequest(base="main"), env=dict(os.environ))
-    assert scope.paths == ("d0/f0.py", "d1/f1.py")
+    assert scope.paths == ("d0/f0.py", "d1/f1.py", "new/a.py")
     with snapshot(opened, scope, os.environ) as content:
         assert content.read("d0/f0.py") == b"x = 'zero'\n"
+        assert content.read("new/a.py") == b"a = 1\n"
+        assert content.read("build/out.py") is None
     # GitPython asks git's version once a process: not a question about the repository.
     return [run for run in log.read_text().splitlines() if run != "version"]
 
@@ -81,6 +86,10 @@ def test_a_change_asks_git_the_same_in_a_small_and_a_large_repository(
     # The working tree is compared with the base once: the patch is made of the files that
     # comparison named, and the snapshot records those, without comparing every file again.
     assert len(_whole_tree_comparisons(large)) == 1, large
+    # The working tree is walked once for untracked files: what the scope reviews and what
+    # the snapshot hides come from the same listing.
+    walks = [run for run in large if "--others" in run.split() and run.endswith(" --")]
+    assert len(walks) == 1, large
     # No listing of the whole index to find no sparse checkout.
     assert not [run for run in large if run.startswith("ls-files") and " -t" in run], large
 
@@ -143,3 +152,26 @@ def test_a_file_linked_elsewhere_is_not_changed_to_the_reviews_git(
 
     assert stat_dirty == ""  # nothing to read again, nothing reported changed
     assert git(repo, "diff-files", "--name-only").split() == ["a.py", "b.py"]  # git's default
+
+
+def test_a_commit_with_many_changed_files_is_listed_once(
+    git_repo: GitRepoFactory, git_log: Path
+) -> None:
+    repo = git_repo({f"d{n % 5}/f{n}.py": "" for n in range(300)})
+    git(repo, "checkout", "-q", "-b", "feature")
+    head = commit(repo, {f"d{n % 5}/f{n}.py": f"x = {n}\n" for n in range(250)})
+    git(repo, "checkout", "-q", "main")
+    opened = gitops.open_repo(repo)
+    scope = resolve_scope(opened, ScopeRequest("base", base="main", head=head), env={})
+
+    git_log.write_text("")
+    with snapshot(opened, scope, os.environ) as content:
+        assert content.read("d3/f3.py") == b"x = 3\n"
+        assert content.blob_ids(["d4/f4.py", "d4/f299.py"]).keys() == {"d4/f4.py", "d4/f299.py"}
+        content.use(mounted=True)
+        content.wait()
+
+    # Its submodules, the blob ids of the 250 files and the view: one listing of the tree.
+    runs = git_log.read_text().splitlines()
+    whole = [run for run in runs if "ls-tree" in run.split() and run.split()[-1] in (head, "--")]
+    assert len(whole) == 1, runs

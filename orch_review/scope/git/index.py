@@ -83,6 +83,44 @@ def untracked_files(
     return sorted(p.removesuffix("/") for p in _lines0(str(repo.git.execute(command, env=user))))
 
 
+def untracked_among(repo: git.Repo, env: Mapping[str, str], entries: list[str]) -> list[str]:
+    """The untracked files git does not ignore, sorted, as :func:`untracked_files` lists
+    them, found among ``entries`` (:func:`untracked_entries` with no pathspec) instead of in
+    another walk of the whole working tree: only the directories not ignored are walked."""
+    user = {name: env[name] for name in _USER_CONFIG_VARIABLES if name in env}
+    ignored = _ignored(repo, user, entries)
+    if ignored is None:  # git could not say: ask it the usual way
+        return untracked_files(repo, env)
+    kept = [e for e in entries if e not in ignored]
+    files = [e for e in kept if not e.endswith("/")]
+    directories = [e for e in kept if e.endswith("/")]
+    if directories:
+        specs = [f":(top,literal){d}" for d in directories]
+        command = ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *specs]
+        files += _lines0(str(repo.git.execute(command, env=user)))
+    return sorted(p.removesuffix("/") for p in files)
+
+
+def _ignored(repo: git.Repo, user: Mapping[str, str], entries: list[str]) -> set[str] | None:
+    """Those of ``entries`` (untracked; a directory ends in ``/``) that git ignores; None
+    when git fails to tell."""
+    if not entries:
+        return set()
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(b"".join(e.encode("utf-8", "surrogateescape") + b"\0" for e in entries))
+        stdin.seek(0)
+        status, out, _ = repo.git.execute(
+            ["git", "check-ignore", "-z", "--stdin"],
+            istream=stdin,
+            env=user,
+            with_exceptions=False,
+            with_extended_output=True,
+        )
+    if status not in (0, 1):  # 1: none is ignored
+        return None
+    return set(_lines0(str(out)))
+
+
 def index_file(repo: git.Repo, env: Mapping[str, str]) -> Path:
     """The index git uses here: ``GIT_INDEX_FILE`` (a hook's temporary index) or the default."""
     explicit = env.get("GIT_INDEX_FILE")
