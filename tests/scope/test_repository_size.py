@@ -175,3 +175,32 @@ def test_a_commit_with_many_changed_files_is_listed_once(
     runs = git_log.read_text().splitlines()
     whole = [run for run in runs if "ls-tree" in run.split() and run.split()[-1] in (head, "--")]
     assert len(whole) == 1, runs
+
+
+def test_files_called_a_name_are_found_in_a_tree_without_listing_it(
+    git_repo: GitRepoFactory, git_log: Path
+) -> None:
+    repo = git_repo(
+        {
+            "REVIEW.md": "top",
+            "pkg/REVIEW.md": "nested",
+            "pkg/deep/er/REVIEW.md": "deep",
+            "pkg/NOT-REVIEW.md": "other",
+            "REVIEW.md.bak": "other",
+            "odd[1].md": "a name with glob characters",
+            "x/odd[1].md": "again",
+        }
+    )
+    opened = gitops.open_repo(repo)
+    rev = gitops.resolve_commit(opened, "HEAD")
+
+    git_log.write_text("")
+    found = gitops.files_called(opened, rev, ["REVIEW.md"])
+    named = gitops.files_named(opened, rev, "REVIEW.md")
+    runs = git_log.read_text().splitlines()
+
+    assert found == named == ["REVIEW.md", "pkg/REVIEW.md", "pkg/deep/er/REVIEW.md"]
+    assert not [run for run in runs if "ls-tree" in run.split()], runs
+    # A name git would read as a pattern is looked for the long way, literally.
+    assert gitops.files_called(opened, rev, ["odd[1].md"]) == ["odd[1].md", "x/odd[1].md"]
+    assert gitops.files_called(opened, "HEAD", ["REVIEW.md"]) == found

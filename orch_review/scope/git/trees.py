@@ -92,11 +92,35 @@ def staged_entries(repo: git.Repo, paths: Collection[str]) -> dict[str, tuple[st
     }
 
 
+# The empty tree of each object format (git knows it without storing it), by id length.
+_EMPTY_TREES = {
+    40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+}
+_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _called_in_tree(repo: git.Repo, rev: str, names: Collection[str]) -> list[str] | None:
+    """Paths of the files called one of ``names`` in the tree of the commit or tree ``rev``
+    (an object id), matched by git itself: the tree compared with the empty tree, limited
+    to those names, so that no listing of every path reaches Python. None when ``rev`` or a
+    name does not lend itself to it."""
+    if not _OBJECT_ID.fullmatch(rev) or any(_GLOB_SPECIAL.search(n) for n in names):
+        return None
+    specs = [f":(top,glob)**/{name}" for name in sorted(names)]
+    command = ["git", "diff-tree", "-r", "--name-only", "-z", "--no-renames"]
+    return _lines0(str(repo.git.execute([*command, _EMPTY_TREES[len(rev)], rev, "--", *specs])))
+
+
 def files_named(repo: git.Repo, rev: str | None, name: str) -> list[str]:
     """Paths of the files called ``name`` in any directory: in the tree of ``rev``, or (None)
     in the index."""
     if rev is None:
         return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
+    matched = _called_in_tree(repo, rev, [name])
+    if matched is not None:
+        return matched
     # endswith first: a C-speed test that rules out nearly every path of a big tree.
     nested = "/" + name
     return [
@@ -147,11 +171,15 @@ def tree_listing(
 
 def files_called(repo: git.Repo, rev: str, names: Collection[str]) -> list[str]:
     """Paths of the files called one of ``names``, in any directory of the tree of ``rev``.
-    Picked out of git's output with one regular expression: in a 100,000-file tree, making a
-    list of every path first costs more than git listing them."""
+    Matched by git when it can (:func:`_called_in_tree`), else picked out of its listing
+    with one regular expression: in a 100,000-file tree, making a list of every path first
+    costs more than git listing them."""
 
     if not names:
         return []
+    matched = _called_in_tree(repo, rev, names)
+    if matched is not None:
+        return matched
     out = str(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     pattern = re.compile(f"(?:^|\0)((?:[^\0]*/)?(?:{alternatives}))(?=\0|$)")
