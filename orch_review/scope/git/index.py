@@ -109,8 +109,9 @@ def _ignored(repo: git.Repo, user: Mapping[str, str], entries: list[str]) -> set
     with tempfile.TemporaryFile() as stdin:
         stdin.write(b"".join(e.encode("utf-8", "surrogateescape") + b"\0" for e in entries))
         stdin.seek(0)
+        # No entry is tracked: the index, as large as the repository, need not be read.
         status, out, _ = repo.git.execute(
-            ["git", "check-ignore", "-z", "--stdin"],
+            ["git", "check-ignore", "--no-index", "-z", "--stdin"],
             istream=stdin,
             env=user,
             with_exceptions=False,
