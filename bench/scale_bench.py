@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     figures: list[Figure] = []
+    # The machine's load says how far the wall times can be trusted: print it as it goes.
+    loads = [os.getloadavg()[0]]
     for layout in args.layouts:
         started = time.perf_counter()
         small, large = build(layout, args.small), build(layout, args.large)
@@ -210,6 +212,8 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             low, high = time_large_change(layout, sizes, args.change, args.runs)
             label = f"{layout}: review of a {args.change:,}-file change, CPU"
             figures += _ratio_figures(label, *sizes, low, high, "s")
+        loads.append(os.getloadavg()[0])
+        print(f"load average (1 min) so far: {min(loads):.1f} to {max(loads):.1f}", flush=True)
     large = build("nested", args.large)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
     plans = [[*command(), "plan", "--all", "--json"], [*command(), "plan", "--all", "--limit", "0"]]
@@ -227,6 +231,10 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             ratio <= PIPE_TARGET,
         ),
     ]
+    loads.append(os.getloadavg()[0])
+    spread = f"{min(loads):.1f} to {max(loads):.1f}"
+    print(f"load average (1 min) during the run: {spread}")
+    figures.append(Figure("scale", "load average (1 min) during the run", spread))
     write_figures(args.json, figures)
     return figures
 

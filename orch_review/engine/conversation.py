@@ -14,12 +14,12 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orch_review.engine.journal import JournalLike, journal_key
+from orch_review.engine.journal import JournalLike, NullJournal, journal_key
 from orch_review.engine.main_agent import MainResult
 from orch_review.engine.mode import ModeState
 from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH, without_shell
@@ -144,14 +144,16 @@ def save_conversation(
     main: MainResult,
     commit: str,
     scope: str,
-    objects: bytes = b"",
+    objects: Callable[[], bytes] = bytes,
     *,
     work_tree: Path,
 ) -> None:
     """Keep the review's conversation, and the commit of the content it was about (with
-    ``objects``, the pack of what the review made of it), for follow-up questions in
+    ``objects()``, the pack of what the review made of it), for follow-up questions in
     ``work_tree``."""
-    conversation = Conversation(main.messages, main.mode, commit, scope, objects)
+    if isinstance(journal, NullJournal):
+        return  # nowhere to keep it: the pack (a tree as wide as a directory) is not made
+    conversation = Conversation(main.messages, main.mode, commit, scope, objects())
     journal.put(conversation_key(work_tree), "conversation", conversation.to_json())
 
 

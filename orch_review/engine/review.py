@@ -387,7 +387,7 @@ def _run_main(
             main,
             content.commit,
             scope.describe(),
-            content.own_objects(),
+            content.own_objects,
             work_tree=scope.root,
         )
         if state.options.walkthrough:

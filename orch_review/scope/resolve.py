@@ -109,6 +109,12 @@ class Scope:
     shard: str | None = None  # "K/N" when this is one shard of a split review
     # What the change deletes: files, and names removed code defined (for the main agent).
     deleted: tuple[DeletedCode, ...] = ()
+    # Every tracked path whose working copy may differ from the index (a worktree scope not
+    # narrowed by pathspecs), so the snapshot need not compare every file again; None: unknown.
+    compared: tuple[str, ...] | None = None
+    # Every untracked and ignored entry of the working tree, as the scope listed them (a
+    # worktree scope not narrowed by pathspecs); None: not listed.
+    others: tuple[str, ...] | None = None
 
     def describe(self) -> str:
         """One line for headers: what is reviewed, against what."""
@@ -253,17 +259,29 @@ def resolve_scope(
         pinned = (base, head_commit, base_ref)
         return _build(repo, request, "commit", *pinned, changes, (), skip, config_rev, read)
     base = gitops.merge_base(repo, base_tip, head, (base_ref, "HEAD"))
-    untracked = gitops.untracked_files(repo, env, specs)
+    # Without pathspecs, one walk of the working tree lists what the snapshot hides and,
+    # among it, the untracked files under review.
+    others = None if specs else gitops.untracked_entries(repo)
+    if others is None:
+        untracked = gitops.untracked_files(repo, env, specs)
+    else:
+        untracked = gitops.untracked_among(repo, env, others)
+    # Both sides of a rename, so that the patch below, made of these paths alone, finds it:
+    # the working tree is compared with the base once, not once more for the patch.
+    named = gitops.changed_names(repo, "--no-renames", base, "--", *specs)
     # git cannot diff a file it may not read: such files are left out by name, and skipped.
-    unreadable = _unreadable(repo, gitops.changed_names(repo, base, "--", *specs) + untracked)
+    unreadable = _unreadable(repo, named + untracked)
     untracked = [p for p in untracked if p not in unreadable]
     # A file removed from the index but kept on disk (`git rm --cached`) is untracked: it is
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
+    limited = gitops.as_pathspecs(named)
     changes = [
         c
-        for c in _changes(repo, (base,), specs, read, _left_out(unreadable))
+        for c in _changes(
+            repo, (base,), specs if limited is None else (), read, _left_out(unreadable), limited
+        )
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
@@ -281,6 +299,13 @@ def resolve_scope(
         read,
         unreadable,
     )
+    if not specs:
+        # A file whose working copy is back to the base but whose index is not differs from
+        # the index without differing from the base: the index's changes name it.
+        staged = gitops.changed_names(repo, "--cached", "--no-renames", base, "--")
+        built = replace(
+            built, compared=tuple(sorted({*named, *staged})), others=tuple(others or ())
+        )
     return replace(built, base_reason=base_reason) if base_reason else built
 
 
@@ -290,10 +315,15 @@ def _changes(
     specs: tuple[str, ...],
     read: ContentReader,
     leave_out: list[str] | None = None,
+    only: list[str] | None = None,
 ) -> list[FileChange]:
-    """The changed files between ``revs`` (without ``leave_out``); text files are text
+    """The changed files between ``revs`` (without ``leave_out``; with ``only``, pathspecs
+    naming the paths that may have changed, among those alone); text files are text
     whatever attributes say."""
-    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *specs, *(leave_out or ())))
+    if only == []:
+        return []
+    named = [*specs, *(only or ())]
+    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *named, *(leave_out or ())))
     return rediff_text_files(repo, changes, revs, read)
 
 
@@ -407,6 +437,7 @@ def _build(
         else:
             files.append(ReviewFile(change.path, size or 0, change))
     skipped.sort(key=lambda s: s.path)
+    reviewed = {f.path for f in files}
     if not files:
         _refuse_unreadable(skipped)
         _check_paths_exist(repo, request)
@@ -429,9 +460,7 @@ def _build(
         excluded=frozenset(s.path for s in skipped),
         config_revision=config_rev,
         # Deleted files, and removed names of the files reviewed (not of generated ones).
-        deleted=deleted_code(
-            c for c in changes if c.status == "deleted" or c.path in {f.path for f in files}
-        ),
+        deleted=deleted_code(c for c in changes if c.status == "deleted" or c.path in reviewed),
     )
 
 

@@ -83,8 +83,10 @@ class Snapshot:
         indexed: Future[None],
         blobs: gitops.BlobReader | None = None,
         under_review: Collection[str] = (),
+        listing: gitops.TreeListing | None = None,
     ) -> None:
         self._repo = repo
+        self._listing = listing
         self._blobs = blobs
         self._under_review = under_review
         self._ids: dict[str, str] | None = None  # path under review -> blob id, once asked
@@ -180,7 +182,10 @@ class Snapshot:
         scans every tree on its way, as long as the repository is wide."""
         with self._lock:
             if self._ids is None:
-                listed = gitops.tree_blobs(self._repo, self.commit, self._under_review)
+                if self._listing is not None:
+                    listed = self._listing.blobs(self._under_review)
+                else:
+                    listed = gitops.tree_blobs(self._repo, self.commit, self._under_review)
                 self._ids = {p: oid for p, (_, oid) in listed.items()}
             return self._ids
 
@@ -231,14 +236,24 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         gitops.init_private_repo(repo, git_dir, root)
         own = gitops.writing_objects_to(repo, git_dir / "objects")
         # The listings of the whole working tree run while the commit is made.
-        untracked = lister.submit(gitops.untracked_entries, own)
-        submodules = lister.submit(gitops.submodules, own, scope.head_commit)
+        if scope.source == "worktree" and scope.others is not None:
+            untracked = lister.submit(list, scope.others)
+        else:
+            untracked = lister.submit(gitops.untracked_entries, own)
+        # A commit's tree is listed once, for its submodules, the blob ids of many files
+        # under review and a tree of links; a tree made now is asked about what it needs.
+        listing = None
+        if scope.head_commit is not None:
+            listing = lister.submit(gitops.TreeListing, own, scope.head_commit)
+        else:
+            submodules = lister.submit(gitops.submodules, own, None)
         differ = lister.submit(_differences, own, scope)
         commit, indexed = _commit_and_index(own, scope, env, git_dir, root, writer)
         gitops.point_head(own, git_dir, root, commit)
         differences = waiting.result(differ)
         untracked_entries = waiting.result(untracked)
-        submodule_paths = waiting.result(submodules)
+        listed = waiting.result(listing) if listing is not None else None
+        submodule_paths = listed.submodules() if listed is not None else waiting.result(submodules)
         under_review = [f.path for f in scope.files if f.change is not None]
         plan = plan_view(
             own,
@@ -248,13 +263,24 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             untracked_kept=scope.untracked,
             untracked=untracked_entries,
             submodules=submodule_paths,
+            listing=listed,
         )
-        view = _view(own, plan, commit, root, private, git_dir, under_review, differences)
+        view = _view(own, plan, commit, root, private, git_dir, under_review, differences, listed)
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
         blobs = gitops.BlobReader(own)
         reviewed = [f.path for f in scope.files]
         content = Snapshot(
-            own, root, git_dir, commit, digest.hexdigest(), view, writer, indexed, blobs, reviewed
+            own,
+            root,
+            git_dir,
+            commit,
+            digest.hexdigest(),
+            view,
+            writer,
+            indexed,
+            blobs,
+            reviewed,
+            listed,
         )
         try:
             yield content
@@ -275,6 +301,7 @@ def _view(
     git_dir: Path,
     under_review: list[str],
     differ: list[str],
+    listing: gitops.TreeListing | None = None,
 ) -> View | None:
     """How bubblewrap shows the content: the plan's mounts when the review's shells pay
     little for them, else one tree of links shared by every shell when it costs less to
@@ -285,7 +312,7 @@ def _view(
     indexed = farm.indexed_files(repo)
     likely = indexed is None or indexed * farm.LINK_SECONDS < cost
     if (cost >= farm.WORTH_LISTING and likely) or plan.mounts > MAX_MOUNTS:
-        entries = farm.tree_entries(repo, commit)
+        entries = listing.entries() if listing is not None else farm.tree_entries(repo, commit)
         if plan.mounts > MAX_MOUNTS or len(entries) * farm.LINK_SECONDS < cost:
             tree = private / "tree"
             work = gitops.work_tree(repo)
@@ -315,11 +342,19 @@ def _commit_and_index(
         commit = snapshot_commit(repo, scope, env)
         return commit, writer.submit(gitops.index_private, repo, git_dir, root, commit)
     untracked = list(scope.untracked) if scope.source == "worktree" else None
-    tree = gitops.tree_in_index(repo, env, index, untracked)
+    tree = gitops.tree_in_index(repo, env, index, untracked, _maybe_modified(scope))
     commit = gitops.commit_tree(repo, tree, gitops.head_commit(repo), "orch-review snapshot")
     done: Future[None] = Future()
     done.set_result(None)
     return commit, done
+
+
+def _maybe_modified(scope: Scope) -> set[str] | None:
+    """For a change in the working copy, every tracked path whose working copy may differ
+    from the index, as the scope found them; None when it does not know them all."""
+    if scope.source != "worktree" or scope.compared is None:
+        return None
+    return set(scope.compared)
 
 
 def _differences(repo: git.Repo, scope: Scope) -> list[str]:

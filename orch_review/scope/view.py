@@ -93,20 +93,25 @@ def plan_view(
     untracked_kept: Iterable[str],
     untracked: Iterable[str],
     submodules: Iterable[str],
+    listing: gitops.TreeListing | None = None,
 ) -> ViewPlan | None:
     """What must be mounted over the working tree to show ``commit``'s tree, or None when
     mounts cannot show it (however many: :attr:`ViewPlan.mounts` says). ``differ`` lists
     the paths whose working copy differs from it (:func:`~.git.differences_from`; none for
     a tree made from the working tree, whose untracked files kept are ``untracked_kept``);
     ``untracked`` lists the working tree's untracked and ignored entries
-    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules."""
+    (:func:`~.git.untracked_entries`), ``submodules`` the content's submodules; ``listing``,
+    when given, is ``commit``'s tree listed."""
     work = gitops.work_tree(repo)
     try:
         if _kind(work, ".git") is None:  # a repository kept elsewhere (GIT_DIR)
             return None
         differ = set(differ)
         wanted = differ | set(under_review)
-        entries = gitops.tree_blobs(repo, commit, wanted)
+        if listing is not None:  # the commit's tree, listed already
+            entries = listing.blobs(wanted)
+        else:
+            entries = gitops.tree_blobs(repo, commit, wanted)
         private: dict[str, tuple[str, str]] = {}
         hidden_files: list[str] = []
         hidden_dirs: list[str] = []

@@ -32,9 +32,13 @@ from orch_review.scope.git.index import (
     skip_worktree_files,
     tree_in_index,
     unmerged_paths,
+    untracked_among,
     untracked_entries,
     untracked_files,
     working_tree_tree,
+)
+from orch_review.scope.git.listing import (
+    TreeListing,
 )
 from orch_review.scope.git.objects import (
     FIXED_DATE,
@@ -76,6 +80,7 @@ from orch_review.scope.git.repo import (
     work_tree,
 )
 from orch_review.scope.git.trees import (
+    as_pathspecs,
     files_at,
     files_called,
     files_named,
@@ -93,6 +98,8 @@ __all__ = [
     "INERT_CONFIG",
     "SNAPSHOT_IDENTITY",
     "BlobReader",
+    "TreeListing",
+    "as_pathspecs",
     "blob",
     "blob_head",
     "changed_names",
@@ -142,6 +149,7 @@ __all__ = [
     "tree_of",
     "unmerged_paths",
     "unpack_into",
+    "untracked_among",
     "untracked_entries",
     "untracked_files",
     "user_identity",

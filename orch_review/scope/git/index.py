@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +30,25 @@ def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, st
 def skip_worktree_files(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> set[str]:
     """Tracked files git keeps out of the working tree on purpose (a sparse checkout's
     skip-worktree bit): git has them, the disk does not."""
+    if not _may_skip_worktree(repo):
+        return set()
     listing = _lines0(repo.git.ls_files("-z", "-t", "--full-name", "--", *pathspecs))
     return {entry[2:] for entry in listing if entry.startswith("S ")}
+
+
+def _may_skip_worktree(repo: git.Repo) -> bool:
+    """False when the index's header shows no entry can have the skip-worktree bit, so that
+    the whole index need not be listed to find none: git writes version 2 unless an entry
+    needs the extended flags that bit is one of. A split index keeps its entries in another
+    file, whose version this one does not tell."""
+    try:
+        with index_file(repo, os.environ).open("rb") as index:
+            header = index.read(8)
+    except OSError:
+        return True
+    if header[:4] != b"DIRC" or int.from_bytes(header[4:8], "big") != 2:
+        return True
+    return any(Path(repo.git_dir).glob("sharedindex.*"))
 
 
 def untracked_entries(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> list[str]:
@@ -64,6 +81,45 @@ def untracked_files(
     command = ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs]
     user = {name: env[name] for name in _USER_CONFIG_VARIABLES if name in env}
     return sorted(p.removesuffix("/") for p in _lines0(str(repo.git.execute(command, env=user))))
+
+
+def untracked_among(repo: git.Repo, env: Mapping[str, str], entries: list[str]) -> list[str]:
+    """The untracked files git does not ignore, sorted, as :func:`untracked_files` lists
+    them, found among ``entries`` (:func:`untracked_entries` with no pathspec) instead of in
+    another walk of the whole working tree: only the directories not ignored are walked."""
+    user = {name: env[name] for name in _USER_CONFIG_VARIABLES if name in env}
+    ignored = _ignored(repo, user, entries)
+    if ignored is None:  # git could not say: ask it the usual way
+        return untracked_files(repo, env)
+    kept = [e for e in entries if e not in ignored]
+    files = [e for e in kept if not e.endswith("/")]
+    directories = [e for e in kept if e.endswith("/")]
+    if directories:
+        specs = [f":(top,literal){d}" for d in directories]
+        command = ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *specs]
+        files += _lines0(str(repo.git.execute(command, env=user)))
+    return sorted(p.removesuffix("/") for p in files)
+
+
+def _ignored(repo: git.Repo, user: Mapping[str, str], entries: list[str]) -> set[str] | None:
+    """Those of ``entries`` (untracked; a directory ends in ``/``) that git ignores; None
+    when git fails to tell."""
+    if not entries:
+        return set()
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(b"".join(e.encode("utf-8", "surrogateescape") + b"\0" for e in entries))
+        stdin.seek(0)
+        # No entry is tracked: the index, as large as the repository, need not be read.
+        status, out, _ = repo.git.execute(
+            ["git", "check-ignore", "--no-index", "-z", "--stdin"],
+            istream=stdin,
+            env=user,
+            with_exceptions=False,
+            with_extended_output=True,
+        )
+    if status not in (0, 1):  # 1: none is ignored
+        return None
+    return set(_lines0(str(out)))
 
 
 def index_file(repo: git.Repo, env: Mapping[str, str]) -> Path:
@@ -106,13 +162,21 @@ def working_tree_tree(repo: git.Repo, env: Mapping[str, str], untracked: list[st
 
 
 def _record_working_copy(
-    repo: git.Repo, index_env: Mapping[str, str], untracked: list[str]
+    repo: git.Repo,
+    index_env: Mapping[str, str],
+    untracked: list[str],
+    changed: Collection[str] | None = None,
 ) -> None:
     """Put every modified tracked file as it is on disk, plus ``untracked``, into the index
-    ``index_env`` names. A file that cannot be read is skipped by the scope: its indexed
-    content stays."""
+    ``index_env`` names; ``changed``, when given, holds every tracked path whose working copy
+    may differ from the index (else they are found by comparing every file). A file that
+    cannot be read is skipped by the scope: its indexed content stays."""
     root = work_tree(repo)
-    paths = [p for p in modified_files(repo) if can_read(root / p)] + untracked
+    if changed is None:
+        modified = modified_files(repo)
+    else:  # git keeps a sparse checkout's files off the disk: they are not deletions
+        modified = sorted(set(changed) - skip_worktree_files(repo))
+    paths = [p for p in modified if can_read(root / p)] + untracked
     if not paths:
         return
     listing = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
@@ -146,14 +210,19 @@ def modified_files(repo: git.Repo) -> list[str]:
 
 
 def tree_in_index(
-    repo: git.Repo, env: Mapping[str, str], index: Path, untracked: list[str] | None
+    repo: git.Repo,
+    env: Mapping[str, str],
+    index: Path,
+    untracked: list[str] | None,
+    changed: Collection[str] | None = None,
 ) -> str:
     """The tree of a copy, at ``index``, of the index git uses here (``GIT_INDEX_FILE``
     honoured); with ``untracked`` (a list, maybe empty), of the working copy instead: every
-    modified tracked file as on disk, plus those untracked files. The copy is left in place,
-    its stat data still matching the working tree, for a private repository to use."""
+    modified tracked file as on disk (among ``changed`` when given), plus those untracked
+    files. The copy is left in place, its stat data still matching the working tree, for a
+    private repository to use."""
     shutil.copy2(index_file(repo, env), index)  # keeps the time racy entries are judged by
     copy_env = {"GIT_INDEX_FILE": str(index)}
     if untracked is not None:
-        _record_working_copy(repo, copy_env, untracked)
+        _record_working_copy(repo, copy_env, untracked, changed)
     return str(repo.git.execute(["git", "write-tree"], env=copy_env)).strip()

@@ -52,6 +52,10 @@ def init_private_repo(repo: git.Repo, git_directory: Path, work: Path) -> None:
     alternates = git_directory / "objects" / "info" / "alternates"
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_text(str(objects_dir(repo)) + "\n", encoding="utf-8")
+    # `git status` in a tree of links would otherwise read every linked file again: linking
+    # changed their change time since the index copied from the user's was written.
+    with (git_directory / "config").open("a", encoding="utf-8") as config:
+        config.write("[core]\n\ttrustctime = false\n")
 
 
 def point_head(repo: git.Repo, git_directory: Path, work: Path, commit: str) -> None:

@@ -47,10 +47,11 @@ def open_repo(cwd: Path, env: Mapping[str, str] | None = None) -> git.Repo:
     repo.git.update_environment(**blanked_secrets())
     _check_ownership(repo)
     inherited = (os.environ if env is None else env).get("GIT_CONFIG_PARAMETERS", "")
-    repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, INERT_CONFIG))
+    settings = {**INERT_CONFIG, **STAT_CONFIG}
+    repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, settings))
     filters = _configured_filters(repo)
     if filters:
-        inert = {**INERT_CONFIG, **_no_filters(filters)}
+        inert = {**settings, **_no_filters(filters)}
         repo.git.update_environment(GIT_CONFIG_PARAMETERS=config_parameters(inherited, inert))
     return repo
 
@@ -71,6 +72,13 @@ INERT_CONFIG = {
     "diff.external": "",
     "log.showSignature": "false",
 }
+
+
+# A review whose agents see a tree of hard links (scope/farm.py) changes the change time of
+# every file it links: git, trusting it, would read every file of the working tree again at
+# each later comparison (a second of CPU per 40,000 files), since orch-review never writes
+# the refreshed index back. Its size, modification time and inode still tell a changed file.
+STAT_CONFIG = {"core.trustctime": "false"}
 
 
 def config_parameters(inherited: str, settings: Mapping[str, str]) -> str:

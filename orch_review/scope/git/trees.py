@@ -21,6 +21,14 @@ _ARGV_BUDGET = 100_000
 _PATHSPECS = 200
 
 
+def as_pathspecs(paths: Collection[str]) -> list[str] | None:
+    """Literal pathspecs (from the top) naming exactly ``paths``, or None when they are too
+    many to be worth matching one by one or to fit on a command line."""
+    if len(paths) > _PATHSPECS or sum(len(p) + 1 for p in paths) > _ARGV_BUDGET:
+        return None
+    return [f":(top,literal){p}" for p in sorted(paths)]
+
+
 def _entries_about(
     repo: git.Repo, command: list[str], paths: Collection[str]
 ) -> Iterator[tuple[list[str], str]]:
@@ -42,10 +50,27 @@ def tree_entries(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, 
     """Path -> (mode, size) of each of ``paths`` in the tree of ``rev`` (size 0 for a
     submodule). ``paths`` are file names, not patterns: ls-tree supports neither globs nor
     exclusions, so the user's pathspecs cannot be passed to it."""
-    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-l", "-z", "--full-tree", rev]
+    # Sizes are asked of the entries wanted alone: `ls-tree -l` would look up every blob of
+    # the tree when the paths are too many to name.
+    command = ["git", "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", rev]
+    found = {path: (mode, oid) for (mode, _, oid), path in _entries_about(repo, command, paths)}
+    sizes = _sizes(repo, [oid for mode, oid in found.values() if mode != "160000"])
+    return {path: (mode, sizes.get(oid, 0)) for path, (mode, oid) in found.items()}
+
+
+def _sizes(repo: git.Repo, oids: Sequence[str]) -> dict[str, int]:
+    """Object id -> size of each of ``oids``, through one ``git cat-file --batch-check``."""
+    if not oids:
+        return {}
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+        stdin.seek(0)
+        command = ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"]
+        out = str(repo.git.execute(command, istream=stdin))
     return {
-        path: (mode, int(size) if size.isdigit() else 0)
-        for (mode, _, _, size), path in _entries_about(repo, command, paths)
+        oid: int(size)
+        for oid, _, size in (line.partition(" ") for line in out.split("\n"))
+        if size.isdigit()
     }
 
 
@@ -67,11 +92,35 @@ def staged_entries(repo: git.Repo, paths: Collection[str]) -> dict[str, tuple[st
     }
 
 
+# The empty tree of each object format (git knows it without storing it), by id length.
+_EMPTY_TREES = {
+    40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+}
+_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _called_in_tree(repo: git.Repo, rev: str, names: Collection[str]) -> list[str] | None:
+    """Paths of the files called one of ``names`` in the tree of the commit or tree ``rev``
+    (an object id), matched by git itself: the tree compared with the empty tree, limited
+    to those names, so that no listing of every path reaches Python. None when ``rev`` or a
+    name does not lend itself to it."""
+    if not _OBJECT_ID.fullmatch(rev) or any(_GLOB_SPECIAL.search(n) for n in names):
+        return None
+    specs = [f":(top,glob)**/{name}" for name in sorted(names)]
+    command = ["git", "diff-tree", "-r", "--name-only", "-z", "--no-renames"]
+    return _lines0(str(repo.git.execute([*command, _EMPTY_TREES[len(rev)], rev, "--", *specs])))
+
+
 def files_named(repo: git.Repo, rev: str | None, name: str) -> list[str]:
     """Paths of the files called ``name`` in any directory: in the tree of ``rev``, or (None)
     in the index."""
     if rev is None:
         return _lines0(repo.git.ls_files("-z", "--cached", "--", f":(top,glob)**/{name}"))
+    matched = _called_in_tree(repo, rev, [name])
+    if matched is not None:
+        return matched
     # endswith first: a C-speed test that rules out nearly every path of a big tree.
     nested = "/" + name
     return [
@@ -122,11 +171,15 @@ def tree_listing(
 
 def files_called(repo: git.Repo, rev: str, names: Collection[str]) -> list[str]:
     """Paths of the files called one of ``names``, in any directory of the tree of ``rev``.
-    Picked out of git's output with one regular expression: in a 100,000-file tree, making a
-    list of every path first costs more than git listing them."""
+    Matched by git when it can (:func:`_called_in_tree`), else picked out of its listing
+    with one regular expression: in a 100,000-file tree, making a list of every path first
+    costs more than git listing them."""
 
     if not names:
         return []
+    matched = _called_in_tree(repo, rev, names)
+    if matched is not None:
+        return matched
     out = str(repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", rev))
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     pattern = re.compile(f"(?:^|\0)((?:[^\0]*/)?(?:{alternatives}))(?=\0|$)")
