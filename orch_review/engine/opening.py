@@ -17,6 +17,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.confinement import agent_environment, is_throwaway_uid
+from orch_review.engine.hedging import Hedging
 from orch_review.engine.journal import (
     Journal,
     JournalLike,
@@ -241,6 +242,7 @@ def open_session(
                     cancel=cancel,
                     events=events,
                     shell_starter=starter,
+                    hedging=Hedging() if config.hedge else None,
                 )
             except BaseException as exc:
                 journaled = not isinstance(journal, NullJournal)
