@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orch_review.engine.hedging import (
-    HEDGE_MARGIN,
     HEDGE_PERCENTILE,
     HEDGE_RANK,
     LATENCIES_KEPT,
@@ -470,10 +469,10 @@ def hedged_schedule(
         heapq.heappush(ready, (rank, next(order), (role, index, turn), 0))
 
     def threshold(role: str) -> float | None:
-        seen = sorted(samples.get(role, ()))[-LATENCIES_KEPT:]
+        seen = sorted(samples.get(role, [])[-LATENCIES_KEPT:])
         if len(seen) < MIN_SAMPLE:
             return None
-        return seen[max(1, math.ceil(HEDGE_PERCENTILE * len(seen))) - 1] * HEDGE_MARGIN
+        return seen[max(1, math.ceil(HEDGE_PERCENTILE * len(seen))) - 1]
 
     if critic_concerns is not None:
         submit("critic", -1)

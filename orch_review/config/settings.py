@@ -327,9 +327,9 @@ _KEYS: tuple[_Key, ...] = (
     _Key(
         "hedge",
         _BOOL,
-        "Send a fan-out agent's request once more when it is late (outstanding 1.2 times its"
-        " role's 95th percentile in this review) and take the first answer: more requests, a"
-        " shorter tail; never near a cap. `false` sends each request once.",
+        "Send a fan-out agent's request once more when it is late (outstanding as long as"
+        " its role's 95th percentile in this review) and take the first answer: a few more"
+        " requests, a shorter tail; never near a cap. `false` sends each request once.",
     ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),

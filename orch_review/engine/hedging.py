@@ -1,11 +1,11 @@
 """A second copy of a straggling request: hedged requests.
 
 With heavy-tailed latency a few slow requests hold up the whole review: a chain of requests
-waits on each of them. When a fan-out agent's request has been outstanding longer than
-:data:`HEDGE_MARGIN` times its role's 95th percentile (of this review's own replies, once
-:data:`MIN_SAMPLE` of that role have come back), the same request is sent once more and the
-first answer is the reply; the other is cancelled: its response is closed through the SDK as
-soon as there is one. At most one hedge per request.
+waits on each of them. When a fan-out agent's request has been outstanding as long as its
+role's 95th percentile (of this review's own replies, once :data:`MIN_SAMPLE` of that role
+have come back), the same request is sent once more and the first answer is the reply; the
+other is cancelled: its response is closed through the SDK as soon as there is one. At most
+one hedge per request.
 
 A hedge is a request like any other: it waits at the pool's gate for a request slot (first in
 line: the chain behind it is waiting), and reserves what it may cost under the caps; but it is
@@ -33,9 +33,8 @@ from orch_review.engine.scheduler import AGENTS_AFTER, Rank
 if TYPE_CHECKING:
     from orch_review.engine.client import Reply
 
-# A request is hedged once outstanding this many times its role's percentile.
+# A request is hedged once outstanding as long as this percentile of its role's replies.
 HEDGE_PERCENTILE = 0.95
-HEDGE_MARGIN = 1.2
 # Replies of a role seen before its requests are hedged.
 MIN_SAMPLE = 20
 # Replies per role the percentile is taken from (the latest ones).
@@ -140,7 +139,7 @@ class Latencies:
         if len(seen) < MIN_SAMPLE:
             return None
         rank = max(1, math.ceil(HEDGE_PERCENTILE * len(seen)))  # nearest rank
-        return seen[rank - 1] * HEDGE_MARGIN
+        return seen[rank - 1]
 
 
 # charge(input, output, cache_write, cache_read, requests): count what a copy that was not the
@@ -159,7 +158,9 @@ class _Race:
         self.ended: set[int] = set()  # attempts that answered, failed or were not sent
         self.started = 0
         self.late: dict[int, Reply] = {}  # answers after the first, before it was taken
-        self.taken = False  # the reply was taken: later answers are charged as they come
+        # The reply was taken (or the request failed): no copy is sent any more, and later
+        # answers are charged as they come.
+        self.taken = False
         self.charge = charge
         self.estimate = estimate
 
@@ -227,7 +228,9 @@ class Hedging:
         hedged = False
         with race.changed:
             while not race.over:
-                if 0 in race.errors and (not hedged or 1 in race.ended):
+                # Failed, and no copy on the way (one waiting for a slot is not sent now).
+                if 0 in race.errors and (race.started < 2 or 1 in race.ended):
+                    race.taken = True
                     raise race.errors[0]
                 until = None
                 threshold = None if hedged else self._after(role)
@@ -292,7 +295,7 @@ class Hedging:
         try:
             with gate() as allowed:
                 with race.changed:
-                    go = allowed and not race.over
+                    go = allowed and not (race.over or race.taken)
                     if go:
                         race.started = 2
                 if not go:
