@@ -386,3 +386,42 @@ def test_no_copy_is_sent_for_a_request_that_failed_while_its_copy_waited_for_a_s
     assert agent.errors  # the request failed (no retries here)
     _until(lambda: hedging.declined == 1)  # the copy got the slot, and was not sent
     assert len(numbered.message_requests) == 1
+
+
+@pytest.mark.parametrize("cap", [Caps(max_cost_usd=5.0), Caps(max_total_tokens=1_000_000)])
+def test_with_hedges_the_spend_passes_a_cap_by_no_more_than_without(cap: Caps) -> None:
+    """Eight request slots sending requests and, every other time, a hedge (charged in full
+    when sent), until the ledger refuses: the spend ends within the cap plus one request,
+    the bound without hedges (tests/engine/test_budget.py)."""
+    ledger = Ledger(cap, _cost)
+    ledger.record("subagent", "m", 20_000, 10_000, 0, 0)  # what a reply writes is known
+    biggest = _cost("m", 20_000, 10_000, 0, 0)[0], 30_000
+    stop = threading.Event()
+    hedges = itertools.count()
+
+    def slot() -> None:
+        for turn in range(500):  # far more requests than either cap allows
+            if turn % 2:
+                if ledger.reserve_hedge(("subagent", 1), "m", 20_000, 10_000):
+                    next(hedges)
+                    ledger.charge_unused(("subagent", 1), "subagent", "m", 20_000, 10_000, 0, 0, 1)
+                    ledger.release()
+                continue
+            if ledger.reserve(("subagent", 1), "m", 20_000, 10_000, stop) is not None:
+                return
+            ledger.record("subagent", "m", 20_000, 10_000, 0, 0)
+
+    threads = [threading.Thread(target=slot) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(DEADLINE)
+    stop.set()
+    assert not any(thread.is_alive() for thread in threads)
+    total = ledger.report().total
+    assert next(hedges) > 0  # some were sent, far from the cap
+    if cap.max_cost_usd is not None:
+        assert cap.max_cost_usd <= total.cost_usd <= cap.max_cost_usd + biggest[0]
+    else:
+        assert cap.max_total_tokens is not None
+        assert cap.max_total_tokens <= total.total_tokens <= cap.max_total_tokens + biggest[1]
