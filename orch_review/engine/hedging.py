@@ -231,6 +231,7 @@ class Hedging:
                 # Failed, and no copy on the way (one waiting for a slot is not sent now).
                 if 0 in race.errors and (race.started < 2 or 1 in race.ended):
                     race.taken = True
+                    race.changed.notify_all()
                     raise race.errors[0]
                 until = None
                 threshold = None if hedged else self._after(role)
@@ -247,6 +248,7 @@ class Hedging:
                         continue
                 clock.wait(race.changed, until)
             race.taken = True
+            race.changed.notify_all()
             winner, reply = race.winner, race.reply
             loser = 1 - winner
             late = race.late.get(loser)
@@ -291,7 +293,8 @@ class Hedging:
             self.latencies.learn(role, self._clock.now() - t0)
 
     def _hedge(self, race: _Race, role: str, send: Send, abort: Abort, gate: HedgeGate) -> None:
-        """The hedge's thread: wait for a slot, then send the copy unless it is too late."""
+        """The hedge's thread: wait for a slot, then send the copy unless it is too late, and
+        hold the slot until the copy is answered, fails, or loses."""
         try:
             with gate() as allowed:
                 with race.changed:
@@ -305,6 +308,11 @@ class Hedging:
                     return
                 with self._lock:
                     self.hedges += 1
-                self._attempt(race, 1, lambda: send(abort), role, self._clock.now())
+                self._start(race, 1, lambda: send(abort), role, self._clock.now())
+                # The slot and the reservation are held while the copy may still be the
+                # answer: a cancelled copy gives them back at once, as its request does.
+                with race.changed:
+                    while not (race.taken or 1 in race.ended):
+                        race.changed.wait(POLL_SECONDS)
         except BaseException as exc:  # the gate failed: as if the hedge was never sent
             race.end(1, None, exc)

@@ -425,3 +425,25 @@ def test_with_hedges_the_spend_passes_a_cap_by_no_more_than_without(cap: Caps) -
     else:
         assert cap.max_total_tokens is not None
         assert cap.max_total_tokens <= total.total_tokens <= cap.max_total_tokens + biggest[1]
+
+
+def test_a_cancelled_copy_gives_its_slot_back_at_once(
+    numbered: FakeMessagesAPI, client: ModelClient
+) -> None:
+    first = numbered.add_fault("held")
+    copy = numbered.add_fault("held")
+    clock = ManualClock()
+    hedging = _hedging(clock)
+    pool = PriorityPool(2)
+    agent = Agent(client, hedging, pool=pool).start()
+    _until(lambda: first.held == 1)
+    clock.advance(LATE + 1, settle=False)
+    _until(lambda: copy.held == 1)
+    first.release()
+    agent.answered()
+    # The copy's answer has not begun, but neither slot is taken: two more requests go.
+    others = [Agent(client, hedging, pool=pool).start() for _ in range(2)]
+    for other in others:
+        other.answered()
+    assert copy.held == 1 and len(numbered.message_requests) == 4
+    copy.release()
