@@ -116,6 +116,11 @@ def _let_in_flight_land(
         time.sleep(0.02)
 
 
+def hedging_for(config: Config) -> Hedging | None:
+    """The session's hedged requests, unless ``hedge = false``."""
+    return Hedging() if config.hedge else None
+
+
 def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:
     price, known = config.price_for(model)
     return price.cost(i, o, cw, cr), known
@@ -242,7 +247,7 @@ def open_session(
                     cancel=cancel,
                     events=events,
                     shell_starter=starter,
-                    hedging=Hedging() if config.hedge else None,
+                    hedging=hedging_for(config),
                 )
             except BaseException as exc:
                 journaled = not isinstance(journal, NullJournal)

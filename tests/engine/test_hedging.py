@@ -11,13 +11,16 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from orch_review.config.settings import load_config
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient, Reply
 from orch_review.engine.hedging import MIN_SAMPLE, Hedging, Latencies
+from orch_review.engine.opening import hedging_for
 from orch_review.engine.ranked import RankedClient, RequestBudget
 from orch_review.engine.scheduler import PriorityPool
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -447,3 +450,9 @@ def test_a_cancelled_copy_gives_its_slot_back_at_once(
         other.answered()
     assert copy.held == 1 and len(numbered.message_requests) == 4
     copy.release()
+
+
+def test_hedge_false_in_the_configuration_turns_hedging_off(tmp_path: Path) -> None:
+    assert isinstance(hedging_for(load_config(tmp_path, {}, {})), Hedging)  # on by default
+    (tmp_path / ".orch-review.toml").write_text("hedge = false\n", encoding="utf-8")
+    assert hedging_for(load_config(tmp_path, {}, {})) is None
