@@ -11,13 +11,15 @@ processes against the fake Messages API, one after the other:
 * **critic**: the engine as shipped with the completeness critic on (the default for
   ``--all``); the critic proposes ``--critic-concerns`` cross-module concerns;
 * **no critic**: the same with ``--no-critic``;
-* **previous policy**: no critic, the engine's previous scheduling (a slot per agent,
-  verifiers first);
+* **no hedge**: the same with ``hedge = false``: each request sent once;
+* **previous policy**: no critic, no hedge, the engine's previous scheduling (a slot per
+  agent, verifiers first);
 * **reference**: no critic, the reference's schedule (every subagent, then every verifier)
   and its prompts: a subagent is given its subtask only, so it spends a turn reading its
   file, where ours are shown it (``bench.workload``).
 
-The first wave's latencies are the same in all four, request for request. Ratios are of
+The first wave's latencies are the same in all of them, request for request (a hedge, a
+second copy of a request, meets a latency of its own: :mod:`bench.workload`). Ratios are of
 wall times summed over the seeds. Zero-overhead figures come from the event simulation of
 each policy (:func:`bench.workload.engine_schedule`), here and over 1000 seeds.
 """
@@ -43,16 +45,23 @@ from bench.workload import (
     fan_out_ids,
     fan_out_requests,
     heavy_latency,
+    hedged_schedule,
     make_repo,
     make_script,
 )
 from tests.fakes.messages_api import FakeMessagesAPI
 
 CRITIC_RATIO_TARGET = 1.15
-REFERENCE_RATIO_TARGET = 0.75
+REFERENCE_RATIO_TARGET = 0.62
 SIMULATED_SEEDS = 1000
-KINDS = ("critic", "no critic", "previous policy", "reference")
-SCHEDULES = {"critic": "engine", "no critic": "engine", "previous policy": "agents"}
+KINDS = ("critic", "no critic", "no hedge", "previous policy", "reference")
+SCHEDULES = {
+    "critic": "engine",
+    "no critic": "engine",
+    "no hedge": "engine",
+    "previous policy": "agents",
+}
+HEDGED = {"critic", "no critic"}
 
 
 def critic_lead(run: Run) -> float:
@@ -78,11 +87,20 @@ def simulate(concerns: int, critic_concerns: int, workers: int, seeds: int) -> d
         ours = Chains.from_requests(rids + fan_out_ids(concerns, shown=True), latency)
         main = chains.main_before + chains.main_after
         reference = chains.barrier_schedule(workers)
-        alone = main + engine_schedule(latency, concerns, workers)
-        critic = main + engine_schedule(latency, concerns, workers, critic_concerns=critic_concerns)
+        alone, copies = hedged_schedule(latency, concerns, workers)
+        alone += main
+        unhedged = main + engine_schedule(latency, concerns, workers)
+        critic = main + engine_schedule(
+            latency, concerns, workers, critic_concerns=critic_concerns, hedge=True
+        )
         for name, value in (
             ("critic / no critic", critic / alone),
             ("no critic / reference", alone / reference),
+            ("no hedge / reference", unhedged / reference),
+            (
+                "requests / reference's",
+                (MAIN_TURNS + copies) / (MAIN_TURNS + fan_out_requests(concerns, shown=False)),
+            ),
             ("previous / reference", ours.pipelined_schedule(workers) / reference),
             ("bound / reference", chains.lower_bound(workers) / reference),
             ("bound on ours / reference", ours.lower_bound(workers) / reference),
@@ -124,6 +142,7 @@ def main() -> None:
                         workers,
                         folder / f"journal-{seed}-{kind.replace(' ', '-')}.sqlite3",
                         critic=kind == "critic",
+                        hedge=kind in HEDGED,
                     )
     load_after = os.getloadavg()
 
@@ -132,36 +151,47 @@ def main() -> None:
     expected["critic"] += CRITIC_TURNS + fan_out_requests(proposed, shown=True)
     for seed, by_kind in runs.items():
         for kind, run in by_kind.items():
-            if len(run.requests) != expected[kind]:
+            if len(run.logical) != expected[kind]:
                 raise RuntimeError(
-                    f"seed {seed}, {kind}: {len(run.requests)} requests, expected {expected[kind]}"
+                    f"seed {seed}, {kind}: {len(run.logical)} logical requests, expected "
+                    f"{expected[kind]}"
                 )
+        if len(by_kind["no critic"].requests) > len(by_kind["reference"].requests):
+            raise RuntimeError(f"seed {seed}: more requests than the reference with the hedges")
 
     print(
         f"# The critic and the schedule: {concerns} concerns, concurrency {workers}, "
         f"heavy-tailed latency, the critic proposes {proposed}\n"
     )
     print(
-        "| seed | critic s | no critic s | previous policy s | reference s | critic / no critic "
-        "| no critic / reference | zero-overhead: critic, no critic, previous, reference s "
+        "| seed | critic s | no critic s | no hedge s | previous policy s | reference s "
+        "| critic / no critic | no critic / reference | no hedge / reference "
+        "| requests: no critic (hedges sent), reference "
+        "| zero-overhead: critic, no critic, no hedge, previous, reference s "
         "| critic's first request before the first wave's last subagent request |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     for seed, by_kind in runs.items():
         walls = [by_kind[k].wall for k in KINDS]
         latency = by_kind["critic"].latency
         chains = by_kind["no critic"].chains
         main = chains.main_before + chains.main_after
         ideal = [
-            main + engine_schedule(latency, concerns, workers, critic_concerns=proposed),
+            main
+            + engine_schedule(latency, concerns, workers, critic_concerns=proposed, hedge=True),
+            main + engine_schedule(latency, concerns, workers, hedge=True),
             main + engine_schedule(latency, concerns, workers),
             chains.pipelined_schedule(workers),
             by_kind["reference"].chains.barrier_schedule(workers),
         ]
+        ours = by_kind["no critic"]
+        hedges = len(ours.requests) - len(ours.logical)
         print(
             f"| {seed} | "
             + " | ".join(f"{w:.2f}" for w in walls)
-            + f" | {walls[0] / walls[1]:.2f} | {walls[1] / walls[3]:.2f} | "
+            + f" | {walls[0] / walls[1]:.2f} | {walls[1] / walls[4]:.2f} "
+            + f"| {walls[2] / walls[4]:.2f} "
+            + f"| {len(ours.requests)} ({hedges}), {len(by_kind['reference'].requests)} | "
             + ", ".join(f"{i:.2f}" for i in ideal)
             + f" | {critic_lead(by_kind['critic']):.2f} s |"
         )
@@ -197,6 +227,27 @@ def main() -> None:
             reference_ratio <= REFERENCE_RATIO_TARGET,
         )
     )
+    requests = {
+        kind: sum(len(r[kind].requests) for r in runs.values()) / len(runs) for kind in KINDS
+    }
+    figures.append(
+        Figure(
+            "critic",
+            "requests per review (means over the seeds): no critic, with its hedges; no "
+            "hedge; reference",
+            f"{requests['no critic']:.1f}; {requests['no hedge']:.1f}; {requests['reference']:.1f}",
+            "no more than the reference",
+            requests["no critic"] <= requests["reference"],
+        )
+    )
+    figures.append(
+        Figure(
+            "critic",
+            "heavy-tailed: wall, no hedge / reference "
+            f"(sum; per seed {per_seed('no hedge', 'reference')})",
+            f"{total['no hedge'] / total['reference']:.2f}",
+        )
+    )
     figures.append(
         Figure(
             "critic",
@@ -220,9 +271,10 @@ def main() -> None:
         Figure(
             "critic",
             f"simulated over {SIMULATED_SEEDS} heavy-tailed seeds with zero overhead (means): "
-            "critic / no critic; no critic / reference; previous policy / reference; lower "
-            "bound (an oracle that knows every latency) / reference, on the reference's "
-            "chains and on ours (whose subagents are shown their files)",
+            "critic / no critic; no critic / reference; no hedge / reference; requests / "
+            "reference's; previous policy / reference; lower bound (an oracle that knows "
+            "every latency, without hedges) / reference, on the reference's chains and on "
+            "ours (whose subagents are shown their files)",
             "; ".join(f"{value:.2f}" for value in sim.values()),
         )
     )

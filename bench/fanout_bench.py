@@ -79,6 +79,7 @@ class Run:
     requests: list[RecordedRequest]
     rids: list[RequestId]
     connections: int
+    hedge: bool = False  # late requests were sent once more
 
     @property
     def wall(self) -> float:
@@ -86,7 +87,12 @@ class Run:
 
     @property
     def chains(self) -> Chains:
-        return Chains.from_requests(self.rids, self.latency)
+        return Chains.from_requests(self.logical, self.latency)
+
+    @property
+    def logical(self) -> list[RequestId]:
+        """The logical requests made, each once (a hedge is a second copy of one)."""
+        return list(dict.fromkeys(self.rids))
 
     def ideal(self, concerns: int, workers: int) -> float:
         """The zero-overhead makespan of this run's schedule on its latencies."""
@@ -94,7 +100,7 @@ class Run:
         if self.schedule == "barrier":
             return chains.barrier_schedule(workers)
         agents = workers if self.schedule == "agents" else None
-        fan_out = engine_schedule(self.latency, concerns, workers, agents=agents)
+        fan_out = engine_schedule(self.latency, concerns, workers, agents=agents, hedge=self.hedge)
         return chains.main_before + fan_out + chains.main_after
 
     def verifiers_before_last_subagent(self) -> int:
@@ -139,9 +145,12 @@ def run_review(
     sandbox: str | None = None,
     *,
     critic: bool = False,
+    hedge: bool = True,
 ) -> Run:
-    """One review in a child process; raises if it did not cover every concern."""
+    """One review in a child process; raises if it did not cover every concern. The
+    reference's schedule never hedges."""
     api.reset()
+    latency.reset()
     api.latency = latency
     tuning.connections = 0
     env = {
@@ -165,6 +174,7 @@ def run_review(
         *(["--sandbox", sandbox] if sandbox else []),
         *(["--critic"] if critic else []),
         *(["--no-inline"] if schedule == "barrier" else []),  # the reference shows no file
+        *(["--no-hedge"] if schedule == "barrier" or not hedge else []),
     ]
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
@@ -176,7 +186,8 @@ def run_review(
         raise RuntimeError(f"incomplete review: {child['warnings']} {child['uncovered']}")
     requests = sorted(api.message_requests, key=lambda r: r.received_at)
     rids = [request_id(r.model_request()) for r in requests]
-    return Run(schedule, latency, child, requests, rids, tuning.connections)
+    hedged = hedge and schedule != "barrier"
+    return Run(schedule, latency, child, requests, rids, tuning.connections, hedged)
 
 
 def expected_requests(concerns: int, schedule: str) -> int:
@@ -309,10 +320,12 @@ def main() -> None:
     print()
 
     for ours, base in pairs:
-        counts = (len(ours.requests), len(base.requests))
+        counts = (len(ours.logical), len(base.requests))
         expected = (expected_requests(concerns, "engine"), expected_requests(concerns, "barrier"))
         if counts != expected:
             raise RuntimeError(f"requests (ours, baseline): {counts}, expected {expected}")
+        if len(ours.requests) > len(base.requests):
+            raise RuntimeError(f"ours sent {len(ours.requests)} requests with their hedges")
     fixed_ours, fixed_base = pairs[0]
     heavy = pairs[1:]
     figures.append(

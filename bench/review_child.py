@@ -109,6 +109,9 @@ def main() -> None:
     parser.add_argument(
         "--no-inline", action="store_true", help="show subagents no file (as the reference)"
     )
+    parser.add_argument(
+        "--no-hedge", action="store_true", help="send each request once (as the reference)"
+    )
     args = parser.parse_args()
 
     if args.schedule != "engine":
@@ -132,6 +135,8 @@ def main() -> None:
         # One agent per concern in every run, as the reference: packing would review the
         # same concerns with fewer agents, which is the estimate bench's to measure.
         settings["pack_subtasks"] = False
+    if args.no_hedge and "hedge" in {f.name for f in dataclasses.fields(Config)}:
+        settings["hedge"] = False
     if "critic" in {f.name for f in dataclasses.fields(Config)}:
         settings["critic"] = bool(args.critic)  # the reference has none
     config = Config(**settings)

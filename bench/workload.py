@@ -21,6 +21,11 @@
   assistant turns so far), so it does not depend on when or in which order it was sent. The
   fake Messages API waits that long before it answers. A subagent shown its file starts at
   turn 1: its report meets the latency the reference's report meets.
+* a second copy of the same request (a hedge) meets a latency of its own, drawn from the same
+  mix by a generator seeded with the seed, the logical request and the copy's number: the
+  tail is taken to be the server's (queueing, a slow replica), not the request's. A tail that
+  came from the request itself (a long answer) would make every copy as slow, and a hedge
+  would only cost one more request.
 
 Latency distributions:
 
@@ -37,13 +42,21 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import random
 import re
 import subprocess
+import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from orch_review.engine.hedging import (
+    HEDGE_PERCENTILE,
+    HEDGE_RANK,
+    LATENCIES_KEPT,
+    MIN_SAMPLE,
+)
 from orch_review.engine.scheduler import (
     AGENTS_PER_SLOT,
     CRITIC,
@@ -193,13 +206,34 @@ class LatencyModel:
     name: str
     multipliers: Mapping[RequestId, int]  # fan-out requests; anything else is x1
     base: float = BASE_LATENCY
+    seed: int = 0
+    mix: tuple[tuple[int, float], ...] = ((1, 1.0),)  # what a later copy's multiplier is drawn from
+    # Copies of each logical request the fake has received in this run.
+    _arrivals: dict[RequestId, int] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def seconds(self, rid: RequestId) -> float:
-        """Latency of one logical request."""
+        """Latency of one logical request (its first copy)."""
         return self.base * self.multipliers.get(rid, 1)
 
+    def copy_seconds(self, rid: RequestId, copy: int) -> float:
+        """Latency of copy ``copy`` of a logical request (0: the first): a later copy of a
+        fan-out request draws its multiplier from the mix afresh."""
+        if copy == 0 or rid not in self.multipliers:
+            return self.seconds(rid)
+        return self.base * redraw(self.seed, rid, copy, self.mix)
+
+    def reset(self) -> None:
+        """Forget the copies received: a new run starts."""
+        with self._lock:
+            self._arrivals.clear()
+
     def __call__(self, request: ModelRequest) -> float:
-        return self.seconds(request_id(request))
+        rid = request_id(request)
+        with self._lock:
+            copy = self._arrivals.get(rid, 0)
+            self._arrivals[rid] = copy + 1
+        return self.copy_seconds(rid, copy)
 
     def describe(self) -> str:
         """One line: the distribution and its realised mix."""
@@ -208,6 +242,19 @@ class LatencyModel:
             counts[m] = counts.get(m, 0) + 1
         mix = ", ".join(f"{n} x{m}" for m, n in sorted(counts.items()))
         return f"{self.name} ({self.base * 1000:.0f} ms base; fan-out requests: {mix})"
+
+
+def redraw(
+    seed: int, rid: RequestId, copy: int, mix: Sequence[tuple[int, float]] = HEAVY_MIX
+) -> int:
+    """A multiplier from ``mix`` for copy ``copy`` of ``rid``, reproducibly."""
+    draw = random.Random(f"{seed}:{rid}:{copy}").random()
+    total = 0.0
+    for multiplier, share in mix:
+        total += share
+        if draw < total:
+            return multiplier
+    return mix[-1][0]
 
 
 def fixed_latency(concerns: int, base: float = BASE_LATENCY) -> LatencyModel:
@@ -233,7 +280,7 @@ def heavy_latency(
     multipliers = _deal(fan_out_ids(concerns), seed)
     if critic_concerns:
         multipliers |= _deal(critic_ids(critic_concerns), seed + 1_000_003)
-    return LatencyModel(f"heavy-tailed, seed {seed}", multipliers, base)
+    return LatencyModel(f"heavy-tailed, seed {seed}", multipliers, base, seed, HEAVY_MIX)
 
 
 @dataclass(frozen=True)
@@ -366,18 +413,51 @@ def engine_schedule(
     critic_concerns: int | None = None,
     agents: int | None = None,
     shown: bool = True,
+    hedge: bool = False,
 ) -> float:
     """Zero-overhead fan-out makespan of the engine's policy, by event simulation: agents
     admitted to the pool (at most ``agents``: the critic, then verifiers, then concerns in
     order), each request waiting at the gate for one of ``workers`` slots in the order of
     :func:`orch_review.engine.scheduler.request_rank`. ``critic_concerns``: the critic runs
     and proposes that many. ``agents=workers`` is the previous policy, a slot per agent.
-    ``shown``: subagents are shown their files and start at their report."""
+    ``shown``: subagents are shown their files and start at their report. ``hedge``: late
+    requests are sent once more (:func:`hedged_schedule`)."""
+    return hedged_schedule(
+        latency,
+        concerns,
+        workers,
+        critic_concerns=critic_concerns,
+        agents=agents,
+        shown=shown,
+        hedge=hedge,
+    )[0]
+
+
+def hedged_schedule(
+    latency: LatencyModel,
+    concerns: int,
+    workers: int,
+    *,
+    critic_concerns: int | None = None,
+    agents: int | None = None,
+    shown: bool = True,
+    hedge: bool = True,
+) -> tuple[float, int]:
+    """:func:`engine_schedule`, and the copies sent. With ``hedge``, as
+    :mod:`orch_review.engine.hedging` does: a request outstanding longer than its role's
+    threshold (of the replies so far) is queued once more, first in line; the first copy to
+    answer ends both (the other's slot is freed at once); a copy meets
+    :meth:`LatencyModel.copy_seconds`."""
     cap = agents if agents is not None else AGENTS_PER_SLOT * workers
     order = itertools.count()
     admit: list[tuple[int, int, str, int]] = []  # (priority, fifo, role, concern index)
-    ready: list[tuple[Rank, int, str, int, int]] = []  # (rank, fifo, role, index, turn)
-    running: list[tuple[float, int, str, int, int]] = []  # (finish, fifo, role, index, turn)
+    ready: list[tuple[Rank, int, RequestId, int]] = []  # (rank, fifo, request, copy)
+    running: list[tuple[float, int, RequestId, int, float]] = []  # (finish, fifo, request,
+    # copy, sent at)
+    answered: set[RequestId] = set()
+    hedged: set[RequestId] = set()
+    samples: dict[str, list[float]] = {}
+    copies = 0
     live = 0
     now = 0.0
 
@@ -386,7 +466,13 @@ def engine_schedule(
 
     def request(role: str, index: int, turn: int) -> None:
         rank = request_rank(role, turn, index)
-        heapq.heappush(ready, (rank, next(order), role, index, turn))
+        heapq.heappush(ready, (rank, next(order), (role, index, turn), 0))
+
+    def threshold(role: str) -> float | None:
+        seen = sorted(samples.get(role, [])[-LATENCIES_KEPT:])
+        if len(seen) < MIN_SAMPLE:
+            return None
+        return seen[max(1, math.ceil(HEDGE_PERCENTILE * len(seen))) - 1]
 
     if critic_concerns is not None:
         submit("critic", -1)
@@ -398,10 +484,30 @@ def engine_schedule(
             live += 1
             request(role, index, SHOWN_FIRST_TURN if shown and role == "subagent" else 0)
         while ready and len(running) < workers:
-            _, _, role, index, turn = heapq.heappop(ready)
-            seconds = latency.seconds(_logical((role, index, turn), concerns))
-            heapq.heappush(running, (now + seconds, next(order), role, index, turn))
-        now, _, role, index, turn = heapq.heappop(running)
+            _, _, rid, copy = heapq.heappop(ready)
+            if rid in answered:
+                continue  # a hedge whose request answered while it waited for a slot
+            seconds = latency.copy_seconds(_logical(rid, concerns), copy)
+            heapq.heappush(running, (now + seconds, next(order), rid, copy, now))
+            copies += 1
+        due: tuple[float, RequestId] | None = None
+        if hedge:
+            for _, _, rid, _, sent in running:
+                after = None if rid in hedged else threshold(rid[0])
+                if after is not None and (due is None or sent + after < due[0]):
+                    due = (sent + after, rid)
+        if due is not None and due[0] < running[0][0]:
+            now = max(now, due[0])
+            hedged.add(due[1])
+            heapq.heappush(ready, (HEDGE_RANK, next(order), due[1], 1))
+            continue
+        now, _, rid, _, sent = heapq.heappop(running)
+        answered.add(rid)
+        samples.setdefault(rid[0], []).append(now - sent)
+        if rid in hedged:  # the other copy is cancelled: its slot is free
+            running = [r for r in running if r[2] != rid]
+            heapq.heapify(running)
+        role, index, turn = rid
         if turn + 1 < _TURNS[role]:
             request(role, index, turn + 1)
             continue
@@ -411,7 +517,7 @@ def engine_schedule(
         elif role == "critic":
             for j in range(critic_concerns or 0):
                 submit("subagent", concerns + j)
-    return now
+    return now, copies
 
 
 def _logical(rid: RequestId, concerns: int) -> RequestId:

@@ -63,6 +63,7 @@ class Config:
     inline_file_bytes: int = 24_000  # three tool outputs' worth
     pack_subtasks: bool = True
     capped_sweep: bool = True
+    hedge: bool = True
     main_max_turns: int = 30
     bash_timeout: float = 60.0
     tool_output_cap: int = 8000
@@ -323,6 +324,13 @@ _KEYS: tuple[_Key, ...] = (
         "When `max-cost-usd` is below the estimate's high end, plan without the main agent:"
         " the sweep's groups cover every file, so the money goes to coverage; `false` keeps"
         " the main agent.",
+    ),
+    _Key(
+        "hedge",
+        _BOOL,
+        "Send a fan-out agent's request once more when it is late (outstanding as long as"
+        " its role's 95th percentile in this review) and take the first answer: a few more"
+        " requests, a shorter tail; never near a cap. `false` sends each request once.",
     ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),

@@ -278,6 +278,51 @@ class Ledger:
             self._holds[threading.get_ident()] = _Hold(amount, agent)
             return None
 
+    def reserve_hedge(
+        self, agent: AgentKey | None, model: str, input_tokens: int, max_tokens: int
+    ) -> bool:
+        """Hold what a second copy of a request may cost, from the calling thread, when the
+        spend and the reservations with it stay within :data:`FAR_SHARE` of every cap;
+        False (nothing held) nearer a cap: no hedge there (``orch_review.engine.hedging``)."""
+        with self._changed:
+            if self._usage_cap_reason() is not None:
+                return False
+            role = agent[0] if agent is not None else None
+            amount = self._amount(model, input_tokens, self._outputs.expected(role, max_tokens))
+            if not self._fits(self._total_amount() + self._reserved() + amount, share=FAR_SHARE):
+                return False
+            self._holds[threading.get_ident()] = _Hold(amount, agent)
+            return True
+
+    def charge_unused(
+        self,
+        agent: AgentKey | None,
+        role: str,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cache_write_tokens: int,
+        cache_read_tokens: int,
+        requests: int,
+    ) -> None:
+        """Count a copy of a request whose answer was not the reply (a hedge, or what it
+        hedged): what it used, or for one cancelled unread, its input. It holds nothing:
+        the reservation it went under is the answered copy's; its output teaches nothing."""
+        cost, known = self._cost(
+            model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens
+        )
+        usage = Usage(
+            input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, requests
+        )
+        with self._changed:
+            self._usage[role] = self._usage[role] + usage
+            if not known:
+                self._unknown_models.add(model)
+            if agent is not None:
+                spent = self._spent.get(agent, NO_AMOUNT)
+                self._spent[agent] = spent + Amount(cost, usage.total_tokens)
+            self._changed.notify_all()
+
     def _amount(self, model: str, input_tokens: int, output_tokens: int) -> Amount:
         cost, _ = self._cost(model, input_tokens, output_tokens, 0, 0)
         return Amount(cost, input_tokens + output_tokens)

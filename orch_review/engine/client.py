@@ -44,6 +44,7 @@ from tenacity import (
 from orch_review import waiting
 from orch_review.engine import capabilities, providers
 from orch_review.engine.adapted import SERVER_ERROR, SHAPE_STATUSES, AdaptedSender
+from orch_review.engine.hedging import Abort, AttemptAborted
 from orch_review.engine.stream import (
     IncompleteStream,
     StreamErrorEvent,
@@ -381,6 +382,8 @@ class ModelClient:
         self._in_flight = 0
         self._request_timeout = request_timeout
         self._answers = 0  # responses the endpoint began, to anyone: it is alive
+        # The Abort of the request the calling thread is sending, if it may be cancelled.
+        self._aborts = threading.local()
         #: Set when the review is interrupted: no request is sent any more (a retry neither),
         #: while those in flight still land.
         self.cancel = threading.Event()
@@ -403,8 +406,11 @@ class ModelClient:
         tools: Sequence[Mapping[str, Any]],
         messages: Sequence[Mapping[str, Any]],
         tool_choice: Mapping[str, Any] | None = None,
+        abort: Abort | None = None,
     ) -> Reply:
-        """Send one streamed request (retried on transient faults) and return the reply."""
+        """Send one streamed request (retried on transient faults) and return the reply.
+        ``abort``, fired from another thread, cancels it (:class:`AttemptAborted`): before
+        it is sent, or by closing its response (at once, or when its response begins)."""
 
         kwargs: dict[str, Any] = {
             "model": model,
@@ -418,7 +424,11 @@ class ModelClient:
         if tool_choice is not None:
             kwargs["tool_choice"] = dict(tool_choice)
         kwargs = _utf8(kwargs)
-        return _reply(self._with_retries(model, partial(self._adapted.send, model, kwargs)))
+        self._aborts.current = abort
+        try:
+            return _reply(self._with_retries(model, partial(self._adapted.send, model, kwargs)))
+        finally:
+            self._aborts.current = None
 
     @property
     def unusable(self) -> OrchReviewError | None:
@@ -519,6 +529,9 @@ class ModelClient:
         self.check_usable()  # another agent's answer may have ended every request
         if self.cancel.is_set():
             raise ApiUnavailable("The review was interrupted: no request is sent.")
+        abort = self._abort()
+        if abort is not None and abort.fired:
+            raise AttemptAborted
         with self._fatal_lock:
             self._in_flight += 1
         try:
@@ -526,12 +539,17 @@ class ModelClient:
         except Exception as exc:
             import anthropic
 
+            if abort is not None and abort.fired:  # its response was closed under it
+                raise AttemptAborted from None
             if isinstance(exc, anthropic.APIStatusError) and exc.status_code != 200:
                 self._answered()  # an HTTP error is an answer: the endpoint is alive
             raise
         finally:
             with self._fatal_lock:
                 self._in_flight -= 1
+
+    def _abort(self) -> Abort | None:
+        return getattr(self._aborts, "current", None)
 
     def _not_same_twice(self, seen: list[str], request: Callable[[], T]) -> T:
         """``request()``; a 500 body a server that is not Anthropic's already gave for this
@@ -655,6 +673,7 @@ class ModelClient:
         if self._setup.event_stream:  # binary frames the SDK decodes; an error frame raises
             with self._sdk.messages.create(**kwargs) as events:
                 self._answered()
+                self._attach(events.close)
                 try:
                     return read_events((event.to_dict() for event in events), self._limits)
                 except IncompleteStream as exc:
@@ -663,6 +682,7 @@ class ModelClient:
                     raise httpx2.ReadTimeout(str(exc)) from None
         with self._sdk.messages.with_streaming_response.create(**kwargs) as response:
             self._answered()
+            self._attach(response.close)
             if check is not None:
                 check(response.headers)
             lines = _Watched(response.iter_lines())
@@ -681,6 +701,12 @@ class ModelClient:
                 raise httpx2.RemoteProtocolError(str(exc)) from None
             except StreamTimedOut as exc:
                 raise httpx2.ReadTimeout(str(exc)) from None
+
+    def _attach(self, close: Callable[[], object]) -> None:
+        """The response of the calling thread's request began: ``close`` cancels it."""
+        abort = self._abort()
+        if abort is not None:
+            abort.attach(close)
 
     def count_tokens(
         self, *, model: str, system: str, messages: Sequence[Mapping[str, Any]]

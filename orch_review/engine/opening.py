@@ -17,6 +17,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.budget import Caps, Ledger
 from orch_review.engine.client import ModelClient
 from orch_review.engine.confinement import agent_environment, is_throwaway_uid
+from orch_review.engine.hedging import Hedging
 from orch_review.engine.journal import (
     Journal,
     JournalLike,
@@ -113,6 +114,11 @@ def _let_in_flight_land(
     deadline = clock() + grace
     while pool.busy() and clock() < deadline:
         time.sleep(0.02)
+
+
+def hedging_for(config: Config) -> Hedging | None:
+    """The session's hedged requests, unless ``hedge = false``."""
+    return Hedging() if config.hedge else None
 
 
 def _cost(config: Config, model: str, i: int, o: int, cw: int, cr: int) -> tuple[float, bool]:
@@ -242,6 +248,7 @@ def open_session(
                     cancel=cancel,
                     events=events,
                     shell_starter=starter,
+                    hedging=hedging_for(config),
                 )
             except BaseException as exc:
                 journaled = not isinstance(journal, NullJournal)

@@ -13,11 +13,14 @@ import dataclasses
 import itertools
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from orch_review.engine.budget import Ledger
-from orch_review.engine.client import Completer, Reply
+from orch_review.engine.client import Completer, ModelClient, Reply
+from orch_review.engine.hedging import HEDGE_RANK, Hedging
 from orch_review.engine.scheduler import PriorityPool, request_rank
 from orch_review.engine.session import Session
 from orch_review.engine.subagent import AgentFailed
@@ -57,7 +60,9 @@ def _text_length(value: object) -> int:
 class RankedClient:
     """One agent's view of the client: each request waits at the pool's gate for a slot,
     ranked by the agent's role, the turns it has done and its place in the review, and then
-    (with a ``budget``) until what it may cost can be reserved under the caps."""
+    (with a ``budget``) until what it may cost can be reserved under the caps. With
+    ``hedging`` (and a budget), a request that is late is sent once more
+    (:mod:`orch_review.engine.hedging`)."""
 
     def __init__(
         self,
@@ -67,8 +72,10 @@ class RankedClient:
         role: str,
         order: int,
         budget: RequestBudget | None = None,
+        hedging: Hedging | None = None,
     ) -> None:
         self._client = client
+        self._hedging = hedging if isinstance(client, ModelClient) else None
         self._pool = pool
         self._cancel = cancel
         self._role = role
@@ -98,22 +105,49 @@ class RankedClient:
                 if refused is not None:
                     raise AgentFailed(refused)
             try:
-                return self._client.complete(
-                    model=model,
-                    system=system,
-                    tools=tools,
-                    messages=messages,
-                    tool_choice=tool_choice,
+                kwargs: dict[str, Any] = {
+                    "model": model,
+                    "system": system,
+                    "tools": tools,
+                    "messages": messages,
+                    "tool_choice": tool_choice,
+                }
+                client = self._client
+                if self._hedging is None or budget is None or not isinstance(client, ModelClient):
+                    return client.complete(**kwargs)
+                agent = (self._role, self._order)
+                return self._hedging.complete(
+                    self._role,
+                    lambda abort: client.complete(**kwargs, abort=abort),
+                    partial(self._hedge_gate, budget, model, tokens),
+                    partial(budget.ledger.charge_unused, agent, self._role, model),
+                    tokens,
                 )
             except BaseException:
                 if budget is not None:
                     budget.ledger.release()
                 raise
 
+    @contextmanager
+    def _hedge_gate(self, budget: RequestBudget, model: str, tokens: int) -> Iterator[bool]:
+        """A request slot for a hedge, first in line, and its reservation while far from
+        every cap; yields whether it may be sent."""
+        with self._pool.request_slot(HEDGE_RANK):
+            held = not self._cancel.is_set() and budget.ledger.reserve_hedge(
+                (self._role, self._order), model, tokens, budget.max_tokens
+            )
+            try:
+                yield held
+            finally:
+                if held:
+                    budget.ledger.release()
+
 
 def ranked(session: Session, role: str, order: int) -> Session:
     """``session`` for one agent of ``role``, whose requests go through the gate and
     reserve what they may cost."""
     budget = RequestBudget(session.ledger, session.config.max_output_tokens)
-    client = RankedClient(session.client, session.pool, session.cancel, role, order, budget)
+    client = RankedClient(
+        session.client, session.pool, session.cancel, role, order, budget, session.hedging
+    )
     return dataclasses.replace(session, client=client, sandbox=session.shell_sandbox)

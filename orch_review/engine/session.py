@@ -16,6 +16,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.bash import BASH_TOOL, BashSession
 from orch_review.engine.budget import Ledger
 from orch_review.engine.client import Completer
+from orch_review.engine.hedging import Hedging
 from orch_review.engine.journal import JournalLike
 from orch_review.engine.read_tools import READ_TOOLS, ToolHandler
 from orch_review.engine.readonly import SnapshotTools
@@ -147,6 +148,7 @@ class Session:
     sandbox: Sandbox | None = None
     guidance: Guidance | None = None
     shell_starter: Executor | None = None
+    hedging: Hedging | None = None  # late fan-out requests are sent twice (None: never)
     _resolved: _Once = field(default_factory=_Once, init=False, repr=False, compare=False)
     # Passed on by dataclasses.replace (an init field), so every agent shares one.
     shared_tools: _SharedTools = field(default_factory=_SharedTools, repr=False, compare=False)
