@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -40,7 +41,7 @@ from orch_review.engine.scratch_tree import (
     replace_file,
     write_file,
 )
-from orch_review.engine.toolchains import exposure
+from orch_review.engine.toolchains import exposure, go_module_cache
 from orch_review.findings.patches import PatchError, apply, decode
 from orch_review.findings.proof import Against, Proof, ProofRun, not_proven
 from orch_review.findings.records import Finding
@@ -98,21 +99,40 @@ class ProofRunner:
         return Path(os.path.realpath(found)) if found.is_dir() else None
 
     @cached_property
+    def module_cache(self) -> Path | None:
+        """The job's Go module cache, which go reads the module's dependencies from."""
+        return go_module_cache(self.env)
+
+    @cached_property
+    def _also_read(self) -> tuple[Path, ...]:
+        return tuple(p for p in (self.node_modules, self.module_cache) if p is not None)
+
+    @cached_property
     def shell_sandbox(self) -> Sandbox:
-        """The sandbox, with the project's ``node_modules`` readable as well."""
+        """The sandbox, with the project's ``node_modules`` and the Go module cache
+        readable as well."""
         launcher = self.sandbox.launcher
-        if self.node_modules is None:
+        if not self._also_read:
             return self.sandbox
         if not isinstance(launcher, (BubblewrapLauncher, LandlockLauncher)):
             return self.sandbox  # no proof runs in any other (no_proof_reason)
-        more = dataclasses.replace(launcher, also_read=(self.node_modules,))
+        more = dataclasses.replace(launcher, also_read=self._also_read)
         return dataclasses.replace(self.sandbox, launcher=more)
 
     @cached_property
     def note(self) -> str:
         """What of the job's tools the shells were not shown, and why ("" when all were)."""
-        extra = () if self.node_modules is None else (self.node_modules,)
-        return exposure(self.env, extra).note
+        return exposure(self.env, self._also_read).note
+
+    def environment(self, runner: Runner) -> str:
+        """The shell lines run before ``runner``'s command: its own, and for go the job's
+        module cache (read-only: go only reads what ``go mod download`` put there)."""
+        if runner.name != "go" or self.module_cache is None:
+            return runner.environment
+        cache = self.module_cache
+        if not any(cache.is_relative_to(p) for p in exposure(self.env, self._also_read).paths):
+            return runner.environment
+        return runner.environment + f"export GOMODCACHE={shlex.quote(str(cache))}\n"
 
     def probe(self, language: str) -> Runner | None:
         """The runner the sandboxed shells have for ``language`` (Python: pytest, else
@@ -148,7 +168,7 @@ class ProofRunner:
         data = report.test_code.encode("utf-8", "surrogateescape")
         try:
             head, why = self._phase(
-                self.head, None, report.test_path, data, runner.environment + command
+                self.head, None, report.test_path, data, self.environment(runner) + command
             )
         except ScratchPathError as exc:
             return failed(f"the test cannot be written there: {exc}")
@@ -171,7 +191,7 @@ class ProofRunner:
                 patch,
                 report.test_path,
                 data,
-                runner.environment + command,
+                self.environment(runner) + command,
             )
         except ScratchPathError as exc:
             return failed(f"the test cannot be written there: {exc}", head)

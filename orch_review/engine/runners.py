@@ -33,6 +33,8 @@ _MISSING_MODULE = re.compile(
     # go: a package no module in go.mod (or in the vendor directory, or the cache) provides
     r"|(?:no required module provides|cannot find module providing"
     r"|missing go\.sum entry for module providing) package ([^\s;:]+)"
+    # go: a module go.mod requires that is not in the module cache (go tries to fetch it)
+    r"|(?m:^go: downloading (\S+) v\S+$)"
 )
 _TAP_COUNT = re.compile(r"^# (pass|fail|cancelled) (\d+)$", re.M)
 # A test file node could not load at all shows up as a failed "test" with the exit code of

@@ -132,3 +132,19 @@ def _refusal(path: Path, home: Path) -> str | None:
         if os.path.lexists(real / name):
             return f"{path} was not shown to the sandbox: it holds {name}"
     return None
+
+
+def go_module_cache(env: Mapping[str, str]) -> Path | None:
+    """The job's Go module cache (``GOMODCACHE``, else ``$GOPATH/pkg/mod``, else
+    ``~/go/pkg/mod``), where ``go mod download`` put the module's dependencies; None when
+    there is none."""
+    gopath = env.get("GOPATH", "").split(os.pathsep)[0]
+    home = env.get("HOME") or os.path.expanduser("~")
+    for candidate in (
+        env.get("GOMODCACHE", ""),
+        os.path.join(gopath, "pkg", "mod") if gopath else "",
+        os.path.join(home, "go", "pkg", "mod"),
+    ):
+        if os.path.isabs(candidate) and os.path.isdir(candidate):
+            return Path(candidate)
+    return None

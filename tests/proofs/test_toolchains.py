@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -457,3 +458,79 @@ def test_node_starts_in_the_sandbox(kind: str, python_project: tuple[Path, str, 
         said = sh.run("node -e 'console.log(6 * 7)'")
 
     assert said.output == "42\n"
+
+
+def _module_cache(where: Path) -> Path:
+    """A Go module cache holding example.com/dep v1.0.0, filled by `go mod download` from a
+    proxy in files (no network)."""
+    proxy = where / "proxy" / "example.com" / "dep" / "@v"
+    proxy.mkdir(parents=True)
+    module = "module example.com/dep\n\ngo 1.19\n"
+    with zipfile.ZipFile(proxy / "v1.0.0.zip", "w") as archive:
+        archive.writestr("example.com/dep@v1.0.0/go.mod", module)
+        archive.writestr(
+            "example.com/dep@v1.0.0/dep.go", "package dep\n\nfunc Fee() float64 { return 2 }\n"
+        )
+    (proxy / "v1.0.0.mod").write_text(module)
+    (proxy / "list").write_text("v1.0.0\n")
+    (proxy / "v1.0.0.info").write_text('{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}\n')
+    cache = where / "gopath" / "pkg" / "mod"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(where),
+        "GOPATH": str(where / "gopath"),
+        "GOCACHE": str(where / "gocache"),
+        "GOPROXY": f"file://{where / 'proxy'}",
+        "GOSUMDB": "off",
+    }
+    subprocess.run(
+        ["go", "mod", "download", "example.com/dep@v1.0.0"],
+        cwd=where,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    for directory in (where, where / "gopath", where / "gopath" / "pkg"):
+        directory.chmod(0o755)
+    return cache
+
+
+# What `go mod tidy` writes for the module _module_cache makes.
+GO_SUM = (
+    "example.com/dep v1.0.0 h1:QikB9d8PqtRmnj2P8gLLCNOsHePRqtFJ0KNuwaf4bfA=\n"
+    "example.com/dep v1.0.0/go.mod h1:fGPp69Hit/toBUWE+Ldh2b+Bo3ABzILGe56XIcOE/Is=\n"
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_go_reads_dependencies_from_the_jobs_module_cache(
+    kind: str, shared: Path, go_project: tuple[Path, str, str]
+) -> None:
+    cache = _module_cache(shared / "job")
+    app = (
+        'package app\n\nimport "example.com/dep"\n\n'
+        "func Total(p float64) float64 { return p %s dep.Fee() }\n"
+    )
+    (shared / "app").mkdir()
+    repo, base, head = _project(
+        shared / "app",
+        {
+            "go.mod": "module example.com/app\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
+            "go.sum": GO_SUM,
+            "app.go": app % "+",
+        },
+        {"app.go": app % "-"},
+    )
+    test = (
+        "app_test.go",
+        'package app\n\nimport "testing"\n\nfunc TestFee(t *testing.T) {\n'
+        '\tif Total(10) != 12 {\n\t\tt.Fatal("no fee")\n\t}\n}\n',
+    )
+    with_cache = {"PATH": os.environ["PATH"], "GOMODCACHE": str(cache)}
+
+    proof = _prove(kind, repo, base, head, "go", "app.go", test, with_cache)
+    without = _prove(kind, repo, base, head, "go", "app.go", test, {"PATH": os.environ["PATH"]})
+
+    assert proof.status == "proven", proof
+    assert without.status == "not-proven"
+    assert "no module named 'example.com/dep'" in without.reason
