@@ -84,7 +84,7 @@ class LandlockLauncher:
             raise SandboxUnavailable(f"Landlock is a Linux feature (this is {sys.platform})")
         source = _program(sys.executable)
         zygote = Zygote((sys.executable, "-I", "-S", "-c", source))
-        return cls(limits, sys.executable, source, zygote)
+        return cls(limits, sys.executable, source, zygote=zygote)
 
     def close(self) -> None:
         """Stop the zygote, if any, and with it every shell it started."""
