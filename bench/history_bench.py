@@ -16,7 +16,8 @@ not (``unpacked``: ``pack-subtasks = false``, for the estimate too), and everyth
 the sweep (``sweep``). Printed per review: the
 estimate, the actual cost, actual over the geometric midpoint, and whether it is at most the
 high end; then the share at most the high end (goal: 90%) and the worst factor off the
-midpoint (goal: within 2x). The figures are written to :data:`FIGURES_FILE`.
+midpoint (goal: within 2x). The figures are written to :data:`FIGURES_FILE`. Proofs are
+off (``bench/proof_bench.py`` measures what they add).
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ def pick(git_dir: Path, repository: str) -> list[Range]:
 
 def _env(base_url: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCH_"))}
-    env.update(NO_COLOR="1", **EFFORT)
+    # Proofs are off on both sides (bench/proof_bench.py measures them): the scripted model
+    # writes no tests, and the estimate then has no provers' role.
+    env.update(NO_COLOR="1", ORCH_REVIEW_PROVE="off", **EFFORT)
     if base_url is not None:
         env.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="bench")
     return env

@@ -68,7 +68,8 @@ class Zygote:
         try:
             request = {"spawn": list(options), "env": dict(env), "cwd": str(cwd)}
             reply = self._ask(request, [stdin_read, stdout_write, stdout_write])
-            pid = int(reply["pid"])
+            # Without our end of its stdin, a shell we could not track reads EOF and exits.
+            process = ZygoteProcess(self, int(reply["pid"]))
         except BaseException:
             for fd in ours:
                 os.close(fd)
@@ -76,9 +77,9 @@ class Zygote:
         finally:
             os.close(stdin_read)
             os.close(stdout_write)
-        return ZygoteProcess(
-            self, pid, os.fdopen(stdin_write, "wb", 0), os.fdopen(stdout_read, "rb", 0)
-        )
+        process.stdin = os.fdopen(stdin_write, "wb", 0)
+        process.stdout = os.fdopen(stdout_read, "rb", 0)
+        return process
 
     def wait(self, pid: int) -> int:
         """Reap the zygote's child ``pid``, which has ended; its exit status as
@@ -180,11 +181,11 @@ class ZygoteProcess:
     """A shell the zygote started, as :class:`~.bash.BashSession` uses a ``Popen``: its
     pipes, its pid (the leader of its own process group), :meth:`wait` and :meth:`poll`."""
 
-    def __init__(self, zygote: Zygote, pid: int, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    def __init__(self, zygote: Zygote, pid: int) -> None:
         self._zygote = zygote
         self.pid = pid
-        self.stdin: IO[bytes] | None = stdin
-        self.stdout: IO[bytes] | None = stdout
+        self.stdin: IO[bytes] | None = None
+        self.stdout: IO[bytes] | None = None
         self.returncode: int | None = None
         # The zygote reaps the child only when asked, so this pid is the shell's until then.
         self._pidfd = os.pidfd_open(pid)

@@ -111,8 +111,8 @@ class Calibration:
 # `python -m bench.history_bench` on real history (files of kilobytes, where the synthetic
 # changes' are of a few lines), so that the high end holds and the midpoint is within 2x
 # for the three strategies. Refitted on 2026-12-06 once the low end counted the sweep's
-# groups as the sweep makes them: 0.2 and 0.35 tokens per byte, one tool output read;
-# worst factor off the midpoint 1.89, every review at most the high end.
+# groups as the sweep makes them: 0.2 and 0.38 tokens per byte, one tool output read;
+# worst factor off the midpoint 1.90, every review at most the high end.
 CALIBRATION = Calibration(
     source="bench/estimate_bench.py, bench/history_bench.py",
     date="2026-12-06",
@@ -123,7 +123,7 @@ CALIBRATION = Calibration(
     main_sweep=RoleTokens(2660, 26.5, 0, 61, 0, 0.47),
     main_fanout=RoleTokens(4250, 55, 0, 82, 10.7, 0.55),
     subagent=RoleTokens(810, 25, 6.3, 30, 0.4, 0.15, per_byte=0.2),
-    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3, per_byte=0.35),
+    subagent_fanout=RoleTokens(810, 25, 6.3, 30, 0.4, 0.3, per_byte=0.38),
     verifier=RoleTokens(1650, 0, 0, 77, 0, 0.48),
     critic=RoleTokens(3000, 32, 0, 44, 0, 0.46),
     verified_share=0.25,
