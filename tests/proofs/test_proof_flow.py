@@ -142,6 +142,7 @@ def test_a_proof_not_finished_within_prove_timeout_is_not_proven_time_limit(
     }
     assert any("did not finish within prove-timeout" in w for w in report["warnings"])
     assert "waiting up to 2 s for" in result.stderr
+    assert "Traceback" not in result.stderr and "Exception" not in result.stderr
 
 
 def test_ctrl_c_during_the_proofs_reports_every_verified_finding(
