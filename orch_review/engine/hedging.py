@@ -150,7 +150,7 @@ Charge = Callable[[int, int, int, int, int], None]
 class _Race:
     """The attempts of one request and what came back (guarded by ``changed``)."""
 
-    def __init__(self, charge: Charge, estimate: int) -> None:
+    def __init__(self, charge: Charge) -> None:
         self.changed = threading.Condition()
         self.reply: Reply | None = None
         self.winner = -1
@@ -162,7 +162,6 @@ class _Race:
         # answers are charged as they come.
         self.taken = False
         self.charge = charge
-        self.estimate = estimate
 
     def end(self, attempt: int, reply: Reply | None, error: BaseException | None) -> bool:
         """Attempt ``attempt`` ended; True when its ``reply`` is the first answer."""
@@ -220,7 +219,7 @@ class Hedging:
         it is late, return the first reply. ``charge`` counts the other copy: its usage if
         it answered too, else ``estimate`` input tokens (and what it wrote, should its
         answer still come). Raises the first attempt's error when no attempt answers."""
-        race = _Race(charge, estimate)
+        race = _Race(charge)
         aborts = [Abort(), Abort()]
         clock = self._clock
         started = clock.now()
