@@ -121,10 +121,10 @@ def test_the_parser_sees_imports_everywhere_and_resolves_relative_ones() -> None
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
         "from . import records\n"
-        "from ..engine.budget import Ledger\n"
+        "from ..engine.api.budget import Ledger\n"
         "import orch_review.scope.git\n"
         "if TYPE_CHECKING:\n"
-        "    from orch_review.engine import workflow\n"
+        "    from orch_review.engine.agents import workflow\n"
         "def f():\n"
         "    from orch_review.engine.review import review\n"
     )
@@ -133,16 +133,16 @@ def test_the_parser_sees_imports_everywhere_and_resolves_relative_ones() -> None
     assert anywhere == {
         "orch_review.findings",
         "orch_review.findings.records",
-        "orch_review.engine",
-        "orch_review.engine.budget",
+        "orch_review.engine.agents",
+        "orch_review.engine.api.budget",
         "orch_review.scope.git",
-        "orch_review.engine.workflow",
+        "orch_review.engine.agents.workflow",
         "orch_review.engine.review",
     }
     assert top == {
         "orch_review.findings",
         "orch_review.findings.records",
-        "orch_review.engine.budget",
+        "orch_review.engine.api.budget",
         "orch_review.scope.git",
     }
 

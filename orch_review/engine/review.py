@@ -22,20 +22,26 @@ from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.cheap import plan_under_cap
-from orch_review.engine.client import ModelClient
-from orch_review.engine.completion import (
+from orch_review.engine.agents.critic import Critic
+from orch_review.engine.agents.intent_review import start_intent_concern, write_walkthrough
+from orch_review.engine.agents.main_agent import MainResult, run_main_agent
+from orch_review.engine.agents.refusals import refusal_warning
+from orch_review.engine.agents.review_session import Session
+from orch_review.engine.agents.session_setup import new_client, open_session
+from orch_review.engine.agents.workflow import Workflow
+from orch_review.engine.api.budget import Caps, Ledger
+from orch_review.engine.api.client import ModelClient
+from orch_review.engine.api.scheduler import MAIN
+from orch_review.engine.capped_plan import plan_under_cap
+from orch_review.engine.final_coverage import (
     agents_left,
     cover_rest,
     coverage_of,
     ledger_files,
     verified_by_path,
 )
-from orch_review.engine.confinement import agent_environment
-from orch_review.engine.conversation import save_conversation
-from orch_review.engine.critic import Critic
-from orch_review.engine.delta import (
+from orch_review.engine.memory.conversation import save_conversation
+from orch_review.engine.memory.rereview import (
     NOTHING_CHANGED,
     critic_wanted,
     delta_scope,
@@ -45,18 +51,12 @@ from orch_review.engine.delta import (
     sweep_only,
     swept_summary,
 )
-from orch_review.engine.intent import start_intent_concern, write_walkthrough
-from orch_review.engine.live import LiveTotals
-from orch_review.engine.main_agent import MainResult, run_main_agent
-from orch_review.engine.opening import new_client, open_session
-from orch_review.engine.patch_check import PatchChecker, unconfined_reason
-from orch_review.engine.proving import Provers, wanted
-from orch_review.engine.refusals import refusal_warning
-from orch_review.engine.reuse import EarlierReviews
-from orch_review.engine.sandbox import Sandbox
-from orch_review.engine.scheduler import MAIN
-from orch_review.engine.session import Session
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.memory.reuse import EarlierReviews
+from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.proofs.proving import Provers, wanted
+from orch_review.engine.running_totals import LiveTotals
+from orch_review.engine.shell.confinement import agent_environment
+from orch_review.engine.shell.sandbox import Sandbox
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.agent import EMPTY_REPLY_NOTE, AgentLoop, Terminal
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.client import ModelClient
-from orch_review.engine.prompts import TRUNCATION_NOTE
-from orch_review.engine.tools import REPORT_FINDINGS_TOOL, ToolInputError
+from orch_review.engine.agents.agent_loop import EMPTY_REPLY_NOTE, AgentLoop, Terminal
+from orch_review.engine.agents.prompts import TRUNCATION_NOTE
+from orch_review.engine.agents.tools import REPORT_FINDINGS_TOOL, ToolInputError
+from orch_review.engine.api.budget import Caps, Ledger
+from orch_review.engine.api.client import ModelClient
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 
 

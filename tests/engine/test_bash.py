@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.bash import (
+from orch_review.engine.shell.bash import (
     BASH_TOOL,
     BashSession,
     ShellLaunch,

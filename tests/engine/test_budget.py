@@ -10,8 +10,8 @@ from typing import TypeVar
 
 import pytest
 
-from orch_review.engine.admission import Amount
-from orch_review.engine.budget import ROLES, Caps, Ledger
+from orch_review.engine.api.admission import Amount
+from orch_review.engine.api.budget import ROLES, Caps, Ledger
 from orch_review.findings.usage import Usage
 
 T = TypeVar("T")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.sandbox import SandboxUnavailable, resolve_sandbox
+from orch_review.engine.shell.sandbox import SandboxUnavailable, resolve_sandbox
 
 
 @pytest.mark.slow

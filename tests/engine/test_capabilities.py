@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine import capabilities
-from orch_review.engine.bash import BASH_TOOL, CLIENT_BASH_TOOL
-from orch_review.engine.capabilities import FULL, OPEN_SERVER, Capabilities
-from orch_review.engine.prompts import MODE_ENTER
+from orch_review.engine.agents.prompts import MODE_ENTER
+from orch_review.engine.api import capabilities
+from orch_review.engine.api.capabilities import FULL, OPEN_SERVER, Capabilities
+from orch_review.engine.shell.bash import BASH_TOOL, CLIENT_BASH_TOOL
 
 REPORT_TOOL = {
     "name": "report_findings",

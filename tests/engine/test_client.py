@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from orch_review.engine.client import ModelClient, Reply
+from orch_review.engine.api.client import ModelClient, Reply
 from orch_review.errors import (
     ApiUnavailable,
     ApiUnusable,

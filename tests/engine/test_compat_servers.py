@@ -16,10 +16,10 @@ from typing import Any
 import anthropic
 import pytest
 
-from orch_review.engine import capabilities
-from orch_review.engine.bash import BASH_TOOL, CLIENT_BASH_TOOL
-from orch_review.engine.client import ModelClient
-from orch_review.engine.client import Reply as ClientReply
+from orch_review.engine.api import capabilities
+from orch_review.engine.api.client import ModelClient
+from orch_review.engine.api.client import Reply as ClientReply
+from orch_review.engine.shell.bash import BASH_TOOL, CLIENT_BASH_TOOL
 from orch_review.errors import ApiUnusable, UsageError
 from tests.conftest import GitRepoFactory
 from tests.fakes import compat_servers

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.conversation import (
+from orch_review.engine.agents.prompts import MODE_ENTER, MODE_EXIT
+from orch_review.engine.memory.conversation import (
     Conversation,
     NoConversation,
     check_messages,
     conversation_key,
     load_conversation,
 )
-from orch_review.engine.journal import Journal
-from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT
+from orch_review.engine.memory.journal import Journal
 from orch_review.trust import Signer
 
 SIGNER = Signer(b"k" * 32, "credential")

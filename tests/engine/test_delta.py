@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.config.settings import Config
-from orch_review.engine.delta import (
+from orch_review.engine.memory.rereview import (
     CRITIC_FILES,
     SWEEP_FILES,
     SWEEP_LINES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT
+from orch_review.engine.agents.prompts import MODE_ENTER, MODE_EXIT
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import make_planted_repo, run_cli

@@ -1,12 +1,12 @@
-"""The files a subtask names, shown in its subagent's task (``engine.inline``)."""
+"""The files a subtask names, shown in its subagent's task (``engine.agents.inlined_files``)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from orch_review.engine.inline import inline_files, numbered
-from orch_review.engine.prompts import subagent_task
+from orch_review.engine.agents.inlined_files import inline_files, numbered
+from orch_review.engine.agents.prompts import subagent_task
 from tests.engine.sessions import Files
 from tests.scripted import shown_files, subtask_text
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.journal import (
+from orch_review.engine.memory.journal import (
     SCHEMA_VERSION,
     Journal,
     JournalError,
@@ -156,7 +156,7 @@ def test_eight_threads_share_one_journal(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from orch_review.engine.journal import Journal
+from orch_review.engine.memory.journal import Journal
 from orch_review.trust import Signer
 sys.stdin.readline()  # start both writers together
 with Journal(Path(sys.argv[1]), signer=Signer(b'k' * 32, 'credential')) as journal:
@@ -295,7 +295,7 @@ def test_unusable_path_raises_journal_error(tmp_path: Path) -> None:
 CRASHER = """
 import sys, time
 from pathlib import Path
-from orch_review.engine.journal import Journal
+from orch_review.engine.memory.journal import Journal
 from orch_review.trust import Signer
 journal = Journal(Path(sys.argv[1]), signer=Signer(b'k' * 32, 'credential'))
 for i in range(50):

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.bash import BashSession, handle_tool_call
-from orch_review.engine.confinement import Limits, SandboxUnavailable
-from orch_review.engine.landlock import LandlockLauncher, content_paths, launcher_source
-from orch_review.engine.sandbox import Sandbox, resolve_sandbox
+from orch_review.engine.shell.bash import BashSession, handle_tool_call
+from orch_review.engine.shell.confinement import Limits, SandboxUnavailable
+from orch_review.engine.shell.landlock import LandlockLauncher, content_paths, launcher_source
+from orch_review.engine.shell.sandbox import Sandbox, resolve_sandbox
 from tests.conftest import GitRepoFactory, git
 from tests.helpers import SOURCE_ROOT
 
@@ -287,8 +287,8 @@ def test_auto_without_landlock_gives_no_shell_and_on_refuses(repo: Path, tmp_pat
     program = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from orch_review.engine.sandbox import resolve_sandbox\n"
-        "from orch_review.engine.confinement import SandboxUnavailable\n"
+        "from orch_review.engine.shell.sandbox import resolve_sandbox\n"
+        "from orch_review.engine.shell.confinement import SandboxUnavailable\n"
         "root, missing = Path(sys.argv[1]), Path(sys.argv[2])\n"
         "s = resolve_sandbox('auto', root, search_path='', bwrap_path=missing)\n"
         "print(s.kind, s.has_shell)\n"

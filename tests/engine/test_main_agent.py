@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orch_review.engine.main_agent import ConversationHash
+from orch_review.engine.agents.main_agent import ConversationHash
 
 
 def _conversation() -> list[dict[str, Any]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orch_review.engine.mode import ModeState, system_message
-from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH
+from orch_review.engine.agents.orchestration_mode import ModeState, system_message
+from orch_review.engine.agents.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH
 
 
 def _turns(state: ModeState, count: int, interval: int) -> tuple[ModeState, list[str | None]]:

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine import prompts
-from orch_review.engine.confinement import SandboxUnavailable
-from orch_review.engine.inline import inline_files
-from orch_review.engine.read_tools import READ_TOOLS
-from orch_review.engine.sandbox import resolve_sandbox
-from orch_review.engine.tools import (
+from orch_review.engine.agents import prompts
+from orch_review.engine.agents.inlined_files import inline_files
+from orch_review.engine.agents.tools import (
     REPORT_CONCERNS_TOOL,
     REPORT_FINDINGS_TOOL,
     REPORT_VERDICTS_TOOL,
     described,
     workflow_tool,
 )
+from orch_review.engine.shell.confinement import SandboxUnavailable
+from orch_review.engine.shell.read_tools import READ_TOOLS
+from orch_review.engine.shell.sandbox import resolve_sandbox
 from orch_review.findings.records import Finding, Severity
 from orch_review.scope.workspace import Workspace
 

@@ -1,8 +1,8 @@
-"""Small subtasks packed into shared agents (``engine.packing``)."""
+"""Small subtasks packed into shared agents (``engine.agents.packing``)."""
 
 from __future__ import annotations
 
-from orch_review.engine.packing import PACK_MARK, PackLimits, pack
+from orch_review.engine.agents.packing import PACK_MARK, PackLimits, pack
 
 SIZES = {f"m{n:02d}.py": 100 for n in range(40)} | {"big.py": 10_000}
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.bwrap import BubblewrapLauncher
-from orch_review.engine.confinement import SandboxUnavailable
-from orch_review.engine.patch_check import PatchChecker, unconfined_reason
-from orch_review.engine.sandbox import PlainLauncher, Sandbox, resolve_sandbox
+from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.shell.bwrap import BubblewrapLauncher
+from orch_review.engine.shell.confinement import SandboxUnavailable
+from orch_review.engine.shell.sandbox import PlainLauncher, Sandbox, resolve_sandbox
 from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
 from orch_review.scope.view import View
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orch_review.engine.phases import parse_phases, with_context
-from orch_review.engine.tools import ToolInputError
+from orch_review.engine.agents.tools import ToolInputError
+from orch_review.engine.agents.workflow_phases import parse_phases, with_context
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.helpers import make_planted_repo, run_cli

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from orch_review.engine.providers import has_credentials
+from orch_review.engine.api.providers import has_credentials
 from tests.conftest import GitRepoFactory
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI

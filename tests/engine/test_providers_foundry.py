@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.providers import has_credentials
+from orch_review.engine.api.providers import has_credentials
 from tests.conftest import GitRepoFactory
 from tests.engine.test_providers import (
     FOUNDRY_KEY,

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.read_tools import (
+from orch_review.engine.shell.read_tools import (
     DEFAULT_RESULTS,
     MAX_RESULTS,
     READ_TOOLS,
     ToolHandler,
     glob_matcher,
 )
-from orch_review.engine.readonly import SnapshotTools
+from orch_review.engine.shell.snapshot_tools import SnapshotTools
 from orch_review.scope.git import browse, open_repo
 from tests.conftest import GitRepoFactory, git, write
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orch_review.engine.refusals import refusal_warning, title
+from orch_review.engine.agents.refusals import refusal_warning, title
 
 NO_FILE = "it names no file of the change; concerns must be about changed files"
 LOCK = "`poetry.lock` is out of scope (lock file or generated/vendored code)"

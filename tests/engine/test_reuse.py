@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.config.settings import Config
-from orch_review.engine.reuse import LISTED, EarlierReviews
+from orch_review.engine.memory.reuse import LISTED, EarlierReviews
 from orch_review.findings.coverage import LedgerFile, build_coverage
 from orch_review.findings.records import Finding, Severity
 from tests.engine.sessions import Files, StandIn, session

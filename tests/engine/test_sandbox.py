@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.bash import BashSession, handle_tool_call
-from orch_review.engine.bwrap import (
+from orch_review.engine.shell.bash import BashSession, handle_tool_call
+from orch_review.engine.shell.bwrap import (
     BubblewrapLauncher,
     _created_parents,
     git_paths,
     sanitized_git_config,
 )
-from orch_review.engine.confinement import Limits, SandboxUnavailable, agent_environment
-from orch_review.engine.sandbox import INSTALL_HINT, Sandbox, apparmor_hint, resolve_sandbox
+from orch_review.engine.shell.confinement import Limits, SandboxUnavailable, agent_environment
+from orch_review.engine.shell.sandbox import INSTALL_HINT, Sandbox, apparmor_hint, resolve_sandbox
 from orch_review.errors import ExitCode
 from tests.conftest import GitRepoFactory, git
 

@@ -12,7 +12,7 @@ from concurrent.futures import Future, wait
 
 import pytest
 
-from orch_review.engine.scheduler import (
+from orch_review.engine.api.scheduler import (
     AGENTS_PER_SLOT,
     REVIEW,
     VERIFY,

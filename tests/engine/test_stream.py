@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.stream import (
+from orch_review.engine.api.stream import (
     IncompleteStream,
     StreamErrorEvent,
     StreamLimits,

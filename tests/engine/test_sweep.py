@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.sweep import (
+from orch_review.engine.agents.sweep import (
     MAX_GROWTH,
     SweepLimits,
     covering,
@@ -18,7 +18,7 @@ from orch_review.engine.sweep import (
     uncovered_files,
     weight,
 )
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.agents.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from tests.engine.sessions import Files, StandIn, session

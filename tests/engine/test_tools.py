@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.tools import (
+from orch_review.engine.agents.tools import (
     CATEGORIES,
     REPORT_FINDINGS_TOOL,
     ToolInputError,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.client import Reply as ClientReply
-from orch_review.engine.scheduler import PriorityPool
-from orch_review.engine.tools import ToolInputError
-from orch_review.engine.workflow import RankedClient, describe, parse_subtasks
+from orch_review.engine.agents.tools import ToolInputError
+from orch_review.engine.agents.workflow import RankedClient, describe, parse_subtasks
+from orch_review.engine.api.client import Reply as ClientReply
+from orch_review.engine.api.scheduler import PriorityPool
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
 from orch_review.trust import JOURNAL, signer_for
 from tests.conftest import GitRepoFactory

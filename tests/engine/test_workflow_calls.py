@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from orch_review.config.settings import Config
-from orch_review.engine.reuse import EarlierReviews
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.agents.workflow import Workflow
+from orch_review.engine.memory.reuse import EarlierReviews
 from orch_review.events import AgentEvent
 from tests.engine.sessions import Files, StandIn, session
 from tests.engine.test_reuse import FILES as REUSE_FILES

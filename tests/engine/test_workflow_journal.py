@@ -12,7 +12,7 @@ import pytest
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.agents.workflow import Workflow
 from tests.engine.sessions import Files, StandIn, session
 
 

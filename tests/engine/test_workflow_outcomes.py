@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 import pytest
 
 from orch_review.config.settings import Config
-from orch_review.engine.budget import Caps
-from orch_review.engine.journal import Journal
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.agents.workflow import Workflow
+from orch_review.engine.api.budget import Caps
+from orch_review.engine.memory.journal import Journal
 from orch_review.events import AgentEvent
 from orch_review.findings.records import ConcernOutcome
 from orch_review.findings.usage import UsageReport
