@@ -80,7 +80,7 @@ from orch_review.wording import counted
 if TYPE_CHECKING:
     import git
 
-log = logging.getLogger("orch_review.engine.review")
+_log = logging.getLogger("orch_review.engine.review")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from orch_review.engine.agents.tools import ToolInputError
-from orch_review.engine.agents.workflow import RankedClient, describe, parse_subtasks
+from orch_review.engine.agents.workflow import GatedClient, describe, parse_subtasks
 from orch_review.engine.api.client import Reply as ClientReply
 from orch_review.engine.api.scheduler import PriorityPool
 from orch_review.findings.records import ConcernOutcome, Finding, Severity, Verdict
@@ -188,7 +188,7 @@ def test_an_agents_later_turns_wait_behind_concerns_that_have_not_started() -> N
     pool = PriorityPool(1)
     cancel = threading.Event()
     agent = {
-        name: RankedClient(client, pool, cancel, role, order)
+        name: GatedClient(client, pool, cancel, role, order)
         for name, role, order in [
             ("s0", "subagent", 0),
             ("s1", "subagent", 1),

@@ -18,13 +18,11 @@ from orch_review.engine.agents.tools import ToolInputError
 from orch_review.engine.api.budget import Ledger
 from orch_review.engine.api.client import Completer, Reply
 from orch_review.engine.shell.bash import BashSession, handle_tool_call
+from orch_review.engine.shell.read_tools import ToolHandler
 from orch_review.events import AgentEvent, EventSink
 from orch_review.wording import counted
 
-T = TypeVar("T")
-
-# A tool handler returns (text for the model, is_error).
-ToolHandler = Callable[[Mapping[str, Any]], tuple[str, bool]]
+_T = TypeVar("_T")
 
 MAX_RESTARTS = 1  # after a refusal
 MAX_CUT_OFF_RETRIES = 1  # after a tool call cut off at the output limit
@@ -41,19 +39,19 @@ BUNDLED_REPORT_ERROR = (
 
 
 @dataclass(frozen=True, slots=True)
-class Terminal(Generic[T]):
+class Terminal(Generic[_T]):
     """The tool that ends an agent, its parser, and what to say at the turn limit."""
 
     name: str
-    parse: Callable[[Mapping[str, Any]], T]
+    parse: Callable[[Mapping[str, Any]], _T]
     turn_limit_note: str
 
 
 @dataclass(slots=True)
-class AgentRun(Generic[T]):
+class AgentRun(Generic[_T]):
     """What an agent produced."""
 
-    result: T | None = None
+    result: _T | None = None
     text: str = ""
     turns: int = 0
     tokens: int = 0
@@ -84,7 +82,7 @@ class _LoopState:
     earlier: list[_Answer] = field(default_factory=list)
 
 
-class AgentLoop(Generic[T]):
+class AgentLoop(Generic[_T]):
     """Runs one agent to completion with the given tools."""
 
     def __init__(
@@ -99,7 +97,7 @@ class AgentLoop(Generic[T]):
         max_turns: int,
         bash: BashSession | None,
         handlers: Mapping[str, ToolHandler] | None = None,
-        terminal: Terminal[T] | None = None,
+        terminal: Terminal[_T] | None = None,
         events: EventSink | None = None,
         agent_id: str = "",
         label: str = "",
@@ -122,7 +120,7 @@ class AgentLoop(Generic[T]):
         self._agent_id = agent_id
         self._label = label
 
-    def _emit(self, state: str, run: AgentRun[T], detail: str = "") -> None:
+    def _emit(self, state: str, run: AgentRun[_T], detail: str = "") -> None:
         if self._events is not None:
             self._events(
                 AgentEvent(
@@ -134,7 +132,7 @@ class AgentLoop(Generic[T]):
         self,
         messages: list[dict[str, Any]],
         before_request: Callable[[list[dict[str, Any]]], None] | None = None,
-    ) -> AgentRun[T]:
+    ) -> AgentRun[_T]:
         """Loop until the terminal tool is called, the model ends, or the turn limit.
 
         Whatever the model sends, the conversation stays one the API accepts: empty replies
@@ -142,7 +140,7 @@ class AgentLoop(Generic[T]):
         limit is dropped and the model told to resend it smaller (once), and a refused turn
         is removed with everything after the task (one restart).
         """
-        run: AgentRun[T] = AgentRun(messages=messages)
+        run: AgentRun[_T] = AgentRun(messages=messages)
         loop = _LoopState(task_length=len(messages), started=time.monotonic())
         if self._bash is not None:
             self._bash.start()  # ready by the time the model asks for its first command
@@ -161,7 +159,7 @@ class AgentLoop(Generic[T]):
     def _next_reply(
         self,
         loop: _LoopState,
-        run: AgentRun[T],
+        run: AgentRun[_T],
         messages: list[dict[str, Any]],
         before_request: Callable[[list[dict[str, Any]]], None] | None,
     ) -> Reply:
@@ -202,7 +200,9 @@ class AgentLoop(Generic[T]):
         self._emit("turn", run, f"{time.monotonic() - loop.started:.0f}s")
         return reply
 
-    def _restart(self, loop: _LoopState, run: AgentRun[T], messages: list[dict[str, Any]]) -> _Step:
+    def _restart(
+        self, loop: _LoopState, run: AgentRun[_T], messages: list[dict[str, Any]]
+    ) -> _Step:
         """After a refused turn. Continuing after a refusal only brings more: the API's
         guidance is to drop the refused turn. Start over from the task, once."""
         loop.refusals += 1
@@ -216,7 +216,7 @@ class AgentLoop(Generic[T]):
         return "next"
 
     def _take_reply(
-        self, reply: Reply, loop: _LoopState, run: AgentRun[T], messages: list[dict[str, Any]]
+        self, reply: Reply, loop: _LoopState, run: AgentRun[_T], messages: list[dict[str, Any]]
     ) -> _Step:
         """Add ``reply`` to the conversation and run the tools it calls."""
         content = _sendable(reply.content)
@@ -249,7 +249,7 @@ class AgentLoop(Generic[T]):
         reply: Reply,
         has_content: bool,
         loop: _LoopState,
-        run: AgentRun[T],
+        run: AgentRun[_T],
         messages: list[dict[str, Any]],
     ) -> _Step:
         """A reply that called no tool: the main agent's answer, or a subagent to remind of
@@ -274,7 +274,7 @@ class AgentLoop(Generic[T]):
         run.text = reply.text
         return "done"
 
-    def _ended(self, loop: _LoopState, run: AgentRun[T]) -> AgentRun[T]:
+    def _ended(self, loop: _LoopState, run: AgentRun[_T]) -> AgentRun[_T]:
         """The run, with why it ended without a result: the turn limit, or a forced final
         turn that still did not call the terminal tool."""
         if loop.forced and run.turns < self._max_turns:
@@ -287,7 +287,7 @@ class AgentLoop(Generic[T]):
         return run
 
     def _run_tools(
-        self, uses: list[dict[str, Any]], alone: bool, run: AgentRun[T]
+        self, uses: list[dict[str, Any]], alone: bool, run: AgentRun[_T]
     ) -> list[dict[str, Any]]:
         results = []
         for use in uses:
@@ -308,7 +308,7 @@ class AgentLoop(Generic[T]):
             results.append(block)
         return results
 
-    def _run_tool(self, name: str, tool_input: Any, run: AgentRun[T]) -> tuple[str, bool]:
+    def _run_tool(self, name: str, tool_input: Any, run: AgentRun[_T]) -> tuple[str, bool]:
         if not isinstance(tool_input, Mapping):
             return "tool input must be a JSON object", True
         if self._terminal is not None and name == self._terminal.name:

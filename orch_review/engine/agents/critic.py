@@ -31,7 +31,7 @@ from orch_review.engine.agents.tools import (
     ToolInputError,
     described,
 )
-from orch_review.engine.agents.workflow import Workflow, parse_subtasks, ranked
+from orch_review.engine.agents.workflow import Workflow, gated_session, parse_subtasks
 from orch_review.engine.api.scheduler import CRITIC
 from orch_review.engine.memory.journal import journal_key
 from orch_review.errors import OrchReviewError
@@ -158,7 +158,7 @@ class Critic:
         session = self._session
         config = session.config
         session.emit("critic", "critic", "completeness critic", "started")
-        agent = ranked(session, "critic", -1)
+        agent = gated_session(session, "critic", -1)
         with agent.agent_tools() as looking:
             shell = agent.has_shell
             loop: AgentLoop[list[str]] = AgentLoop(

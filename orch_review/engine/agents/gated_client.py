@@ -54,7 +54,7 @@ def _text_length(value: object) -> int:
     return 0
 
 
-class RankedClient:
+class GatedClient:
     """One agent's view of the client: each request waits at the pool's gate for a slot,
     ranked by the agent's role, the turns it has done and its place in the review, and then
     (with a ``budget``) until what it may cost can be reserved under the caps."""
@@ -111,9 +111,9 @@ class RankedClient:
                 raise
 
 
-def ranked(session: Session, role: str, order: int) -> Session:
+def gated_session(session: Session, role: str, order: int) -> Session:
     """``session`` for one agent of ``role``, whose requests go through the gate and
     reserve what they may cost."""
     budget = RequestBudget(session.ledger, session.config.max_output_tokens)
-    client = RankedClient(session.client, session.pool, session.cancel, role, order, budget)
+    client = GatedClient(session.client, session.pool, session.cancel, role, order, budget)
     return dataclasses.replace(session, client=client, sandbox=session.shell_sandbox)

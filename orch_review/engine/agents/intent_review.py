@@ -25,7 +25,7 @@ from orch_review.findings.walkthrough import Walkthrough, parse_walkthrough
 from orch_review.scope.intent import Intent
 from orch_review.scope.resolve import Scope
 
-log = logging.getLogger("orch_review.engine.agents.intent_review")
+_log = logging.getLogger("orch_review.engine.agents.intent_review")
 INTENT_CATEGORY = "intent"
 
 
@@ -57,5 +57,5 @@ def write_walkthrough(
         return None, answer.note or "no answer"
     walkthrough = parse_walkthrough(answer.summary, scope.paths)
     if walkthrough is None:
-        log.info("the walkthrough answer was not in the expected form; left out")
+        _log.info("the walkthrough answer was not in the expected form; left out")
     return walkthrough, None

@@ -26,7 +26,7 @@ from orch_review.events import AgentEvent, EventSink
 if TYPE_CHECKING:
     import git
 
-log = logging.getLogger("orch_review.sandbox")
+_log = logging.getLogger("orch_review.sandbox")
 
 
 class ReviewedContent(Protocol):
@@ -121,7 +121,7 @@ class _Once:
                     bwrap_path=session.config.bwrap_path,
                 )
                 if self._value.notice:
-                    log.warning("orch-review: %s", self._value.notice)
+                    _log.warning("orch-review: %s", self._value.notice)
             return self._value
 
 

@@ -28,7 +28,7 @@ from orch_review.errors import OrchReviewError
 from orch_review.findings.records import Finding, Verdict
 from orch_review.wording import counted
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 class AgentFailed(OrchReviewError):
@@ -94,8 +94,8 @@ def run_agent(
     system: str,
     report: dict[str, Any],
     task: str,
-    terminal: Terminal[T],
-) -> T:
+    terminal: Terminal[_T],
+) -> _T:
     """Run one agent: the tools it looks with (bash, or the read-only tools), ``report``
     its terminal tool; prompts and descriptions worded for what it is offered."""
 

@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from functools import partial
 
 from orch_review.engine.agents.concern_keys import ConcernKeys
-from orch_review.engine.agents.gated_client import ranked
+from orch_review.engine.agents.gated_client import gated_session
 from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.subagent import run_verifier
 from orch_review.engine.api.scheduler import VERIFY
@@ -56,7 +56,7 @@ def verify(
                 return
             try:
                 verdicts = run_verifier(
-                    ranked(session, "verifier", result.index),
+                    gated_session(session, "verifier", result.index),
                     agent_id,
                     result.concern,
                     result.findings,

@@ -3,8 +3,8 @@
 Each concern runs as a subagent; as soon as its findings are in, a verifier for them is
 queued ahead of concerns not yet started (``verification``). Every request an agent sends
 waits at the pool's gate for a slot, ranked by the chain of work still behind it, and
-reserves what it may cost (``ranked``). Every agent's result is looked up in, and stored to,
-the journal under a key of everything that changes its answer (``concern_journal``), so a
+reserves what it may cost (``gated_session``). Every agent's result is looked up in, and stored to,
+the journal under a key of everything that changes its answer (``concern_keys``), so a
 rerun pays only for agents that never finished. A subagent starts only when the ledger
 admits it with its verifier (``budget``). The tool's input and result are
 ``workflow_tool``'s; which concern covers which files is ``concern_book``'s.
@@ -20,7 +20,7 @@ from typing import Any
 from orch_review import waiting
 from orch_review.engine.agents.concern_book import ConcernBook, Numbered
 from orch_review.engine.agents.concern_keys import ConcernKeys
-from orch_review.engine.agents.gated_client import RankedClient, ranked
+from orch_review.engine.agents.gated_client import GatedClient, gated_session
 from orch_review.engine.agents.inlined_files import inline_files
 from orch_review.engine.agents.packing import Packed, PackLimits, pack
 from orch_review.engine.agents.review_session import Session
@@ -40,11 +40,11 @@ from orch_review.findings.records import ConcernOutcome
 
 __all__ = [
     "VERDICTS_FORMAT",
-    "RankedClient",
+    "GatedClient",
     "Workflow",
     "describe",
+    "gated_session",
     "parse_subtasks",
-    "ranked",
 ]
 
 
@@ -248,7 +248,7 @@ class Workflow:
             named = session.workspace.mentioned_files(concern)
             try:
                 reported = run_subagent(
-                    ranked(session, "subagent", index),
+                    gated_session(session, "subagent", index),
                     f"s{index}",
                     concern,
                     self._keys.guidance_for(concern),

@@ -25,10 +25,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from orch_review.engine.api.admission import NO_AMOUNT, Amount, Estimates, fits
+from orch_review.engine.api.admission import NO_AMOUNT, Amount, CostFunction, Estimates, fits
 from orch_review.findings.usage import Usage, UsageReport
 from orch_review.wording import counted, usd
 
@@ -58,10 +57,6 @@ class Caps:
     max_agents: int | None = None
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
-
-
-# cost(model, input, output, cache_write, cache_read) -> (usd, price_known)
-CostFunction = Callable[[str, int, int, int, int], tuple[float, bool]]
 
 
 @dataclass(frozen=True, slots=True)

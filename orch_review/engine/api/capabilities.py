@@ -225,7 +225,7 @@ PROBE_FORCING = {
 }
 
 
-def probe(sdk: Any, model: str, *, effort: str) -> Capabilities:
+def probe_endpoint(sdk: Any, model: str, *, effort: str) -> Capabilities:
     """What a server that is not Anthropic's accepts beyond :data:`OPEN_SERVER`'s forms:
     a one-token request with the effort level (and without it, when it is refused, to tell
     the effort from the rest), a forced tool call, and a token count."""

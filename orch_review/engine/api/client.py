@@ -66,8 +66,8 @@ from orch_review.scope.diff import text_for_json
 if TYPE_CHECKING:
     import anthropic
 
-T = TypeVar("T")
-log = logging.getLogger("orch_review.client")
+_T = TypeVar("_T")
+_log = logging.getLogger("orch_review.client")
 
 CACHE_MARKER = {"type": "ephemeral"}
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -322,11 +322,6 @@ class _Backoff:
         return ours
 
 
-def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
-    """True when a request could be authenticated (or a custom server is configured)."""
-    return providers.has_credentials(env, provider)
-
-
 class Completer(Protocol):
     """Anything that answers a Messages request like :meth:`ModelClient.complete`."""
 
@@ -473,7 +468,7 @@ class ModelClient:
                 )
             )
 
-    def _with_retries(self, model: str, request: Callable[[], T]) -> T:
+    def _with_retries(self, model: str, request: Callable[[], _T]) -> _T:
         """``request()``, retried on transient faults, its failures mapped to our errors."""
         self.check_usable()
         seen: list[str] = []
@@ -505,7 +500,7 @@ class ModelClient:
             sleep=self._sleep,
             retry=retry_if_exception(_is_transient),
             reraise=True,
-            before_sleep=lambda s: log.warning(
+            before_sleep=lambda s: _log.warning(
                 "request failed (%s), retrying (attempt %d of %d)",
                 s.outcome.exception() if s.outcome else "?",
                 s.attempt_number + 1,
@@ -513,7 +508,7 @@ class ModelClient:
             ),
         )
 
-    def _attempt(self, request: Callable[[], T]) -> T:
+    def _attempt(self, request: Callable[[], _T]) -> _T:
         """One try of ``request()``, counted in flight while it runs; none once the client
         is unusable or the review was interrupted."""
         self.check_usable()  # another agent's answer may have ended every request
@@ -533,7 +528,7 @@ class ModelClient:
             with self._fatal_lock:
                 self._in_flight -= 1
 
-    def _not_same_twice(self, seen: list[str], request: Callable[[], T]) -> T:
+    def _not_same_twice(self, seen: list[str], request: Callable[[], _T]) -> _T:
         """``request()``; a 500 body a server that is not Anthropic's already gave for this
         request is a template or validation error, not worth another attempt."""
         import anthropic

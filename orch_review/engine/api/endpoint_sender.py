@@ -15,7 +15,7 @@ from typing import Any
 from orch_review.engine.api import capabilities
 from orch_review.engine.api.capabilities import Capabilities, Endpoint
 
-log = logging.getLogger("orch_review.client")
+_log = logging.getLogger("orch_review.client")
 
 # Answers that may mean "not this request's shape": a server that is not Anthropic's is
 # probed once after one of them. A template or validation error is a 500 (llama.cpp, vLLM);
@@ -56,7 +56,7 @@ class AdaptedSender:
         if caps == capabilities.FULL:
             return self._stream(kwargs, None)
         if self.server.to_announce(model):
-            log.warning(
+            _log.warning(
                 "orch-review: the server at %s is not Anthropic's API; for `%s`: %s.",
                 self.server.url,
                 model,
@@ -94,7 +94,7 @@ class AdaptedSender:
                 raise
             if exc.status_code not in SHAPE_STATUSES and exc.status_code != SERVER_ERROR:
                 raise
-        caps = capabilities.probe(self._sdk(), model, effort=self._effort)
+        caps = capabilities.probe_endpoint(self._sdk(), model, effort=self._effort)
         self.server.learnt(model, caps)
         return None, caps
 

@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 # Admission order of agents into the pool.
 MAIN = -2
@@ -79,9 +79,9 @@ class PriorityPool:
         """How many requests may be in flight at once."""
         return self._slots
 
-    def submit(self, priority: int, fn: Callable[[], T]) -> Future[T]:
+    def submit(self, priority: int, fn: Callable[[], _T]) -> Future[_T]:
         """Queue ``fn``; lower ``priority`` runs first, ties in submission order."""
-        future: Future[T] = Future()
+        future: Future[_T] = Future()
         if self._cancelled.is_set():
             future.cancel()
             return future

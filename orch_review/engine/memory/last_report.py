@@ -19,7 +19,7 @@ from orch_review.findings.merge import report_from_json
 from orch_review.findings.report import Report
 from orch_review.reporters import json_report
 
-KIND = "report"
+REPORT_KIND = "report"
 
 
 class NoKeptReport(OrchReviewError):
@@ -33,7 +33,7 @@ def report_key(work_tree: Path) -> str:
 
 def keep_report(journal: JournalLike, report: Report, work_tree: Path) -> bool:
     """Store ``report`` as the last one of ``work_tree``; False when it could not be."""
-    return journal.put(report_key(work_tree), KIND, json_report.to_data(report))
+    return journal.put(report_key(work_tree), REPORT_KIND, json_report.to_data(report))
 
 
 def load_report(journal: JournalLike, work_tree: Path) -> Report:

@@ -25,7 +25,7 @@ from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Finding
 from orch_review.wording import counted
 
-KIND = "file"
+FILE_KIND = "file"
 #: The journal kind of a complete review's summary, under the key of all its files' keys.
 REVIEW_KIND = "review"
 #: Files listed by name in the main agent's note; beyond that it gets the count.
@@ -50,7 +50,7 @@ class EarlierReviews:
             return None
         config = self._session.config
         return journal_key(
-            KIND,
+            FILE_KIND,
             TOOLS_VERSION,
             config.agent_model,
             config.effort,
@@ -132,7 +132,7 @@ class EarlierReviews:
             key = self._keys.get(file.path)
             if key is not None:
                 stored = [finding_to_json(f) for f in findings.get(file.path, ())]
-                self._session.journal.put(key, KIND, {"findings": stored})
+                self._session.journal.put(key, FILE_KIND, {"findings": stored})
         key = self._review_key()
         if summary and key is not None and len(self._keys) == len(coverage.files):
             self._session.journal.put(key, REVIEW_KIND, {"summary": summary})

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import waiting
 from orch_review.config.choices import ProveLevel
-from orch_review.engine.agents.gated_client import ranked
+from orch_review.engine.agents.gated_client import gated_session
 from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.tools import TOOLS_VERSION
 from orch_review.engine.api.scheduler import VERIFY
@@ -156,7 +156,7 @@ class Provers:
                 return not_proven(f"not run: {cap}")
             # A negative place: the ledger keys what an agent spends by (role, place) and
             # counts the places of covered concerns as verified work.
-            ranked_session = ranked(session, "prover", -order)
+            ranked_session = gated_session(session, "prover", -order)
             try:
                 report = run_prover(ranked_session, agent_id, finding, test_runner)
             except OrchReviewError as exc:

@@ -53,7 +53,7 @@ from orch_review.engine.shell.confinement import (
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or
 # machine-id), and two more files without secrets.
-ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types")
+LANDLOCK_ETC = (*BWRAP_ETC, "/etc/debian_version", "/etc/mime.types")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
@@ -144,7 +144,7 @@ def _system_paths(dropping_root: bool) -> tuple[Path, ...]:
 def system_paths(dropping_root: bool) -> list[Path]:
     """What every shell may read and execute besides the content: programs, libraries,
     the interpreter's prefix, ``/etc`` without secrets, and ``/proc``."""
-    paths = [Path(p) for p in (*_SYSTEM, *ETC, "/proc")]
+    paths = [Path(p) for p in (*_SYSTEM, *LANDLOCK_ETC, "/proc")]
     # Debian's Pythons read their sitecustomize.py from there.
     paths += sorted(Path("/etc").glob("python3*"))
     prefix = Path(sys.base_prefix).resolve()

@@ -181,7 +181,7 @@ def seccomp(libc: Libc, machine: str) -> None:
         raise LaunchError(f"seccomp filter refused: {_errno()}")
 
 
-def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+def _parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     """``--read``/``--write``/``--limit``/``--uid`` items, and the command after ``--``."""
     if "--" not in argv:
         raise LaunchError("no command given (expected OPTIONS -- COMMAND...)")
@@ -236,10 +236,10 @@ def _find(program: str) -> str:
     raise LaunchError(f"{program}: command not found")
 
 
-def main(argv: list[str]) -> None:
+def _main(argv: list[str]) -> None:
     """Confine this process, then exec the command; exit 125 if anything fails."""
     try:
-        options, command = parse(argv)
+        options, command = _parse(argv)
         confine(options)
         # Python ignores these at start-up, and an ignored signal stays ignored across exec.
         for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
@@ -252,4 +252,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    _main(sys.argv[1:])

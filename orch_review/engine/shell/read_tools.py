@@ -2,7 +2,7 @@
 of their inputs that need no repository (a search pattern, a glob).
 
 The tools are ordinary client tools (a name, a description, an input schema), so they work
-with every server that takes tools; :mod:`.readonly` runs them over the snapshot.
+with every server that takes tools; :mod:`.snapshot_tools` runs them over the snapshot.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+# A tool handler returns (text for the model, is_error).
 ToolHandler = Callable[[Mapping[str, Any]], tuple[str, bool]]
 
 MAX_FILE_BYTES = 4 << 20  # read from a file; beyond, a note says where it was cut
