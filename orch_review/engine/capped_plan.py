@@ -14,23 +14,23 @@ from __future__ import annotations
 
 from orch_review.config.settings import Config
 from orch_review.engine.api.admission import Amount
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.engine.memory.rereview import critic_wanted
 from orch_review.scope.estimate import Estimate, estimate_cost
 from orch_review.scope.resolve import Scope
 from orch_review.wording import counted, usd
 
-# The estimate's roles, by the ledger's names.
+# The estimate's roles, by the budget's names.
 _ROLES = {"subagents": "subagent", "verifiers": "verifier"}
 
 
 def plan_under_cap(
-    config: Config, scope: Scope, ledger: Ledger, *, walkthrough: bool, guidance_chars: int = 0
+    config: Config, scope: Scope, budget: Budget, *, walkthrough: bool, guidance_chars: int = 0
 ) -> str | None:
     """How a review of ``scope`` is planned under its cost cap: the summary of a review
     planned without the main agent, when the cap is below the estimate's high end (None:
     the main agent plans it). A cap at least that high end is far from what the estimate
-    expects: the ledger admits the first agents at the estimate's figures, not the prior.
+    expects: the budget admits the first agents at the estimate's figures, not the prior.
     ``guidance_chars``: the guidance every agent's prompt carries (for the estimate)."""
     cap = config.max_cost_usd
     if cap is None or not scope.files:
@@ -40,7 +40,7 @@ def plan_under_cap(
     high = estimate.range.high_usd
     if cap >= high:
         if config.max_total_tokens is None:  # the estimate is in dollars only
-            _calibrate(ledger, estimate)
+            _calibrate(budget, estimate)
         return None
     if not config.capped_sweep or walkthrough or config.critic:
         return None
@@ -51,8 +51,8 @@ def plan_under_cap(
     )
 
 
-def _calibrate(ledger: Ledger, estimate: Estimate) -> None:
+def _calibrate(budget: Budget, estimate: Estimate) -> None:
     for role in estimate.roles:
         name = _ROLES.get(role.role)
         if name is not None and role.agents[1]:
-            ledger.calibrate(name, Amount(role.usd[1] / role.agents[1], 0))
+            budget.calibrate(name, Amount(role.usd[1] / role.agents[1], 0))

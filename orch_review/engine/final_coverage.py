@@ -10,7 +10,7 @@ from orch_review.engine.agents.critic import Critic
 from orch_review.engine.agents.intent_review import INTENT_CATEGORY
 from orch_review.engine.agents.sweep import covering, run_sweep
 from orch_review.engine.agents.workflow import Workflow
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
 from orch_review.findings.records import Finding
 from orch_review.scope.resolve import Scope
@@ -79,10 +79,10 @@ def ledger_files(scope: Scope, workspace: Workspace) -> list[LedgerFile]:
     return out
 
 
-def agents_left(config: Config, ledger: Ledger) -> int | None:
+def agents_left(config: Config, budget: Budget) -> int | None:
     if config.max_agents is None:
         return None
-    return max(0, config.max_agents - sum(ledger.report().agents_started.values()))
+    return max(0, config.max_agents - sum(budget.report().agents_started.values()))
 
 
 def verified_by_path(workflow: Workflow) -> dict[str, list[Finding]]:

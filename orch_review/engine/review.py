@@ -29,7 +29,7 @@ from orch_review.engine.agents.refusals import refusal_warning
 from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.session_setup import new_client, open_session
 from orch_review.engine.agents.workflow import Workflow
-from orch_review.engine.api.budget import Caps, Ledger
+from orch_review.engine.api.budget import Budget, Caps
 from orch_review.engine.api.client import ModelClient
 from orch_review.engine.api.scheduler import MAIN
 from orch_review.engine.capped_plan import plan_under_cap
@@ -184,7 +184,7 @@ class _AgentsDone:
     workflow: Workflow
     earlier: EarlierReviews
     coverage: Coverage
-    ledger: Ledger
+    budget: Budget
     sandbox: Sandbox
 
 
@@ -289,7 +289,7 @@ def _run_agents(
     main_guidance, state.guidance_truncated = guidance.for_main()
     earlier = EarlierReviews(session, reuse_base(scope), guidance_text(guidance))
     if state.live is not None:
-        state.live.ledger = session.ledger
+        state.live.budget = session.budget
         state.live.reused = lambda: earlier.paths
     if scope.kind != "all" and config.journal:
         earlier.load(scope.paths)  # reads the files under review through git
@@ -305,7 +305,7 @@ def _run_agents(
     cheap = plan_under_cap(
         config,
         delta,
-        session.ledger,
+        session.budget,
         walkthrough=state.options.walkthrough,
         guidance_chars=len(main_guidance),
     )
@@ -330,9 +330,9 @@ def _run_agents(
     state.notes += _sweep_and_criticise(state, session, workflow, critic, files, earlier.paths)
     client.check_usable()
     coverage = coverage_of(scope, files, workflow, earlier.paths)
-    if coverage.complete and session.ledger.report().cap_reached is None:
+    if coverage.complete and session.budget.report().cap_reached is None:
         earlier.store(coverage, verified_by_path(workflow), state.summary)
-    return _AgentsDone(workflow, earlier, coverage, session.ledger, session.shell_sandbox)
+    return _AgentsDone(workflow, earlier, coverage, session.budget, session.shell_sandbox)
 
 
 def _fan_out(
@@ -409,7 +409,7 @@ def _sweep_and_criticise(
     reused: frozenset[str],
 ) -> tuple[str, ...]:
     """The sweep and the critic (see :func:`cover_rest`); a cap they reach is a warning."""
-    config, ledger = state.config, session.ledger
+    config, budget = state.config, session.budget
     try:
         return cover_rest(
             workflow,
@@ -417,7 +417,7 @@ def _sweep_and_criticise(
             files,
             state.scope,
             reused,
-            lambda: agents_left(config, ledger),
+            lambda: agents_left(config, budget),
             state.warnings,
         )
     except OrchReviewError as exc:
@@ -531,7 +531,7 @@ def _closing_warnings(state: _Review, agents: _AgentsDone) -> None:
     refused = refusal_warning(agents.workflow.refused)
     if refused is not None:
         warnings.append(refused)
-    usage = agents.ledger.report()
+    usage = agents.budget.report()
     if usage.unknown_price_models:
         warnings.append(
             "Cost is estimated with the highest known price for "
@@ -550,7 +550,7 @@ def _build_report(state: _Review, agents: _AgentsDone, findings: list[Finding]) 
         scope=scope.describe(),
         summary=state.summary,
         concerns=agents.workflow.outcomes,
-        usage=agents.ledger.report(),
+        usage=agents.budget.report(),
         wall_seconds=time.monotonic() - state.started,
         model=config.model,
         agent_model=config.agent_model,
@@ -573,7 +573,7 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         scope=scope.describe(),
         summary="",
         concerns=[],
-        usage=Ledger(Caps(), cost=lambda *_: (0.0, True)).report(),
+        usage=Budget(Caps(), cost=lambda *_: (0.0, True)).report(),
         wall_seconds=0.0,
         model=config.model,
         agent_model=config.agent_model,

@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 from orch_review.engine.agents.sweep import covering
 from orch_review.engine.agents.workflow import Workflow
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.events import AgentEvent, EventSink
 
 
 class LiveTotals:
-    """An event sink that passes each event on to ``sink`` with the ledger's cost so far and
+    """An event sink that passes each event on to ``sink`` with the budget's cost so far and
     how many of ``total`` files finished concerns cover (or an earlier review, ``reused``).
-    ``ledger`` and ``workflow`` are set
+    ``budget`` and ``workflow`` are set
     once the review has them; until then the figures are left unknown."""
 
     def __init__(
@@ -23,11 +23,11 @@ class LiveTotals:
         self._sink = sink
         self._total = total
         self.reused = reused
-        self.ledger: Ledger | None = None
+        self.budget: Budget | None = None
         self.workflow: Workflow | None = None
 
     def __call__(self, event: AgentEvent) -> None:
-        cost = self.ledger.report().total.cost_usd if self.ledger is not None else None
+        cost = self.budget.report().total.cost_usd if self.budget is not None else None
         covered = self._covered()
         self._sink(
             dataclasses.replace(

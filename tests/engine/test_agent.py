@@ -11,7 +11,7 @@ import pytest
 from orch_review.engine.agents.agent_loop import EMPTY_REPLY_NOTE, AgentLoop, Terminal
 from orch_review.engine.agents.prompts import TRUNCATION_NOTE
 from orch_review.engine.agents.tools import REPORT_FINDINGS_TOOL, ToolInputError
-from orch_review.engine.api.budget import Caps, Ledger
+from orch_review.engine.api.budget import Budget, Caps
 from orch_review.engine.api.client import ModelClient
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 
@@ -41,7 +41,7 @@ LOOKUP_TOOL = {"name": "lookup", "description": "Look something up.", "input_sch
 def _loop(api: FakeMessagesAPI, max_turns: int = 5) -> AgentLoop[str]:
     return AgentLoop(
         client=_client(api),
-        ledger=Ledger(Caps(), cost=lambda *a: (0.0, True)),
+        budget=Budget(Caps(), cost=lambda *a: (0.0, True)),
         role="subagent",
         model="claude-test",
         system="system",

@@ -37,7 +37,7 @@ def _run(
     reports: list[UsageReport] | None = None,
     labels: list[tuple[str, str, str]] | None = None,
 ) -> tuple[list[ConcernOutcome], list[tuple[str, str, str, str]], StandIn]:
-    """Review CONCERNS; ``reports`` gets the ledger's report, ``labels`` each event's
+    """Review CONCERNS; ``reports`` gets the budget's report, ``labels`` each event's
     (agent, label, state)."""
     content = Files(tmp_path, FILES)
     client = StandIn(content, silent_subagents=silent)
@@ -48,7 +48,7 @@ def _run(
     ) as s:
         outcomes = Workflow(s).run(list(CONCERNS))
         if reports is not None:
-            reports.append(s.ledger.report())
+            reports.append(s.budget.report())
     shown = [(e.agent_id, e.role, e.state, e.detail) for e in events if e.state != "turn"]
     if labels is not None:
         labels.extend((e.agent_id, e.label, e.state) for e in events if e.state != "turn")

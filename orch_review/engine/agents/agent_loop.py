@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from orch_review.engine.agents.prompts import FINAL_TURN_NOTE, TRUNCATION_NOTE
 from orch_review.engine.agents.tools import ToolInputError
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.engine.api.client import Completer, Reply
 from orch_review.engine.shell.bash import BashSession, handle_tool_call
 from orch_review.engine.shell.read_tools import ToolHandler
@@ -89,7 +89,7 @@ class AgentLoop(Generic[_T]):
         self,
         *,
         client: Completer,
-        ledger: Ledger,
+        budget: Budget,
         role: str,
         model: str,
         system: str,
@@ -107,7 +107,7 @@ class AgentLoop(Generic[_T]):
         after an interruption yields its report, if it is one, and nothing else."""
         self._client = client
         self._cancel = cancel
-        self._ledger = ledger
+        self._budget = budget
         self._role = role
         self._model = model
         self._system = system
@@ -188,7 +188,7 @@ class AgentLoop(Generic[_T]):
         if reply.stop_reason != "refusal":
             loop.answered.append((list(messages), tool_choice, reply))
         if not reply.replayed:
-            usage = self._ledger.record(
+            usage = self._budget.record(
                 self._role,
                 self._model,
                 reply.input_tokens,

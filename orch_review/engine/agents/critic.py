@@ -134,8 +134,8 @@ class Critic:
         if stored is None:
             if session.cancel.is_set():
                 return _Proposal(failure="the completeness critic did not run: interrupted")
-            if not session.ledger.start_agent("critic"):
-                reason = session.ledger.report().cap_reached or "budget reached"
+            if not session.budget.start_agent("critic"):
+                reason = session.budget.report().cap_reached or "budget reached"
                 return _Proposal(failure=f"the completeness critic did not run: {reason}")
             try:
                 proposed = self._run_agent(task)
@@ -149,7 +149,7 @@ class Critic:
             session.journal.put(key, "critic", stored)
             session.emit("critic", "critic", "completeness critic", "done", f"{len(proposed)} new")
         else:
-            session.ledger.reused("critic")
+            session.budget.reused("critic")
         new = [c for c in stored["concerns"] if self._workflow.refusal(c) is None]
         return _Proposal(self._workflow.start(new) if new else [])
 
@@ -163,7 +163,7 @@ class Critic:
             shell = agent.has_shell
             loop: AgentLoop[list[str]] = AgentLoop(
                 client=agent.client,
-                ledger=session.ledger,
+                budget=session.budget,
                 role="critic",
                 model=config.model,
                 system=system_prompt(CRITIC_SYSTEM, shell),

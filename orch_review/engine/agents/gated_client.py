@@ -1,7 +1,7 @@
 """One agent's requests: each waits at the pool's gate for a slot, then for the budget.
 
 The gate (``scheduler``) ranks requests by the chain of work still behind them. Once a slot
-is held, the request reserves what it may cost (:meth:`Ledger.reserve`: its input, as
+is held, the request reserves what it may cost (:meth:`Budget.reserve`: its input, as
 estimated from the prompt's length, and its ``max_tokens`` at the model's price); the agent
 loop's record of the response's usage replaces the reservation (same thread), and a request
 that gets no response releases it.
@@ -18,7 +18,7 @@ from typing import Any
 
 from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.subagent import AgentFailed
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.engine.api.client import Completer, Reply
 from orch_review.engine.api.scheduler import PriorityPool, request_rank
 
@@ -31,7 +31,7 @@ CHARS_PER_TOKEN = 3
 class RequestBudget:
     """Where a request reserves what it may cost, and its output limit."""
 
-    ledger: Ledger
+    budget: Budget
     max_tokens: int
 
 
@@ -89,11 +89,15 @@ class GatedClient:
         with self._pool.request_slot(rank):
             if self._cancel.is_set():  # the gate opens for everyone on cancellation
                 raise AgentFailed("interrupted")
-            budget = self._budget
-            if budget is not None:
+            request_budget = self._budget
+            if request_budget is not None:
                 tokens = estimated_input_tokens(system, tools, messages)
-                refused = budget.ledger.reserve(
-                    (self._role, self._order), model, tokens, budget.max_tokens, self._cancel
+                refused = request_budget.budget.reserve(
+                    (self._role, self._order),
+                    model,
+                    tokens,
+                    request_budget.max_tokens,
+                    self._cancel,
                 )
                 if refused is not None:
                     raise AgentFailed(refused)
@@ -106,14 +110,14 @@ class GatedClient:
                     tool_choice=tool_choice,
                 )
             except BaseException:
-                if budget is not None:
-                    budget.ledger.release()
+                if request_budget is not None:
+                    request_budget.budget.release()
                 raise
 
 
 def gated_session(session: Session, role: str, order: int) -> Session:
     """``session`` for one agent of ``role``, whose requests go through the gate and
     reserve what they may cost."""
-    budget = RequestBudget(session.ledger, session.config.max_output_tokens)
+    budget = RequestBudget(session.budget, session.config.max_output_tokens)
     client = GatedClient(session.client, session.pool, session.cancel, role, order, budget)
     return dataclasses.replace(session, client=client, sandbox=session.shell_sandbox)

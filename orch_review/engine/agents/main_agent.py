@@ -160,7 +160,7 @@ def run_turn(
         messages.append(system_message(notice if has_shell else without_shell(notice)))
 
     def check_budget(_: list[dict[str, Any]]) -> None:
-        reason = session.ledger.over_budget()
+        reason = session.budget.over_budget()
         if reason is not None:
             raise BudgetExceeded(f"The review stopped early: {reason}.")
         if session.cancel.is_set():
@@ -185,7 +185,7 @@ def run_turn(
             tools += (workflow_tool(config.max_subtasks, config.max_concurrent, has_shell),)
         loop: AgentLoop[None] = AgentLoop(
             client=JournaledClient(session),
-            ledger=session.ledger,
+            budget=session.budget,
             role="main",
             model=config.model,
             system=system_prompt(MAIN_SYSTEM, has_shell),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.api.budget import Ledger
+from orch_review.engine.api.budget import Budget
 from orch_review.engine.api.client import Completer
 from orch_review.engine.api.scheduler import PriorityPool
 from orch_review.engine.memory.journal import JournalLike
@@ -137,7 +137,7 @@ class Session:
 
     config: Config
     client: Completer
-    ledger: Ledger
+    budget: Budget
     journal: JournalLike
     workspace: ReviewedContent
     pool: PriorityPool

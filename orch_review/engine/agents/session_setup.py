@@ -1,4 +1,4 @@
-"""Opening a review session: the API client, budget ledger, journal, worker pool and the
+"""Opening a review session: the API client, budget, journal, worker pool and the
 sandbox for agents' shells, set up together and torn down together."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from orch_review import tempdirs
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
 from orch_review.engine.agents.review_session import Session
-from orch_review.engine.api.budget import Caps, Ledger
+from orch_review.engine.api.budget import Budget, Caps
 from orch_review.engine.api.client import ModelClient
 from orch_review.engine.api.scheduler import PriorityPool
 from orch_review.engine.memory.journal import (
@@ -133,9 +133,9 @@ def _forward(outside: threading.Event, inside: threading.Event, ended: threading
     threading.Thread(target=watch, name="orch-review-cancel", daemon=True).start()
 
 
-def _ledger(config: Config) -> Ledger:
-    """The budget ledger of a session, holding the configuration's caps and prices."""
-    return Ledger(
+def _budget(config: Config) -> Budget:
+    """The budget of a session, holding the configuration's caps and prices."""
+    return Budget(
         Caps(config.max_agents, config.max_total_tokens, config.max_cost_usd),
         cost=lambda model, i, o, cw, cr: _cost(config, model, i, o, cw, cr),
     )
@@ -212,7 +212,7 @@ def open_session(
     are journaled), and the journal is closed only once no agent can still store a result.
     ``cancel``, when given, interrupts the session the same way when a caller in another
     thread sets it."""
-    ledger = _ledger(config)
+    budget = _budget(config)
     cancel_event = client.cancel  # set, it also stops the client sending requests (retries too)
     ended = threading.Event()
     if cancel is not None:
@@ -231,7 +231,7 @@ def open_session(
                 yield Session(
                     config=config,
                     client=client,
-                    ledger=ledger,
+                    budget=budget,
                     journal=journal,
                     workspace=workspace,
                     pool=pool,

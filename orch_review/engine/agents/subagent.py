@@ -111,7 +111,7 @@ def run_agent(
             shell = session.has_shell
             loop = AgentLoop(
                 client=session.client,
-                ledger=session.ledger,
+                budget=session.budget,
                 role=role,
                 model=session.config.agent_model,
                 system=system_prompt(system, shell),

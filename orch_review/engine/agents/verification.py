@@ -45,12 +45,12 @@ def verify(
         key = keys.key("verifier", result.concern, findings_json, VERDICTS_FORMAT)
         stored = session.journal.get(key)
         if stored is None:
-            admitted = not session.cancel.is_set() and session.ledger.admit(
+            admitted = not session.cancel.is_set() and session.budget.admit(
                 "verifier", result.index, session.config.agent_model, verify_after=False
             )
             if not admitted:
-                session.ledger.withdraw("verifier", result.index)
-                reason = session.ledger.report().cap_reached or "interrupted"
+                session.budget.withdraw("verifier", result.index)
+                reason = session.budget.report().cap_reached or "interrupted"
                 session.emit(agent_id, "verifier", result.concern, "skipped", reason)
                 done.set_result(unverified(result, f"verification skipped: {reason}"))
                 return
@@ -63,12 +63,12 @@ def verify(
                     keys.guidance_for(result.concern),
                 )
             finally:
-                session.ledger.finished("verifier", result.index)
+                session.budget.finished("verifier", result.index)
             stored = {"verdicts": {str(n): verdict_to_json(v) for n, v in verdicts.items()}}
             session.journal.put(key, "verifier", stored)
         else:
-            session.ledger.withdraw("verifier", result.index)
-            session.ledger.reused("verifier")
+            session.budget.withdraw("verifier", result.index)
+            session.budget.reused("verifier")
             session.emit(agent_id, "verifier", result.concern, "cached")
         done.set_result(_with_verdicts(result, stored.get("verdicts") or {}))
     except OrchReviewError as exc:  # the verifier's run said it failed

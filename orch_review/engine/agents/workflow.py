@@ -5,7 +5,7 @@ queued ahead of concerns not yet started (``verification``). Every request an ag
 waits at the pool's gate for a slot, ranked by the chain of work still behind it, and
 reserves what it may cost (``gated_session``). Every agent's result is looked up in, and stored to,
 the journal under a key of everything that changes its answer (``concern_keys``), so a
-rerun pays only for agents that never finished. A subagent starts only when the ledger
+rerun pays only for agents that never finished. A subagent starts only when the budget
 admits it with its verifier (``budget``). The tool's input and result are
 ``workflow_tool``'s; which concern covers which files is ``concern_book``'s.
 """
@@ -178,7 +178,7 @@ class Workflow:
                 self._session.pool.cancel_pending()
             raise
         for outcome in outcomes:
-            self._session.ledger.concern_ended(outcome.index, outcome.covered)
+            self._session.budget.concern_ended(outcome.index, outcome.covered)
         self._book.add(outcomes)
         return outcomes
 
@@ -207,15 +207,15 @@ class Workflow:
         try:
             result = self._reviewed(index, concern)
         except OrchReviewError as exc:
-            session.ledger.withdraw("verifier", index)  # the agent said it failed
+            session.budget.withdraw("verifier", index)  # the agent said it failed
             done.set_result(ConcernOutcome(index, concern, "failed", error=str(exc)))
             return
         except BaseException as exc:
-            session.ledger.withdraw("verifier", index)
+            session.budget.withdraw("verifier", index)
             done.set_exception(exc)
             return
         if result.status != "reviewed" or not result.findings:
-            session.ledger.withdraw("verifier", index)
+            session.budget.withdraw("verifier", index)
             done.set_result(result)
         elif not session.config.verify:  # honestly incomplete: the findings stay unverified
             done.set_result(unverified(result, "verification off"))
@@ -224,7 +224,7 @@ class Workflow:
 
     def _reviewed(self, index: int, concern: str) -> ConcernOutcome:
         """The subagent's outcome for ``concern``, from the journal or a subagent run (once
-        the ledger admits it with its verifier); raises what the subagent raised."""
+        the budget admits it with its verifier); raises what the subagent raised."""
         session = self._session
         if session.cancel.is_set():  # after a stop the snapshot may be gone: read nothing
             return self._skipped(index, concern, "interrupted")
@@ -233,7 +233,7 @@ class Workflow:
         stored = session.journal.get(key)
         from_journal = stored is not None
         if stored is None:
-            admitted = session.ledger.admit(
+            admitted = session.budget.admit(
                 "subagent",
                 index,
                 session.config.agent_model,
@@ -243,7 +243,7 @@ class Workflow:
             if not admitted:
                 reason = "interrupted"
                 if not session.cancel.is_set():
-                    reason = session.ledger.report().cap_reached or "budget reached"
+                    reason = session.budget.report().cap_reached or "budget reached"
                 return self._skipped(index, concern, reason)
             named = session.workspace.mentioned_files(concern)
             try:
@@ -257,16 +257,16 @@ class Workflow:
                     ).text,
                 )
                 if reported.findings:  # before its place is freed: nobody takes the money
-                    session.ledger.will_verify(index, session.config.agent_model)
+                    session.budget.will_verify(index, session.config.agent_model)
             finally:
-                session.ledger.finished("subagent", index)
+                session.budget.finished("subagent", index)
             stored = {
                 "summary": reported.summary,
                 "findings": [finding_to_json(f) for f in reported.findings],
             }
             session.journal.put(key, "subagent", stored)
         else:
-            session.ledger.reused("subagent")
+            session.budget.reused("subagent")
             session.emit(f"s{index}", "subagent", concern, "cached")
         findings = tuple(finding_from_json(f) for f in stored["findings"])
         return ConcernOutcome(

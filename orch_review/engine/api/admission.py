@@ -57,7 +57,7 @@ class _Mean:
 
 class Estimates:
     """Running means of what agents of each role spent, and how often a subagent's findings
-    needed a verifier (not thread-safe: the ledger locks)."""
+    needed a verifier (not thread-safe: the budget locks)."""
 
     def __init__(self) -> None:
         self._means: dict[str, _Mean] = {}

@@ -1,6 +1,6 @@
 """Usage accounting and the session-wide budget caps.
 
-One :class:`Ledger` per review session is shared by every agent thread. It counts agents
+One :class:`Budget` per review session is shared by every agent thread. It counts agents
 started, sums usage per role and holds the caps in three places (``docs/caps.md``):
 
 - A request waits until what is spent plus what the requests in flight may still cost (each
@@ -69,7 +69,7 @@ class _Hold:
 
 class Outputs:
     """Output tokens of this review's replies, per role, and the share of them a request
-    expects (not thread-safe: the ledger locks)."""
+    expects (not thread-safe: the budget locks)."""
 
     def __init__(self) -> None:
         self._by_role: dict[str, deque[int]] = {}
@@ -91,7 +91,7 @@ class Outputs:
         return min(max_tokens, ranked[rank - 1])
 
 
-class Ledger:
+class Budget:
     """Thread-safe usage accounting and budget enforcement for one session."""
 
     def __init__(self, caps: Caps, cost: CostFunction) -> None:

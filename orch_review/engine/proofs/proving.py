@@ -150,11 +150,11 @@ class Provers:
         report = _stored_report(stored)
         agent_id = f"p{order}"
         if report is None:
-            if not session.ledger.start_agent("prover"):
-                cap = session.ledger.report().cap_reached or "a cap was reached"
+            if not session.budget.start_agent("prover"):
+                cap = session.budget.report().cap_reached or "a cap was reached"
                 session.emit(agent_id, "prover", finding.location, "skipped", cap)
                 return not_proven(f"not run: {cap}")
-            # A negative place: the ledger keys what an agent spends by (role, place) and
+            # A negative place: the budget keys what an agent spends by (role, place) and
             # counts the places of covered concerns as verified work.
             ranked_session = gated_session(session, "prover", -order)
             try:
@@ -171,7 +171,7 @@ class Provers:
                 },
             )
         else:
-            session.ledger.reused("prover")
+            session.budget.reused("prover")
             session.emit(agent_id, "prover", finding.location, "cached")
         return runner.prove(finding, report, test_runner)
 
