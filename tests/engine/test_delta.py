@@ -9,8 +9,8 @@ import pytest
 from orch_review.config.settings import Config
 from orch_review.engine.memory.rereview import (
     CRITIC_FILES,
-    SWEEP_FILES,
-    SWEEP_LINES,
+    SWEEP_ONLY_FILES,
+    SWEEP_ONLY_LINES,
     critic_wanted,
     sweep_only,
     swept_summary,
@@ -42,16 +42,19 @@ def _delta(*changed: int) -> Scope:
 def test_a_delta_of_a_few_small_files_goes_to_the_sweep_alone() -> None:
     config = Config()
     assert sweep_only(config, _delta(3), reused=39)
-    assert sweep_only(config, _delta(*[1] * SWEEP_FILES), reused=10)
-    assert sweep_only(config, _delta(SWEEP_LINES), reused=1)
+    assert sweep_only(config, _delta(*[1] * SWEEP_ONLY_FILES), reused=10)
+    assert sweep_only(config, _delta(SWEEP_ONLY_LINES), reused=1)
 
 
 @pytest.mark.parametrize(
     ("delta", "reused"),
     [
-        (_delta(*[1] * (SWEEP_FILES + 1)), 36),  # one file too many
-        (_delta(SWEEP_LINES + 1), 39),  # one changed line too many
-        (_delta(SWEEP_LINES // 2, SWEEP_LINES // 2 + 1), 38),  # too many lines between them
+        (_delta(*[1] * (SWEEP_ONLY_FILES + 1)), 36),  # one file too many
+        (_delta(SWEEP_ONLY_LINES + 1), 39),  # one changed line too many
+        (
+            _delta(SWEEP_ONLY_LINES // 2, SWEEP_ONLY_LINES // 2 + 1),
+            38,
+        ),  # too many lines between them
         (_delta(3), 0),  # no earlier review: a first review is always scouted
         (_delta(), 40),  # nothing changed: nothing to sweep either
     ],

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orch_review.engine.memory.journal import (
-    SCHEMA_VERSION,
+    JOURNAL_SCHEMA_VERSION,
     Journal,
     JournalError,
     JournalLike,
@@ -280,9 +280,9 @@ def test_foreign_or_newer_database_is_refused(tmp_path: Path) -> None:
     newer = tmp_path / "newer.sqlite3"
     Journal(newer, signer=SIGNER).close()
     with sqlite3.connect(newer) as conn:
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        conn.execute(f"PRAGMA user_version = {JOURNAL_SCHEMA_VERSION + 1}")
     conn.close()
-    with pytest.raises(JournalError, match=f"schema version {SCHEMA_VERSION + 1}"):
+    with pytest.raises(JournalError, match=f"schema version {JOURNAL_SCHEMA_VERSION + 1}"):
         Journal(newer, signer=SIGNER)
 
 
@@ -387,4 +387,4 @@ def test_a_journal_of_schema_1_is_emptied_and_said_so(tmp_path: Path) -> None:
         assert journal.discarded == 1
         assert "earlier version of orch-review" in journal.trust_notes()[0]
         assert journal.put("a", "file", {"x": 1}) and journal.get("a") == {"x": 1}
-    assert SCHEMA_VERSION == 2
+    assert JOURNAL_SCHEMA_VERSION == 2

@@ -24,7 +24,7 @@ from orch_review.engine.api.scheduler import PriorityPool, request_rank
 
 # Characters per input token in the estimate of a prompt: fewer than the usual four, so that
 # code and JSON (shorter tokens) are not underestimated.
-CHARS_PER_TOKEN = 3
+RESERVED_CHARS_PER_TOKEN = 3
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def estimated_input_tokens(
     """An estimate, from its length, of how many input tokens a request has."""
     chars = len(system) + len(json.dumps(list(tools), default=str))
     chars += sum(_text_length(m.get("content")) for m in messages)
-    return chars // CHARS_PER_TOKEN + 1
+    return chars // RESERVED_CHARS_PER_TOKEN + 1
 
 
 def _text_length(value: object) -> int:

@@ -29,7 +29,7 @@ from orch_review.errors import OrchReviewError
 from orch_review.trust import Signer
 
 # 2: entries are signed; entries of version 1 are dropped unread (they cannot be trusted).
-SCHEMA_VERSION = 2
+JOURNAL_SCHEMA_VERSION = 2
 logger = logging.getLogger("orch_review.journal")
 
 _CREATE = """CREATE TABLE journal (
@@ -248,7 +248,7 @@ class Journal:
         while True:
             try:
                 # Header read first: a corrupt file fails here, before anything is written.
-                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                if conn.execute("PRAGMA user_version").fetchone()[0] != JOURNAL_SCHEMA_VERSION:
                     self._create_schema()
                 conn.execute("PRAGMA journal_mode=WAL")
                 # NORMAL in WAL mode: a killed process loses nothing committed; a power cut may
@@ -288,9 +288,11 @@ class Journal:
                 conn.execute("DROP TABLE journal")
             if version in (0, 1):
                 conn.execute(_CREATE)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            elif version != SCHEMA_VERSION:
-                raise self._unusable(f"has schema version {version}, expected {SCHEMA_VERSION}")
+                conn.execute(f"PRAGMA user_version = {JOURNAL_SCHEMA_VERSION}")
+            elif version != JOURNAL_SCHEMA_VERSION:
+                raise self._unusable(
+                    f"has schema version {version}, expected {JOURNAL_SCHEMA_VERSION}"
+                )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

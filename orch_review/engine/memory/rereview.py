@@ -23,8 +23,8 @@ CRITIC_FILES = 20
 CRITIC_LINES = 500
 #: A re-review's delta of at most this many files and changed lines is reviewed by the sweep
 #: alone: scouting it again would cost the main model more than reviewing it.
-SWEEP_FILES = 3
-SWEEP_LINES = 300
+SWEEP_ONLY_FILES = 3
+SWEEP_ONLY_LINES = 300
 
 
 def critic_wanted(config: Config, scope: Scope) -> bool:
@@ -44,13 +44,13 @@ def _changed_lines(scope: Scope) -> int:
 
 def sweep_only(config: Config, delta: Scope, reused: int, *, walkthrough: bool = False) -> bool:
     """Whether a re-review's ``delta`` is small enough to go to the sweep without the main
-    agent: an earlier complete review covers the rest (``reused`` files), and the delta is at most
-    ``SWEEP_FILES`` files and ``SWEEP_LINES`` changed lines. The walkthrough and the critic
-    work from the main agent's first wave, so asking for either (``--walkthrough``,
+    agent: an earlier complete review covers the rest (``reused`` files), and the delta is at
+    most ``SWEEP_ONLY_FILES`` files and ``SWEEP_ONLY_LINES`` changed lines. The walkthrough and
+    the critic work from the main agent's first wave, so asking for either (``--walkthrough``,
     ``critic = true``) keeps it."""
     if walkthrough or config.critic or not reused or not delta.files:
         return False
-    return len(delta.files) <= SWEEP_FILES and _changed_lines(delta) <= SWEEP_LINES
+    return len(delta.files) <= SWEEP_ONLY_FILES and _changed_lines(delta) <= SWEEP_ONLY_LINES
 
 
 def swept_summary(delta: Scope, reused: int) -> str:
