@@ -13,9 +13,9 @@ from orch_review.config.settings import Config
 from orch_review.engine.agents.workflow import Workflow
 from orch_review.engine.memory.reuse import EarlierReviews
 from orch_review.events import AgentEvent
+from tests.engine.memory.test_reuse import FILES as REUSE_FILES
+from tests.engine.memory.test_reuse import _finding, _rules, _store
 from tests.engine.sessions import Files, StandIn, session
-from tests.engine.test_reuse import FILES as REUSE_FILES
-from tests.engine.test_reuse import _finding, _rules, _store
 
 pytestmark = pytest.mark.slow
 

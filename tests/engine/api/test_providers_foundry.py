@@ -20,7 +20,7 @@ import pytest
 
 from orch_review.engine.api.providers import has_credentials
 from tests.conftest import GitRepoFactory
-from tests.engine.test_providers import (
+from tests.engine.api.test_providers import (
     FOUNDRY_KEY,
     REVIEW_REQUESTS,
     assert_planted_findings,

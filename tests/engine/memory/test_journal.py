@@ -29,7 +29,7 @@ from orch_review.trust import Signer
 
 SIGNER = Signer(b"k" * 32, "credential")
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 BASE_PARTS: tuple[object, ...] = (
     "subagent",
     "claude-model",
