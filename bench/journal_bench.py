@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orch_review.engine.journal import Journal
+from orch_review.engine.memory.journal import Journal
 
 VALUE_BYTES = 4096
 JSON_BATCH = 20  # puts timed per size for the JSON baseline (each rewrites the whole file)

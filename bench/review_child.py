@@ -8,7 +8,7 @@ at the fake Messages API), so that the peak RSS it reports is the review's own.
 ``--schedule agents`` swaps the engine's pool for :class:`AgentSlotPool`, the previous policy
 (a slot per agent, verifiers first); ``--schedule barrier`` for :class:`BarrierPool`, the
 reference's schedule. Everything else (client, agents, journal, Workflow) is the same code.
-The swap happens in :mod:`orch_review.engine.scheduler` before anything else of orch_review
+The swap happens in :mod:`orch_review.engine.api.scheduler` before anything else of orch_review
 is imported, so it holds whichever module builds the pool. The completeness critic is off
 unless ``--critic`` is given.
 """
@@ -27,8 +27,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from orch_review.engine import scheduler
-from orch_review.engine.scheduler import REVIEW, PriorityPool
+from orch_review.engine.api import scheduler
+from orch_review.engine.api.scheduler import REVIEW, PriorityPool
 
 if TYPE_CHECKING:
     from orch_review.config.settings import Config

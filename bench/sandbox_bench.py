@@ -49,7 +49,7 @@ from bench.figures import Figure, write_figures
 from bench.plan_bench import GIT_ENV, OUT
 
 if TYPE_CHECKING:
-    from orch_review.engine.confinement import Limits
+    from orch_review.engine.shell.confinement import Limits
 
 TARGET = 1.2
 
@@ -81,8 +81,8 @@ def build_repo(files: int, changed: int) -> Path:
 
 def one_way(repo: Path, way: str, shells: int, at_once: int) -> tuple[float, float, int]:
     """Seconds to prepare the content and seconds for the shells, and the mounts per shell."""
-    from orch_review.engine.bash import BashSession
-    from orch_review.engine.sandbox import resolve_sandbox
+    from orch_review.engine.shell.bash import BashSession
+    from orch_review.engine.shell.sandbox import resolve_sandbox
     from orch_review.scope import farm
     from orch_review.scope import git as gitops
     from orch_review.scope import snapshot as snap
@@ -132,10 +132,10 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
     the median over ``starts`` rounds, each round starting one shell of every mode in turn,
     so that a machine whose speed drifts weighs on every mode alike. The key
     ``landlock/bubblewrap`` holds the median of the rounds' ratios."""
-    from orch_review.engine.bash import BashSession
-    from orch_review.engine.confinement import SandboxUnavailable
-    from orch_review.engine.landlock import LandlockLauncher
-    from orch_review.engine.sandbox import Sandbox, resolve_sandbox
+    from orch_review.engine.shell.bash import BashSession
+    from orch_review.engine.shell.confinement import SandboxUnavailable
+    from orch_review.engine.shell.landlock import LandlockLauncher
+    from orch_review.engine.shell.sandbox import Sandbox, resolve_sandbox
     from orch_review.scope import git as gitops
     from orch_review.scope import snapshot as snap
     from orch_review.scope.resolve import ScopeRequest, resolve_scope
@@ -204,8 +204,8 @@ def startup(repo: Path, starts: int) -> dict[str, float]:
 
 def _first_shell(root: Path, env: dict[str, str], limits: Limits) -> float:
     """Milliseconds to start and run ``true`` in the first shell of a fresh zygote."""
-    from orch_review.engine.bash import BashSession
-    from orch_review.engine.landlock import LandlockLauncher
+    from orch_review.engine.shell.bash import BashSession
+    from orch_review.engine.shell.landlock import LandlockLauncher
 
     launcher = LandlockLauncher.find(limits)
     try:

@@ -8,13 +8,13 @@
   (scout with bash, call Workflow, summarise); every verifier makes 2 (bash, then
   ``report_verdicts``). The reference's subagent is given its subtask only, so it makes 2
   (bash to read its file, then ``report_findings`` with one finding); ours is shown the file
-  its subtask names (``orch_review.engine.inline``), so it reports from what it was shown in
-  1, the reference's second. So the reference makes ``3 + 4 * concerns`` requests and ours
-  ``3 + 3 * concerns``, and the bench checks that they did. The completeness critic, which
-  the reference does not have, is off in that comparison; the critic bench measures what it
-  costs: it makes 2 requests (bash, then ``report_concerns``) and proposes
-  ``critic_concerns`` cross-module concerns (``xcutNNN``), each reviewed and verified like
-  the others. Packing small subtasks (``orch_review.engine.packing``) is off in every run:
+  its subtask names (``orch_review.engine.agents.inlined_files``), so it reports from what it
+  was shown in 1, the reference's second. So the reference makes ``3 + 4 * concerns`` requests
+  and ours ``3 + 3 * concerns``, and the bench checks that they did. The completeness critic,
+  which the reference does not have, is off in that comparison; the critic bench measures what
+  it costs: it makes 2 requests (bash, then ``report_concerns``) and proposes
+  ``critic_concerns`` cross-module concerns (``xcutNNN``), each reviewed and verified like the
+  others. Packing small subtasks (``orch_review.engine.agents.packing``) is off in every run:
   one agent per concern, as the reference;
 * the same latency per *logical* request. A logical request is named by (role, concern, turn),
   read off the request itself (the tools offered, the ``modNNN`` in the task, the number of
@@ -57,7 +57,7 @@ from orch_review.engine.hedging import (
     LATENCIES_KEPT,
     MIN_SAMPLE,
 )
-from orch_review.engine.scheduler import (
+from orch_review.engine.api.scheduler import (
     AGENTS_PER_SLOT,
     CRITIC,
     REVIEW,
@@ -418,7 +418,7 @@ def engine_schedule(
     """Zero-overhead fan-out makespan of the engine's policy, by event simulation: agents
     admitted to the pool (at most ``agents``: the critic, then verifiers, then concerns in
     order), each request waiting at the gate for one of ``workers`` slots in the order of
-    :func:`orch_review.engine.scheduler.request_rank`. ``critic_concerns``: the critic runs
+    :func:`orch_review.engine.api.scheduler.request_rank`. ``critic_concerns``: the critic runs
     and proposes that many. ``agents=workers`` is the previous policy, a slot per agent.
     ``shown``: subagents are shown their files and start at their report. ``hedge``: late
     requests are sent once more (:func:`hedged_schedule`)."""

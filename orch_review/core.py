@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
     """True when a request to ``provider`` could be authenticated (or a custom server is
     configured); with no provider, when credentials for any provider are in sight."""
-    from orch_review.engine.providers import has_credentials as provider_has_credentials
+    from orch_review.engine.api.providers import has_credentials as provider_has_credentials
 
     return provider_has_credentials(env, provider)
 
@@ -268,7 +268,7 @@ def run(
     try:
         written = write_reports(report, options.report_files)
     except OutputError as exc:
-        from orch_review.engine.kept import not_written, rescue_report
+        from orch_review.engine.memory.last_report import not_written, rescue_report
         from orch_review.reporters.files import ReportNotWritten
 
         rescued = rescue_report(report, prepared.env)
@@ -293,7 +293,7 @@ def write_empty_reports(options: ReviewOptions, reason: str) -> None:
 def unshown(prepared: PreparedReview, report: Report, error: OutputError) -> OutputError:
     """The error to raise when a finished review's report could not be shown (``error``):
     the report kept in the journal and saved under the cache directory, and it says where."""
-    from orch_review.engine.kept import not_written, rescue_report
+    from orch_review.engine.memory.last_report import not_written, rescue_report
     from orch_review.reporters.files import ReportNotWritten
 
     kept = _keep_report(prepared, report)
@@ -311,9 +311,9 @@ def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
 
 def _keep_report(prepared: PreparedReview, report: Report) -> bool:
     """Keep ``report`` in the journal as its working tree's last one."""
-    from orch_review.engine.journal import JournalError
-    from orch_review.engine.kept import keep_report
-    from orch_review.engine.opening import open_journal
+    from orch_review.engine.agents.session_setup import open_journal
+    from orch_review.engine.memory.journal import JournalError
+    from orch_review.engine.memory.last_report import keep_report
     from orch_review.scope.git import git_dir, work_tree
 
     try:
@@ -414,8 +414,8 @@ def review_conversation(prepared: PreparedReview) -> dict[str, Any] | None:
     """The conversation the review of ``prepared`` left in its journal, JSON-ready, for a
     follow-up elsewhere (a pull request comment's run); None when the journal holds none
     about this content (journal off, or the main agent did not finish)."""
-    from orch_review.engine.conversation import NoConversation, load_conversation
-    from orch_review.engine.opening import open_journal
+    from orch_review.engine.agents.session_setup import open_journal
+    from orch_review.engine.memory.conversation import NoConversation, load_conversation
     from orch_review.scope.git import git_dir, work_tree
 
     repo, env = prepared.repo, prepared.env
@@ -463,10 +463,10 @@ def answer_follow_up(
     import contextlib
     import dataclasses
 
-    from orch_review.engine.confinement import SandboxUnavailable
-    from orch_review.engine.conversation import Conversation
-    from orch_review.engine.followup import FollowUp
-    from orch_review.engine.mode import ModeState
+    from orch_review.engine.agents.orchestration_mode import ModeState
+    from orch_review.engine.memory.conversation import Conversation
+    from orch_review.engine.memory.followup import FollowUp
+    from orch_review.engine.shell.confinement import SandboxUnavailable
     from orch_review.errors import RequestRejected
 
     notes: list[str] = []

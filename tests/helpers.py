@@ -308,8 +308,8 @@ def skip_without_bubblewrap(root: Path) -> None:
     """Skip the test unless bubblewrap runs here: only it may run ``suggestion-check``."""
     import pytest
 
-    from orch_review.engine.confinement import SandboxUnavailable
-    from orch_review.engine.sandbox import resolve_sandbox
+    from orch_review.engine.shell.confinement import SandboxUnavailable
+    from orch_review.engine.shell.sandbox import resolve_sandbox
 
     try:
         resolve_sandbox("on", root, search_path=os.environ["PATH"])

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orch_review.engine.read_tools import READ_TOOLS
+from orch_review.engine.shell.read_tools import READ_TOOLS
 from tests.fakes.messages_api import ModelRequest, Reply
 from tests.fakes.wire import canonical_json
 from tests.scripted import findings_in_task

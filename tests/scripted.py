@@ -74,8 +74,8 @@ class Concern:
     span: int = 1  # lines each finding covers, from the line the command printed
     # How the verifier judges a finding's proposed fix (the same rule shape as `verdict`).
     fix: VerdictRule = approve_fix
-    # Text whose lines are the findings when the task shows `path` (engine.inline): the
-    # subagent then reports from what it was shown, without the bash turn.
+    # Text whose lines are the findings when the task shows `path` (engine.agents.inlined_files):
+    # the subagent then reports from what it was shown, without the bash turn.
     pattern: str | None = None
     # The `search` input that finds what `command` does, for agents without a shell
     # (default: derived from a `grep -n PATTERN FILE...` command).
@@ -260,7 +260,7 @@ _SHOWN = re.compile(
 
 
 def shown_files(task: str) -> dict[str, list[str]]:
-    """The files a subagent's task shows (``engine.inline``): path -> its lines."""
+    """The files a subagent's task shows (``engine.agents.inlined_files``): path -> its lines."""
     files = {}
     for match in _SHOWN.finditer(task):
         body = match.group("body").splitlines()

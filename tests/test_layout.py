@@ -121,10 +121,10 @@ def test_the_parser_sees_imports_everywhere_and_resolves_relative_ones() -> None
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
         "from . import records\n"
-        "from ..engine.budget import Ledger\n"
+        "from ..engine.api.budget import Ledger\n"
         "import orch_review.scope.git\n"
         "if TYPE_CHECKING:\n"
-        "    from orch_review.engine import workflow\n"
+        "    from orch_review.engine.agents import workflow\n"
         "def f():\n"
         "    from orch_review.engine.review import review\n"
     )
@@ -133,16 +133,16 @@ def test_the_parser_sees_imports_everywhere_and_resolves_relative_ones() -> None
     assert anywhere == {
         "orch_review.findings",
         "orch_review.findings.records",
-        "orch_review.engine",
-        "orch_review.engine.budget",
+        "orch_review.engine.agents",
+        "orch_review.engine.api.budget",
         "orch_review.scope.git",
-        "orch_review.engine.workflow",
+        "orch_review.engine.agents.workflow",
         "orch_review.engine.review",
     }
     assert top == {
         "orch_review.findings",
         "orch_review.findings.records",
-        "orch_review.engine.budget",
+        "orch_review.engine.api.budget",
         "orch_review.scope.git",
     }
 
@@ -333,3 +333,94 @@ def test_circles_finds_each_circle_once() -> None:
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"d"}, "d": {"c"}, "e": {"a"}}
     assert circles(graph) == [["a", "b"], ["c", "d"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+# A folder is a room with one job; past about two dozen modules it is really several rooms.
+MAX_MODULES_PER_FOLDER = 24
+
+
+def test_no_package_folder_holds_more_than_24_modules() -> None:
+    folders = {path.parent for path in PACKAGE.rglob("__init__.py")}
+    crowded = sorted(
+        f"{folder.relative_to(PACKAGE.parent)}: {count} modules"
+        for folder in folders
+        if (count := len(list(folder.glob("*.py")))) > MAX_MODULES_PER_FOLDER
+    )
+    assert len(folders) >= 10
+    assert crowded == []
+
+
+# The engine's rooms (see the architecture map). The modules directly in engine/ are its top.
+ENGINE_ROOMS = ("agents", "api", "memory", "proofs", "shell")
+
+
+def _engine_room(module: str) -> str | None:
+    """The room of an engine module ("top" for those directly in engine/), None outside."""
+    parts = module.split(".")
+    if parts[:2] != ["orch_review", "engine"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in ENGINE_ROOMS else "top"
+
+
+def _room_imports(room: str) -> set[tuple[str, str]]:
+    """(module, target) for every engine module ``room`` imports from another room."""
+    return {
+        (module, target)
+        for module, tree in MODULES.items()
+        if _engine_room(module) == room
+        for target in imports(module, tree, top_level_only=False)
+        if _engine_room(target) not in (None, room)
+    }
+
+
+def test_the_engine_folders_are_its_rooms() -> None:
+    folders = sorted(path.parent.name for path in (PACKAGE / "engine").glob("*/__init__.py"))
+    assert folders == sorted(ENGINE_ROOMS)
+
+
+def test_the_shell_room_imports_no_other_room_of_the_engine() -> None:
+    """The shell boundary (the shell, the sandbox layers, the no-shell tools) is what a
+    security reviewer reads: it must make sense alone."""
+    assert any(_engine_room(m) == "shell" for m in MODULES)
+    assert sorted(_room_imports("shell")) == []
+
+
+def test_the_api_room_takes_from_the_shell_room_only_the_bash_tool() -> None:
+    """The client offers the bash tool's client definition to servers without Anthropic's."""
+    taken = {target for _, target in _room_imports("api")}
+    assert taken <= {"orch_review.engine.shell", "orch_review.engine.shell.bash"}
+
+
+def test_no_room_imports_the_top_of_the_engine() -> None:
+    offenders = sorted(
+        f"{module} imports {target}"
+        for room in ENGINE_ROOMS
+        for module, target in _room_imports(room)
+        if _engine_room(target) == "top"
+    )
+    assert offenders == []
+
+
+def test_only_the_top_of_the_engine_imports_the_proofs_room() -> None:
+    offenders = sorted(
+        f"{module} imports {target}"
+        for room in ENGINE_ROOMS
+        for module, target in _room_imports(room)
+        if _engine_room(target) == "proofs"
+    )
+    assert offenders == []
+
+
+def test_the_agents_take_from_memory_only_the_journal_and_reused_findings() -> None:
+    """The rest of memory (conversation, follow-ups, re-review scope, last report) stands
+    on the agents; the journal itself imports nothing of the engine."""
+    taken = {target for _, target in _room_imports("agents") if _engine_room(target) == "memory"}
+    assert taken <= {
+        "orch_review.engine.memory",
+        "orch_review.engine.memory.journal",
+        "orch_review.engine.memory.reuse",
+    }
+    journal = "orch_review.engine.memory.journal"
+    assert {
+        t for t in imports(journal, MODULES[journal], top_level_only=False) if _engine_room(t)
+    } == set()

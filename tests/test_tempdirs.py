@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orch_review import tempdirs
-from orch_review.engine import confinement
+from orch_review.engine.shell import confinement
 
 
 def test_a_directory_is_named_with_its_owner_and_removed_however_the_block_ends(

@@ -10,14 +10,14 @@ import click
 from orch_review.cli.exits import handle_errors
 
 if TYPE_CHECKING:
-    from orch_review.engine.followup import Answer, FollowUp
+    from orch_review.engine.memory.followup import Answer, FollowUp
 
 
 def _follow_up() -> FollowUp:
     from orch_review.cli.consoles import console
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
-    from orch_review.engine.followup import FollowUp
+    from orch_review.engine.memory.followup import FollowUp
     from orch_review.scope.git import open_repo, work_tree
 
     env = take_environment()
@@ -28,7 +28,7 @@ def _follow_up() -> FollowUp:
 
 
 def _print_answer(answer: Answer) -> None:
-    from orch_review.engine.workflow import describe
+    from orch_review.engine.agents.workflow import describe
     from orch_review.sanitize import terminal
 
     # The model's words and the concerns it named reach the terminal only sanitized.

@@ -44,7 +44,7 @@ def hook(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
-    from orch_review.engine.client import has_credentials
+    from orch_review.engine.api.providers import has_credentials
     from orch_review.hook import HookRequest, missing_key
     from orch_review.reporters.terminal import print_report, render_compact
     from orch_review.scope.resolve import NothingToReview

@@ -21,7 +21,7 @@ def _journal_path() -> tuple[Path, Path]:
     in the user's cache directory when only that exists; and the working tree."""
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
-    from orch_review.engine.journal import cache_journal_path, default_journal_path
+    from orch_review.engine.memory.journal import cache_journal_path, default_journal_path
     from orch_review.scope.git import git_dir, open_repo, work_tree
 
     env = take_environment()
@@ -43,7 +43,7 @@ def stats() -> None:
     """Show how many agent results the journal holds."""
     import datetime
 
-    from orch_review.engine.journal import Journal
+    from orch_review.engine.memory.journal import Journal
 
     path, top = _journal_path()
     if not path.exists():
@@ -64,7 +64,7 @@ def stats() -> None:
 @handle_errors
 def clear() -> None:
     """Forget every stored agent result (the next review pays in full)."""
-    from orch_review.engine.journal import (
+    from orch_review.engine.memory.journal import (
         Journal,
         JournalError,
         check_own_path,
@@ -93,8 +93,8 @@ def show_report(output_format: str) -> None:
     from orch_review.cli.output import print_report_as
     from orch_review.config.settings import load_config
     from orch_review.core import take_environment
-    from orch_review.engine.kept import load_report
-    from orch_review.engine.opening import open_journal
+    from orch_review.engine.agents.session_setup import open_journal
+    from orch_review.engine.memory.last_report import load_report
     from orch_review.scope.git import git_dir, open_repo, work_tree
 
     env = take_environment()

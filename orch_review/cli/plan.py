@@ -65,7 +65,7 @@ def plan(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.plan_view import print_plan
-    from orch_review.engine.prompts import MAIN_SYSTEM
+    from orch_review.engine.agents.prompts import MAIN_SYSTEM
     from orch_review.reporters.files import STDOUT, check_writable_path, write_text
     from orch_review.scope.plan import plan_data
 
@@ -127,8 +127,8 @@ def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _count_tokens(prepared: PreparedReview) -> int:
-    from orch_review.engine.opening import new_client
-    from orch_review.engine.prompts import MAIN_SYSTEM
+    from orch_review.engine.agents.prompts import MAIN_SYSTEM
+    from orch_review.engine.agents.session_setup import new_client
     from orch_review.scope.prescout import task_text
 
     client = new_client(prepared.config, prepared.env)

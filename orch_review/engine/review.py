@@ -22,20 +22,26 @@ from orch_review.config.choices import FilterMode
 from orch_review.config.guidance import Guidance, load_guidance
 from orch_review.config.learnings import Learning
 from orch_review.config.settings import Config
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.cheap import plan_under_cap
-from orch_review.engine.client import ModelClient
-from orch_review.engine.completion import (
+from orch_review.engine.agents.critic import Critic
+from orch_review.engine.agents.intent_review import start_intent_concern, write_walkthrough
+from orch_review.engine.agents.main_agent import MainResult, run_main_agent
+from orch_review.engine.agents.refusals import refusal_warning
+from orch_review.engine.agents.review_session import Session
+from orch_review.engine.agents.session_setup import new_client, open_session
+from orch_review.engine.agents.workflow import Workflow
+from orch_review.engine.api.budget import Budget, Caps
+from orch_review.engine.api.client import ModelClient
+from orch_review.engine.api.scheduler import MAIN
+from orch_review.engine.capped_plan import plan_under_cap
+from orch_review.engine.final_coverage import (
     agents_left,
     cover_rest,
     coverage_of,
     ledger_files,
     verified_by_path,
 )
-from orch_review.engine.confinement import agent_environment
-from orch_review.engine.conversation import save_conversation
-from orch_review.engine.critic import Critic
-from orch_review.engine.delta import (
+from orch_review.engine.memory.conversation import save_conversation
+from orch_review.engine.memory.rereview import (
     NOTHING_CHANGED,
     critic_wanted,
     delta_scope,
@@ -45,18 +51,12 @@ from orch_review.engine.delta import (
     sweep_only,
     swept_summary,
 )
-from orch_review.engine.intent import start_intent_concern, write_walkthrough
-from orch_review.engine.live import LiveTotals
-from orch_review.engine.main_agent import MainResult, run_main_agent
-from orch_review.engine.opening import new_client, open_session
-from orch_review.engine.patch_check import PatchChecker, unconfined_reason
-from orch_review.engine.proving import Provers, wanted
-from orch_review.engine.refusals import refusal_warning
-from orch_review.engine.reuse import EarlierReviews
-from orch_review.engine.sandbox import Sandbox
-from orch_review.engine.scheduler import MAIN
-from orch_review.engine.session import Session
-from orch_review.engine.workflow import Workflow
+from orch_review.engine.memory.reuse import EarlierReviews
+from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.proofs.proving import Provers, wanted
+from orch_review.engine.running_totals import LiveTotals
+from orch_review.engine.shell.confinement import agent_environment
+from orch_review.engine.shell.sandbox import Sandbox
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
@@ -80,7 +80,7 @@ from orch_review.wording import counted
 if TYPE_CHECKING:
     import git
 
-log = logging.getLogger("orch_review.engine.review")
+_log = logging.getLogger("orch_review.engine.review")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +184,7 @@ class _AgentsDone:
     workflow: Workflow
     earlier: EarlierReviews
     coverage: Coverage
-    ledger: Ledger
+    budget: Budget
     sandbox: Sandbox
 
 
@@ -292,7 +292,7 @@ def _run_agents(
     main_guidance, state.guidance_truncated = guidance.for_main()
     earlier = EarlierReviews(session, reuse_base(scope), guidance_text(guidance))
     if state.live is not None:
-        state.live.ledger = session.ledger
+        state.live.budget = session.budget
         state.live.reused = lambda: earlier.paths
     if scope.kind != "all" and config.journal:
         earlier.load(scope.paths)  # reads the files under review through git
@@ -308,7 +308,7 @@ def _run_agents(
     cheap = plan_under_cap(
         config,
         delta,
-        session.ledger,
+        session.budget,
         walkthrough=state.options.walkthrough,
         guidance_chars=len(main_guidance),
     )
@@ -333,9 +333,9 @@ def _run_agents(
     state.notes += _sweep_and_criticise(state, session, workflow, critic, files, earlier.paths)
     client.check_usable()
     coverage = coverage_of(scope, files, workflow, earlier.paths)
-    if coverage.complete and session.ledger.report().cap_reached is None:
+    if coverage.complete and session.budget.report().cap_reached is None:
         earlier.store(coverage, verified_by_path(workflow), state.summary)
-    return _AgentsDone(workflow, earlier, coverage, session.ledger, session.shell_sandbox)
+    return _AgentsDone(workflow, earlier, coverage, session.budget, session.shell_sandbox)
 
 
 def _fan_out(
@@ -418,7 +418,7 @@ def _sweep_and_criticise(
     reused: frozenset[str],
 ) -> tuple[str, ...]:
     """The sweep and the critic (see :func:`cover_rest`); a cap they reach is a warning."""
-    config, ledger = state.config, session.ledger
+    config, budget = state.config, session.budget
     try:
         return cover_rest(
             workflow,
@@ -426,7 +426,7 @@ def _sweep_and_criticise(
             files,
             state.scope,
             reused,
-            lambda: agents_left(config, ledger),
+            lambda: agents_left(config, budget),
             state.warnings,
         )
     except OrchReviewError as exc:
@@ -579,7 +579,7 @@ def _closing_warnings(state: _Review, agents: _AgentsDone) -> None:
     refused = refusal_warning(agents.workflow.refused)
     if refused is not None:
         warnings.append(refused)
-    usage = agents.ledger.report()
+    usage = agents.budget.report()
     if usage.unknown_price_models:
         warnings.append(
             "Cost is estimated with the highest known price for "
@@ -598,7 +598,7 @@ def _build_report(state: _Review, agents: _AgentsDone, findings: list[Finding]) 
         scope=scope.describe(),
         summary=state.summary,
         concerns=agents.workflow.outcomes,
-        usage=agents.ledger.report(),
+        usage=agents.budget.report(),
         wall_seconds=time.monotonic() - state.started,
         model=config.model,
         agent_model=config.agent_model,
@@ -621,7 +621,7 @@ def _empty_report(config: Config, scope: Scope, mode: FilterMode) -> Report:
         scope=scope.describe(),
         summary="",
         concerns=[],
-        usage=Ledger(Caps(), cost=lambda *_: (0.0, True)).report(),
+        usage=Budget(Caps(), cost=lambda *_: (0.0, True)).report(),
         wall_seconds=0.0,
         model=config.model,
         agent_model=config.agent_model,

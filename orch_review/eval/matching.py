@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from orch_review.config.pricing import DEFAULT_PRICES, lookup_price
-from orch_review.engine.budget import Usage
-from orch_review.engine.client import Completer
-from orch_review.engine.journal import JournalLike, journal_key
+from orch_review.engine.api.budget import Usage
+from orch_review.engine.api.client import Completer
+from orch_review.engine.memory.journal import JournalLike, journal_key
 from orch_review.eval.cases import ExpectedIssue
 from orch_review.findings.records import Finding
 

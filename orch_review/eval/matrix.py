@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orch_review.config.settings import setting_from_text
-from orch_review.engine.journal import journal_key
+from orch_review.engine.memory.journal import journal_key
 from orch_review.errors import UsageError
 from orch_review.eval.cases import Case
 from orch_review.eval.render import money, number, percent

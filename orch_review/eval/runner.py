@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orch_review.core import ReviewOptions, prepare, run
-from orch_review.engine.budget import Usage
-from orch_review.engine.journal import Journal, JournalLike, NullJournal
+from orch_review.engine.api.budget import Usage
+from orch_review.engine.memory.journal import Journal, JournalLike, NullJournal
 from orch_review.errors import GitError, OrchReviewError
 from orch_review.eval.budget import CasesEstimate, TotalBudget, estimate_cases
 from orch_review.eval.cases import Case
@@ -229,7 +229,7 @@ def run_cases(
     No case starts beyond ``settings.max_total_cost_usd``; each gets a share of what is left
     as its own cost cap."""
     from orch_review.config.settings import Config
-    from orch_review.engine.opening import new_client
+    from orch_review.engine.agents.session_setup import new_client
 
     started = clock()
     # Repositories first, one at a time: two cases of one URL must not clone it twice at once.

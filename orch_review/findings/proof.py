@@ -1,7 +1,7 @@
 """What proving a finding with a failing test showed: the records and their JSON.
 
 A finding is *proven* only by what orch-review itself observed running the test (see
-:mod:`orch_review.engine.proof_run`); nothing a model says sets :attr:`Proof.proven`.
+:mod:`orch_review.engine.proofs.proof_run`); nothing a model says sets :attr:`Proof.proven`.
 """
 
 from __future__ import annotations

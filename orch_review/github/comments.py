@@ -11,7 +11,7 @@ finding is gone is resolved (:mod:`orch_review.github.threads`). Anyone can writ
 a comment, so only top-level comments by the account orch-review posts as, starting with the
 marker, count as its own.
 
-A verified patch (see :mod:`orch_review.engine.patch_check`) becomes a ```suggestion block,
+A verified patch (see :mod:`orch_review.engine.proofs.patch_check`) becomes a ```suggestion block,
 which GitHub offers to commit, only when the comment covers exactly the finding's lines: a
 comment clamped to a hunk would have the suggestion replace other lines than the patch was
 checked against.

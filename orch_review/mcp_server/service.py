@@ -19,7 +19,7 @@ from orch_review.mcp_server.arguments import BadArguments, ScopeArgs
 
 if TYPE_CHECKING:
     from orch_review.core import PreparedReview, ReviewOptions
-    from orch_review.engine.agent import AgentEvent
+    from orch_review.engine.agents.agent_loop import AgentEvent
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
 
@@ -105,7 +105,7 @@ class ReviewService:
     def plan(self, scope: ScopeArgs) -> dict[str, Any]:
         """What a review of ``scope`` would cover and cost, with no API call."""
         from orch_review import core
-        from orch_review.engine.prompts import MAIN_SYSTEM
+        from orch_review.engine.agents.prompts import MAIN_SYSTEM
         from orch_review.scope.plan import plan_data
 
         prepared = core.prepare(self._repo, self._options(scope, {}), self._env)
@@ -207,7 +207,7 @@ class ReviewService:
     def explain(self, finding: str, question: str) -> dict[str, Any]:
         """A follow-up about one finding of the last review, continuing its conversation
         with orchestration mode off: the model answers on its own, with no new fan-out."""
-        from orch_review.engine.followup import FollowUp
+        from orch_review.engine.memory.followup import FollowUp
         from orch_review.mcp_server.questions import compose
 
         found = self.finding(finding)

@@ -10,7 +10,7 @@ nobody knows in advance, so the range spans the two ways a review covers its fil
   sweep itself groups them (``findings/sweep_groups.py``: neighbours together, up to 40
   files or 1,500 weighted lines), one verifier in all;
 * high: one subtask per file (up to ``max-subtasks``, the rest swept), the small ones packed
-  into as many agents as run at once when there are more of them (``engine/packing.py``), a
+  into as many agents as run at once when there are more of them (``engine/agents/packing.py``), a
   verifier for a quarter of the concerns, the critic when it runs, and the thinking the
   effort allows.
 
@@ -32,8 +32,8 @@ from orch_review.scope.languages import language_of
 from orch_review.scope.resolve import Scope
 
 BYTES_PER_LINE = 40  # a whole file (``--all``) is read as this many bytes per line
-PACK_SMALL_BYTES = 4_000  # engine/packing.py PackLimits.small_bytes
-PACK_MAX_MEMBERS = 10  # engine/packing.py PackLimits.max_members
+PACK_SMALL_BYTES = 4_000  # engine/agents/packing.py PackLimits.small_bytes
+PACK_MAX_MEMBERS = 10  # engine/agents/packing.py PackLimits.max_members
 AGENT_READS = 1  # tool outputs an agent spends reading the files its task does not show
 # Input tokens per character of the guidance (guidance files, agent rules) every agent's
 # prompt carries: a quarter token a character, read on about two turns.
@@ -218,7 +218,7 @@ def _sweep_groups(files: list[LedgerFile]) -> int:
 
 
 def _fanned_concerns(sizes: list[int], config: Config) -> int:
-    """Concerns of one subtask per file, the small ones packed as ``engine/packing.py``
+    """Concerns of one subtask per file, the small ones packed as ``engine/agents/packing.py``
     packs them."""
     budget = config.inline_file_bytes if config.pack_subtasks else 0
     small = sum(1 for size in sizes if size <= min(PACK_SMALL_BYTES, budget))

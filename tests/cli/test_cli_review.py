@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.prompts import MODE_ENTER
+from orch_review.engine.agents.prompts import MODE_ENTER
 from tests.conftest import GitRepoFactory
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import (

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.conftest import GitRepoFactory
-from tests.engine.test_client import CREDIT_TOO_LOW, closed_port_url
+from tests.engine.api.test_client import CREDIT_TOO_LOW, closed_port_url
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
 from tests.helpers import make_planted_repo, run_cli
 from tests.scripted import is_sweep, planted_script

@@ -17,12 +17,12 @@ from typing import Any
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.client import Reply
-from orch_review.engine.journal import Journal
-from orch_review.engine.sandbox import PlainLauncher, Sandbox
-from orch_review.engine.scheduler import PriorityPool
-from orch_review.engine.session import Session
+from orch_review.engine.agents.review_session import Session
+from orch_review.engine.api.budget import Budget, Caps
+from orch_review.engine.api.client import Reply
+from orch_review.engine.api.scheduler import PriorityPool
+from orch_review.engine.memory.journal import Journal
+from orch_review.engine.shell.sandbox import PlainLauncher, Sandbox
 from orch_review.events import EventSink
 from orch_review.trust import Signer
 
@@ -156,7 +156,7 @@ def session(
             yield Session(
                 config=config,
                 client=client,
-                ledger=Ledger(caps or Caps(), lambda *_: (0.0, True)),
+                budget=Budget(caps or Caps(), lambda *_: (0.0, True)),
                 journal=opened,
                 workspace=files,
                 pool=pool,

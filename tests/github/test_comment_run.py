@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT
+from orch_review.engine.agents.prompts import MODE_ENTER, MODE_EXIT
 from orch_review.github.artifacts import MEMBER, artifact_name
 from orch_review.github.mentions import REPLY_MARKER
 from tests.conftest import git

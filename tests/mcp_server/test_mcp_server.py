@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from orch_review.engine.prompts import MODE_EXIT
+from orch_review.engine.agents.prompts import MODE_EXIT
 from tests.cli.test_cli_fix import SAFE_QUERY
 from tests.cli.test_cli_resume import _division_verifier, _journal_kinds
 from tests.conftest import GitRepoFactory, git, write

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.client import ModelClient, Reply
+from orch_review.engine.api.client import ModelClient, Reply
 from orch_review.errors import ApiUnavailable, ApiUnusable, ExitCode, RequestRejected
 from tests.conftest import GitRepoFactory
 from tests.fakes.http_server import Exchange, LocalHTTPServer

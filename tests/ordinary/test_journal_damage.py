@@ -53,7 +53,7 @@ def test_a_journal_with_no_room_leaves_no_empty_file(tmp_path: Path) -> None:
         from pathlib import Path
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-        from orch_review.engine.journal import Journal, JournalError
+        from orch_review.engine.memory.journal import Journal, JournalError
         try:
             Journal(Path({str(path)!r}), signer=None)
         except JournalError as exc:

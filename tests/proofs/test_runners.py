@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.runners import Runner, missing_module
+from orch_review.engine.proofs.runners import Runner, missing_module
 from orch_review.findings.proof import ProofRun
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.bash import BashSession
-from orch_review.engine.sandbox import SandboxUnavailable, resolve_sandbox
+from orch_review.engine.shell.bash import BashSession
+from orch_review.engine.shell.sandbox import SandboxUnavailable, resolve_sandbox
 from orch_review.scope import git as gitops
 from orch_review.scope import view
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope

@@ -20,7 +20,7 @@ def test_a_name_that_is_not_utf8_is_found_from_its_quoted_form(tmp_path: Path) -
 
 
 def test_a_finding_on_the_quoted_name_is_recorded_on_the_file(tmp_path: Path) -> None:
-    from orch_review.engine.tools import parse_findings
+    from orch_review.engine.agents.tools import parse_findings
 
     raw = "caf\udce9.py"
     with open(tmp_path / raw, "w", encoding="utf-8", errors="surrogateescape") as stream:

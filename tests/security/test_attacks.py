@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.confinement import SandboxUnavailable
-from orch_review.engine.sandbox import resolve_sandbox
+from orch_review.engine.shell.confinement import SandboxUnavailable
+from orch_review.engine.shell.sandbox import resolve_sandbox
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI

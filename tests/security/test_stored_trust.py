@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from orch_review.config.choices import CATEGORIES
-from orch_review.engine.conversation import conversation_key
-from orch_review.engine.journal import Journal, default_journal_path
-from orch_review.engine.prompts import MODE_EXIT
+from orch_review.engine.agents.prompts import MODE_EXIT
+from orch_review.engine.memory.conversation import conversation_key
+from orch_review.engine.memory.journal import Journal, default_journal_path
 from orch_review.findings.records import Severity
 from orch_review.reporters.sarif import SECURITY_CATEGORIES
 from orch_review.trust import JOURNAL, Signer, derive_key

@@ -1,0 +1,1 @@
+"""Proofs: prover agents, running their tests in the sandbox, and checking suggested patches."""
