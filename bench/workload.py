@@ -51,12 +51,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orch_review.engine.hedging import (
-    HEDGE_PERCENTILE,
-    HEDGE_RANK,
-    LATENCIES_KEPT,
-    MIN_SAMPLE,
-)
+from orch_review.engine.api.hedging import HEDGE_PERCENTILE, HEDGE_RANK, LATENCIES_KEPT, MIN_SAMPLE
 from orch_review.engine.api.scheduler import (
     AGENTS_PER_SLOT,
     CRITIC,
@@ -444,7 +439,7 @@ def hedged_schedule(
     hedge: bool = True,
 ) -> tuple[float, int]:
     """:func:`engine_schedule`, and the copies sent. With ``hedge``, as
-    :mod:`orch_review.engine.hedging` does: a request outstanding longer than its role's
+    :mod:`orch_review.engine.api.hedging` does: a request outstanding longer than its role's
     threshold (of the replies so far) is queued once more, first in line; the first copy to
     answer ends both (the other's slot is freed at once); a copy meets
     :meth:`LatencyModel.copy_seconds`."""

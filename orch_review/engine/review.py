@@ -540,7 +540,7 @@ def _offer_to(
             for finding in _triaged(state, confirmed, read) if confirmed else []:
                 provers.offer(finding)
         except Exception:  # its prover starts when verification ends instead
-            log.exception("a prover could not start early")
+            _log.exception("a prover could not start early")
 
     return offer
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.engine.runners import (
+from orch_review.engine.proofs.runners import (
     PROBES,
     Runner,
     json_report_counts,

@@ -17,11 +17,11 @@ from pathlib import Path
 import git as gitpython
 import pytest
 
-from orch_review.engine.bash import BashSession
-from orch_review.engine.confinement import SandboxUnavailable
-from orch_review.engine.proof_run import ProofRunner, ProverReport
-from orch_review.engine.sandbox import Sandbox, resolve_sandbox
-from orch_review.engine.toolchains import exposure
+from orch_review.engine.proofs.proof_run import ProofRunner, ProverReport
+from orch_review.engine.shell.bash import BashSession
+from orch_review.engine.shell.confinement import SandboxUnavailable
+from orch_review.engine.shell.sandbox import Sandbox, resolve_sandbox
+from orch_review.engine.shell.toolchains import exposure
 from orch_review.findings.proof import Proof
 from orch_review.findings.records import Finding, Severity
 from tests.conftest import GitRepoFactory, git, write

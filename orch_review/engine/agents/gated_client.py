@@ -22,7 +22,7 @@ from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.subagent import AgentFailed
 from orch_review.engine.api.budget import Budget
 from orch_review.engine.api.client import Completer, ModelClient, Reply
-from orch_review.engine.hedging import HEDGE_RANK, Hedging
+from orch_review.engine.api.hedging import HEDGE_RANK, Hedging
 from orch_review.engine.api.scheduler import PriorityPool, request_rank
 
 # Characters per input token in the estimate of a prompt: fewer than the usual four, so that
@@ -117,14 +117,18 @@ class GatedClient:
                     "tool_choice": tool_choice,
                 }
                 client = self._client
-                if self._hedging is None or budget is None or not isinstance(client, ModelClient):
+                if (
+                    self._hedging is None
+                    or request_budget is None
+                    or not isinstance(client, ModelClient)
+                ):
                     return client.complete(**kwargs)
                 agent = (self._role, self._order)
                 return self._hedging.complete(
                     self._role,
                     lambda abort: client.complete(**kwargs, abort=abort),
-                    partial(self._hedge_gate, budget, model, tokens),
-                    partial(budget.ledger.charge_unused, agent, self._role, model),
+                    partial(self._hedge_gate, request_budget, model, tokens),
+                    partial(request_budget.budget.charge_unused, agent, self._role, model),
                     tokens,
                 )
             except BaseException:
@@ -137,14 +141,14 @@ class GatedClient:
         """A request slot for a hedge, first in line, and its reservation while far from
         every cap; yields whether it may be sent."""
         with self._pool.request_slot(HEDGE_RANK):
-            held = not self._cancel.is_set() and budget.ledger.reserve_hedge(
+            held = not self._cancel.is_set() and budget.budget.reserve_hedge(
                 (self._role, self._order), model, tokens, budget.max_tokens
             )
             try:
                 yield held
             finally:
                 if held:
-                    budget.ledger.release()
+                    budget.budget.release()
 
 
 def gated_session(session: Session, role: str, order: int) -> Session:

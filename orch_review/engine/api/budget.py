@@ -278,7 +278,7 @@ class Budget:
     ) -> bool:
         """Hold what a second copy of a request may cost, from the calling thread, when the
         spend and the reservations with it stay within :data:`FAR_SHARE` of every cap;
-        False (nothing held) nearer a cap: no hedge there (``orch_review.engine.hedging``)."""
+        False (nothing held) nearer a cap: no hedge there (``orch_review.engine.api.hedging``)."""
         with self._changed:
             if self._usage_cap_reason() is not None:
                 return False

@@ -44,7 +44,7 @@ from tenacity import (
 from orch_review import waiting
 from orch_review.engine.api import capabilities, providers
 from orch_review.engine.api.endpoint_sender import SERVER_ERROR, SHAPE_STATUSES, AdaptedSender
-from orch_review.engine.hedging import Abort, AttemptAborted
+from orch_review.engine.api.hedging import Abort, AttemptAborted
 from orch_review.engine.api.stream import (
     IncompleteStream,
     StreamErrorEvent,

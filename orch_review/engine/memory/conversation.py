@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orch_review.engine.memory.journal import JournalLike, NullJournal, journal_key
 from orch_review.engine.agents.main_agent import MainResult
 from orch_review.engine.agents.orchestration_mode import ModeState
 from orch_review.engine.agents.prompts import MODE_ENTER, MODE_EXIT, MODE_REFRESH, without_shell
+from orch_review.engine.memory.journal import JournalLike, NullJournal, journal_key
 from orch_review.errors import OrchReviewError
 
 # As sent to agents with a shell, and to those with the read-only tools.

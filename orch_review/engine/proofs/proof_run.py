@@ -24,9 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
-from orch_review.engine.shell.bash import BashSession
-from orch_review.engine.shell.bwrap import BubblewrapLauncher
-from orch_review.engine.shell.landlock import LandlockLauncher
 from orch_review.engine.proofs.runners import (
     PROBES,
     Runner,
@@ -34,6 +31,9 @@ from orch_review.engine.proofs.runners import (
     preferred_runners,
     runner_from_probe,
 )
+from orch_review.engine.shell.bash import BashSession
+from orch_review.engine.shell.bwrap import BubblewrapLauncher
+from orch_review.engine.shell.landlock import LandlockLauncher
 from orch_review.engine.shell.sandbox import Sandbox
 from orch_review.engine.shell.scratch_tree import (
     ScratchPathError,
@@ -41,7 +41,7 @@ from orch_review.engine.shell.scratch_tree import (
     replace_file,
     write_file,
 )
-from orch_review.engine.toolchains import exposure, go_module_cache
+from orch_review.engine.shell.toolchains import exposure, go_module_cache
 from orch_review.findings.patches import PatchError, apply, decode
 from orch_review.findings.proof import Against, Proof, ProofRun, not_proven
 from orch_review.findings.records import Finding

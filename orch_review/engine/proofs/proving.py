@@ -326,8 +326,8 @@ class Provers:
             session.budget.reused("prover")
             session.emit(agent_id, "prover", finding.location, "cached")
             return _Written(report, test_runner)
-        if not session.ledger.start_agent("prover"):
-            cap = session.ledger.report().cap_reached or "a cap was reached"
+        if not session.budget.start_agent("prover"):
+            cap = session.budget.report().cap_reached or "a cap was reached"
             session.emit(agent_id, "prover", finding.location, "skipped", cap)
             return _Written(proof=not_proven(f"cap: {cap}"))
         # A negative place: the ledger keys what an agent spends by (role, place) and

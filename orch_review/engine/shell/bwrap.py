@@ -35,7 +35,7 @@ from orch_review.engine.shell.confinement import (
     limit_stage,
     unused_uid,
 )
-from orch_review.engine.toolchains import exposure
+from orch_review.engine.shell.toolchains import exposure
 from orch_review.environment import without_secrets
 from orch_review.scope.view import View
 

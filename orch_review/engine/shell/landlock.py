@@ -51,8 +51,8 @@ from orch_review.engine.shell.confinement import (
     private_home,
     unused_uid,
 )
-from orch_review.engine.toolchains import exposure
-from orch_review.engine.zygote import Zygote
+from orch_review.engine.shell.toolchains import exposure
+from orch_review.engine.shell.zygote import Zygote
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need from /etc: bubblewrap's list (no shadow, ssh, ssl keys, credentials or

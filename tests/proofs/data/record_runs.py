@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orch_review.engine.runners import GO_ENVIRONMENT, Runner
+from orch_review.engine.proofs.runners import GO_ENVIRONMENT, Runner
 
 VITEST = "import { test, expect } from 'vitest'\n"
 JS_CASES = {

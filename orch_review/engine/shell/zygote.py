@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from orch_review.engine.bash import SpawnUnavailable
+from orch_review.engine.shell.bash import SpawnUnavailable
 
 _REPLY = 4096
 _STOP_SECONDS = 10.0

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from orch_review import ReviewOptions, review
-from orch_review.engine.bash import BashSession
-from orch_review.engine.confinement import Limits, SandboxUnavailable
-from orch_review.engine.landlock import LandlockLauncher, launcher_source
-from orch_review.engine.sandbox import Sandbox, resolve_sandbox
-from orch_review.engine.zygote import Zygote
+from orch_review.engine.shell.bash import BashSession
+from orch_review.engine.shell.confinement import Limits, SandboxUnavailable
+from orch_review.engine.shell.landlock import LandlockLauncher, launcher_source
+from orch_review.engine.shell.sandbox import Sandbox, resolve_sandbox
+from orch_review.engine.shell.zygote import Zygote
 from orch_review.events import AgentEvent
 from tests.conftest import GitRepoFactory, git
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -207,8 +207,8 @@ def test_closing_the_sandbox_stops_the_zygote_and_its_shells(
 _REVIEWER = """
 import os, sys, time
 from pathlib import Path
-from orch_review.engine.bash import BashSession
-from orch_review.engine.sandbox import resolve_sandbox
+from orch_review.engine.shell.bash import BashSession
+from orch_review.engine.shell.sandbox import resolve_sandbox
 sandbox = resolve_sandbox("landlock", Path(sys.argv[1]), search_path="")
 bash = BashSession(Path(sys.argv[1]), env={"PATH": os.environ["PATH"]}, sandbox=sandbox.launcher)
 job = bash.run("sleep 1000 & echo $!").output.strip()

@@ -10,7 +10,7 @@ one hedge per request.
 A hedge is a request like any other: it waits at the pool's gate for a request slot (first in
 line: the chain behind it is waiting), and reserves what it may cost under the caps; but it is
 sent only while the spend and the reservations stay far from every cap
-(:meth:`orch_review.engine.budget.Ledger.reserve_hedge`), so near a cap nothing is hedged.
+(:meth:`orch_review.engine.api.budget.Budget.reserve_hedge`), so near a cap nothing is hedged.
 
 What a cancelled copy costs is not documented for the Messages API. It is counted as charged
 for its whole input, estimated from the prompt's length and priced as uncached input, and no
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol, cast
 
-from orch_review.engine.scheduler import AGENTS_AFTER, Rank
+from orch_review.engine.api.scheduler import AGENTS_AFTER, Rank
 
 if TYPE_CHECKING:
-    from orch_review.engine.client import Reply
+    from orch_review.engine.api.client import Reply
 
 # A request is hedged once outstanding as long as this percentile of its role's replies.
 HEDGE_PERCENTILE = 0.95

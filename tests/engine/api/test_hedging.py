@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from orch_review.config.settings import load_config
-from orch_review.engine.budget import Caps, Ledger
-from orch_review.engine.client import ModelClient, Reply
-from orch_review.engine.hedging import MIN_SAMPLE, Hedging, Latencies
-from orch_review.engine.opening import hedging_for
-from orch_review.engine.ranked import RankedClient, RequestBudget
-from orch_review.engine.scheduler import PriorityPool
+from orch_review.engine.agents.gated_client import GatedClient, RequestBudget
+from orch_review.engine.agents.session_setup import hedging_for
+from orch_review.engine.api.budget import Budget, Caps
+from orch_review.engine.api.client import ModelClient, Reply
+from orch_review.engine.api.hedging import MIN_SAMPLE, Hedging, Latencies
+from orch_review.engine.api.scheduler import PriorityPool
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.messages_api import Reply as FakeReply
 
@@ -117,18 +117,18 @@ class Agent:
         self,
         client: ModelClient,
         hedging: Hedging,
-        ledger: Ledger | None = None,
+        budget: Budget | None = None,
         pool: PriorityPool | None = None,
     ) -> None:
-        self.ledger = ledger or Ledger(Caps(), _cost)
+        self.budget = budget or Budget(Caps(), _cost)
         self.pool = pool or PriorityPool(4)
-        self.ranked = RankedClient(
+        self.ranked = GatedClient(
             client,
             self.pool,
             threading.Event(),
             "subagent",
             1,
-            RequestBudget(self.ledger, 1000),
+            RequestBudget(self.budget, 1000),
             hedging,
         )
         self.replies: list[Reply] = []
@@ -146,7 +146,7 @@ class Agent:
         except BaseException as exc:
             self.errors.append(exc)
             return
-        self.ledger.record(
+        self.budget.record(
             "subagent",
             "claude-test",
             reply.input_tokens,
@@ -195,7 +195,7 @@ def test_a_late_request_is_sent_again_after_the_threshold_and_the_first_answer_w
     held.release()  # the first request's answer begins: its response is closed unread
     _until(lambda: client.in_flight == 0)
     # Both copies are paid for: the answered one as answered, the cancelled one its input.
-    usage = agent.ledger.report().by_role["subagent"]
+    usage = agent.budget.report().by_role["subagent"]
     assert usage.requests == 2
     assert usage.input_tokens > reply.input_tokens
     assert usage.output_tokens == reply.output_tokens
@@ -218,7 +218,7 @@ def test_a_request_is_hedged_at_most_once(numbered: FakeMessagesAPI, client: Mod
     _until(lambda: client.in_flight == 0)
     assert len(numbered.message_requests) == 2
     assert hedging.hedges == 1
-    assert agent.ledger.report().by_role["subagent"].requests == 2
+    assert agent.budget.report().by_role["subagent"].requests == 2
 
 
 def test_the_first_answer_wins_when_it_is_the_original(
@@ -237,7 +237,7 @@ def test_the_first_answer_wins_when_it_is_the_original(
     assert (hedging.hedges, hedging.won) == (1, 0)
     copy.release()  # the copy's answer begins: it is closed unread
     _until(lambda: client.in_flight == 0)
-    usage = agent.ledger.report().by_role["subagent"]
+    usage = agent.budget.report().by_role["subagent"]
     assert (usage.requests, len(numbered.message_requests)) == (2, 2)
 
 
@@ -288,13 +288,13 @@ def test_the_threshold_is_the_roles_95th_percentile() -> None:
 def test_nothing_is_hedged_near_the_cap(
     numbered: FakeMessagesAPI, client: ModelClient, cap: float, copies: int
 ) -> None:
-    ledger = Ledger(Caps(max_cost_usd=cap), _cost)
+    budget = Budget(Caps(max_cost_usd=cap), _cost)
     # One reply of 100 output tokens teaches what a reply writes; $0.0025 spent.
-    ledger.record("subagent", "claude-test", 2000, 100, 0, 0)
+    budget.record("subagent", "claude-test", 2000, 100, 0, 0)
     held = numbered.add_fault("held")
     clock = ManualClock()
     hedging = _hedging(clock)
-    agent = Agent(client, hedging, ledger).start()
+    agent = Agent(client, hedging, budget).start()
     _until(lambda: held.held == 1)
     clock.advance(LATE + 1, settle=False)
     _until(lambda: hedging.hedges + hedging.declined == 1)
@@ -312,7 +312,7 @@ class Holder:
         self._done = threading.Event()
         self._ready = threading.Event()
         self._reserve = reserve
-        self._ledger_release: Callable[[], None] | None = None
+        self._budget_release: Callable[[], None] | None = None
         threading.Thread(target=self._run, daemon=True).start()
         self._ready.wait(DEADLINE)
 
@@ -320,41 +320,41 @@ class Holder:
         self.result.append(self._reserve())
         self._ready.set()
         self._done.wait(DEADLINE)
-        if self._ledger_release is not None:
-            self._ledger_release()
+        if self._budget_release is not None:
+            self._budget_release()
 
     def give_back(self, release: Callable[[], None]) -> None:
-        self._ledger_release = release
+        self._budget_release = release
         self._done.set()
 
 
 def test_a_hedges_reservation_counts_against_the_cap() -> None:
-    ledger = Ledger(Caps(max_cost_usd=0.55), _cost)
-    ledger.record("subagent", "m", 10, 20_000, 0, 0)  # a reply writes 20,000 tokens: $0.10
+    budget = Budget(Caps(max_cost_usd=0.55), _cost)
+    budget.record("subagent", "m", 10, 20_000, 0, 0)  # a reply writes 20,000 tokens: $0.10
     stop = threading.Event()
     stop.set()
     # A request of 50,000 input tokens reserves $0.05 + $0.10; far from the cap means within
     # 80 % of it ($0.44).
-    request = Holder(lambda: ledger.reserve(("subagent", 1), "m", 50_000, 100_000, stop))
-    copy = Holder(lambda: ledger.reserve_hedge(("subagent", 1), "m", 50_000, 100_000))
+    request = Holder(lambda: budget.reserve(("subagent", 1), "m", 50_000, 100_000, stop))
+    copy = Holder(lambda: budget.reserve_hedge(("subagent", 1), "m", 50_000, 100_000))
     assert (request.result, copy.result) == ([None], [True])  # $0.10 + $0.30 held
     # A second copy would bring it to $0.55: near the cap, not sent.
-    second = Holder(lambda: ledger.reserve_hedge(("subagent", 2), "m", 50_000, 100_000))
+    second = Holder(lambda: budget.reserve_hedge(("subagent", 2), "m", 50_000, 100_000))
     assert second.result == [False]
-    copy.give_back(ledger.release)
+    copy.give_back(budget.release)
     _until(
         lambda: (
-            Holder(lambda: ledger.reserve_hedge(("subagent", 2), "m", 50_000, 100_000)).result
+            Holder(lambda: budget.reserve_hedge(("subagent", 2), "m", 50_000, 100_000)).result
             == [True]
         )
     )
-    request.give_back(ledger.release)
+    request.give_back(budget.release)
 
 
 def test_a_cancelled_copy_counts_its_input_in_the_totals() -> None:
-    ledger = Ledger(Caps(), _cost)
-    ledger.charge_unused(("verifier", 3), "verifier", "m", 4000, 0, 0, 0, 1)
-    usage = ledger.report().by_role["verifier"]
+    budget = Budget(Caps(), _cost)
+    budget.charge_unused(("verifier", 3), "verifier", "m", 4000, 0, 0, 0, 1)
+    usage = budget.report().by_role["verifier"]
     assert (usage.requests, usage.input_tokens, usage.output_tokens) == (1, 4000, 0)
     assert usage.cost_usd == pytest.approx(0.004)
 
@@ -394,10 +394,10 @@ def test_no_copy_is_sent_for_a_request_that_failed_while_its_copy_waited_for_a_s
 @pytest.mark.parametrize("cap", [Caps(max_cost_usd=5.0), Caps(max_total_tokens=1_000_000)])
 def test_with_hedges_the_spend_passes_a_cap_by_no_more_than_without(cap: Caps) -> None:
     """Eight request slots sending requests and, every other time, a hedge (charged in full
-    when sent), until the ledger refuses: the spend ends within the cap plus one request,
-    the bound without hedges (tests/engine/test_budget.py)."""
-    ledger = Ledger(cap, _cost)
-    ledger.record("subagent", "m", 20_000, 10_000, 0, 0)  # what a reply writes is known
+    when sent), until the budget refuses: the spend ends within the cap plus one request,
+    the bound without hedges (tests/engine/api/test_budget.py)."""
+    budget = Budget(cap, _cost)
+    budget.record("subagent", "m", 20_000, 10_000, 0, 0)  # what a reply writes is known
     biggest = _cost("m", 20_000, 10_000, 0, 0)[0], 30_000
     stop = threading.Event()
     hedges = itertools.count()
@@ -405,14 +405,14 @@ def test_with_hedges_the_spend_passes_a_cap_by_no_more_than_without(cap: Caps) -
     def slot() -> None:
         for turn in range(500):  # far more requests than either cap allows
             if turn % 2:
-                if ledger.reserve_hedge(("subagent", 1), "m", 20_000, 10_000):
+                if budget.reserve_hedge(("subagent", 1), "m", 20_000, 10_000):
                     next(hedges)
-                    ledger.charge_unused(("subagent", 1), "subagent", "m", 20_000, 10_000, 0, 0, 1)
-                    ledger.release()
+                    budget.charge_unused(("subagent", 1), "subagent", "m", 20_000, 10_000, 0, 0, 1)
+                    budget.release()
                 continue
-            if ledger.reserve(("subagent", 1), "m", 20_000, 10_000, stop) is not None:
+            if budget.reserve(("subagent", 1), "m", 20_000, 10_000, stop) is not None:
                 return
-            ledger.record("subagent", "m", 20_000, 10_000, 0, 0)
+            budget.record("subagent", "m", 20_000, 10_000, 0, 0)
 
     threads = [threading.Thread(target=slot) for _ in range(8)]
     for thread in threads:
@@ -421,7 +421,7 @@ def test_with_hedges_the_spend_passes_a_cap_by_no_more_than_without(cap: Caps) -
         thread.join(DEADLINE)
     stop.set()
     assert not any(thread.is_alive() for thread in threads)
-    total = ledger.report().total
+    total = budget.report().total
     assert next(hedges) > 0  # some were sent, far from the cap
     if cap.max_cost_usd is not None:
         assert cap.max_cost_usd <= total.cost_usd <= cap.max_cost_usd + biggest[0]
