@@ -92,7 +92,7 @@ def plan(
             _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), console(), limit=limit or None
         )
         return
-    from orch_review.scope.diff import dumps
+    from orch_review.quoting import dumps
 
     # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
     text = dumps(data, sort_keys=True, separators=(",", ":")) + "\n"

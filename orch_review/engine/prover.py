@@ -16,7 +16,7 @@ from orch_review.engine.session import Session
 from orch_review.engine.subagent import run_agent
 from orch_review.engine.tools import ToolInputError
 from orch_review.findings.records import Finding
-from orch_review.scope.diff import json_safe
+from orch_review.quoting import json_safe
 
 MAX_TEST_CHARS = 20_000
 

@@ -66,8 +66,8 @@ from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
 from orch_review.findings.walkthrough import Walkthrough
 from orch_review.programs import require
+from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
 from orch_review.scope.intent import Intent
 from orch_review.scope.prescout import summary as prescout_summary

@@ -12,7 +12,7 @@ from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import CostRange, UsageReport
 from orch_review.findings.walkthrough import Walkthrough
-from orch_review.scope.diff import quote_path
+from orch_review.quoting import quote_path
 from orch_review.wording import counted, unit_noun
 
 # "2 high", "three confirmed", "no bugs", "1 finding": a count of findings in a sentence.

@@ -9,10 +9,10 @@ from __future__ import annotations
 from orch_review.findings.patches import PatchError, diff_lines, replacement_lines
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import markdown_proof
 from orch_review.sanitize import controls, fence
 from orch_review.sanitize import markdown as safe
-from orch_review.scope.diff import quote_path
 
 
 def _code(text: str) -> str:

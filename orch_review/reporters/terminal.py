@@ -31,11 +31,11 @@ from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
+from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import proof_line
 from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
-from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, unit_noun, usd
 
 SEVERITY_STYLE = {

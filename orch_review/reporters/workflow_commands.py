@@ -8,8 +8,8 @@ from collections import Counter
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
+from orch_review.quoting import path_for_text
 from orch_review.sanitize import controls
-from orch_review.scope.diff import path_for_text
 
 COMMAND = {
     Severity.HIGH: "error",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orch_review.scope.diff import path_fields, text_for_json
+from orch_review.quoting import path_fields, text_for_json
 from orch_review.scope.estimate import Estimate
 from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
