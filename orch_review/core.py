@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from orch_review.config.choices import FilterMode
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
+    from orch_review.cost import Estimate
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
-    from orch_review.scope.estimate import Estimate
     from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
 
@@ -208,11 +208,11 @@ def _head_moved(prepared: PreparedReview, report: Report) -> Report:
 
 
 def estimate(prepared: PreparedReview, *, guidance: bool = True) -> Estimate:
-    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``).
+    """What the prepared review is expected to cost, with no API call (``orch_review/cost.py``).
     ``guidance``: look up the guidance every agent carries (False: there is none)."""
+    from orch_review.cost import estimate_cost
     from orch_review.engine.review import critic_wanted, load_review_guidance
     from orch_review.scope import git as gitops
-    from orch_review.scope.estimate import estimate_cost
 
     config, scope = prepared.config, prepared.scope
     # Every agent's prompt carries the guidance: read as the review will read it (from the

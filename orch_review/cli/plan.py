@@ -65,9 +65,9 @@ def plan(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.plan_view import print_plan
+    from orch_review.engine.plan import plan_data
     from orch_review.engine.prompts import MAIN_SYSTEM
     from orch_review.reporters.files import STDOUT, check_writable_path, write_text
-    from orch_review.scope.plan import plan_data
 
     options = core.ReviewOptions(
         staged=staged,
@@ -128,8 +128,8 @@ def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 def _count_tokens(prepared: PreparedReview) -> int:
     from orch_review.engine.opening import new_client
+    from orch_review.engine.prescout import task_text
     from orch_review.engine.prompts import MAIN_SYSTEM
-    from orch_review.scope.prescout import task_text
 
     client = new_client(prepared.config, prepared.env)
     try:

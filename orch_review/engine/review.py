@@ -50,6 +50,7 @@ from orch_review.engine.live import LiveTotals
 from orch_review.engine.main_agent import MainResult, run_main_agent
 from orch_review.engine.opening import new_client, open_session
 from orch_review.engine.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.prescout import summary as prescout_summary
 from orch_review.engine.proving import Provers, wanted
 from orch_review.engine.refusals import refusal_warning
 from orch_review.engine.reuse import EarlierReviews
@@ -70,7 +71,6 @@ from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
 from orch_review.scope.git import open_repo
 from orch_review.scope.intent import Intent
-from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
