@@ -166,7 +166,7 @@ def _gitlab_links(
     from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_project
     from orch_review.gitlab.api import GitLabClient
     from orch_review.gitlab.event import api_url_from_env, ca_file_from_env
-    from orch_review.scope import history
+    from orch_review.scope.git import history
 
     token = (env.get("GITLAB_TOKEN") or "").strip()
     if project is not None and not token:
@@ -199,7 +199,7 @@ def _bug_issues(
     from orch_review.eval.linked import BUG_LABELS, BugIssues, github_repository
     from orch_review.github.api import GitHubClient
     from orch_review.github.event import DEFAULT_API_URL
-    from orch_review.scope import history
+    from orch_review.scope.git import history
 
     token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
     if not token:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import GitError, UsageError
-from orch_review.scope.git import FIXED_DATE, SNAPSHOT_IDENTITY
+from orch_review.scope.git.objects import FIXED_DATE, SNAPSHOT_IDENTITY
 
 if TYPE_CHECKING:
     import git
