@@ -8,7 +8,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from orch_review.config.settings import FILE_NAME, check_table, shown_path
+from orch_review.config.settings import FILE_NAME, check_table, root_relative
 from orch_review.errors import ConfigError
 
 
@@ -33,7 +33,7 @@ def nested_table(path: str, content: bytes, read: Path | None, root: Path) -> st
             check_table(table, f"`{path}`{heading}")
         except ConfigError as exc:
             bad = f"; it has a mistake too: {exc}"
-    used = f"`{shown_path(read, root)}`" if read is not None else "none"
+    used = f"`{root_relative(read, root)}`" if read is not None else "none"
     return (
         f"`{path}`{heading} is ignored: only the configuration at the repository's top is "
         f"read (here: {used}); move the settings there, or pass --config {path}{bad}."

@@ -714,7 +714,7 @@ def _suggest(kebab: str, known: list[str], where: str) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-def shown_path(path: Path, root: Path) -> str:
+def root_relative(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` when inside it."""
     return _shown(path, root)
 
@@ -775,5 +775,5 @@ def losing_table(root: Path, source: Path | None) -> list[str]:
         return []
     return [
         "pyproject.toml has a [tool.orch-review] table, which is ignored: "
-        f"`{shown_path(source, root)}` is read instead; keep the settings in one file."
+        f"`{root_relative(source, root)}` is read instead; keep the settings in one file."
     ]

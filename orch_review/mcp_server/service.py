@@ -39,7 +39,7 @@ class _Last:
 
 
 @dataclass(slots=True)
-class Progress:
+class ProgressCounter:
     """Agents started and finished so far, as progress notifications tell them.
 
     MCP requires each notification's progress to be greater than the last one's: it is the
@@ -116,7 +116,7 @@ class ReviewService:
         scope: ScopeArgs,
         settings: Mapping[str, object],
         *,
-        on_progress: Callable[[Progress], None] | None = None,
+        on_progress: Callable[[ProgressCounter], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
         """Review ``scope`` with the caps in ``settings``; :class:`Cancelled` once ``cancel``
@@ -124,7 +124,7 @@ class ReviewService:
         from orch_review import core
         from orch_review.scope.resolve import NothingToReview
 
-        progress = Progress()
+        progress = ProgressCounter()
         lock = threading.Lock()
 
         def events(event: AgentEvent) -> None:

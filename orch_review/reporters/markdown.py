@@ -6,7 +6,7 @@ sanitizer; code goes in fences it cannot close.
 
 from __future__ import annotations
 
-from orch_review.findings.patches import PatchError, diff_lines, replacement_lines
+from orch_review.findings.patches import PatchError, diff_of_lines, replacement_lines
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
 from orch_review.quoting import quote_path
@@ -44,7 +44,7 @@ def _patch(report: Report, finding: Finding) -> list[str]:
             snippet.lines[finding.start_line - snippet.start : finding.end_line - snippet.start + 1]
         )
         try:
-            diff = diff_lines(quote_path(finding.path), finding.start_line, old, new)
+            diff = diff_of_lines(quote_path(finding.path), finding.start_line, old, new)
         except PatchError:
             diff = "\n".join(f"+{line}" for line in new) + "\n"
     else:

@@ -26,7 +26,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.findings.patches import diff_lines, replacement_lines
+from orch_review.findings.patches import diff_of_lines, replacement_lines
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
@@ -167,7 +167,7 @@ def _patch(report: Report, finding: Finding, style: _Style) -> RenderableType | 
         diff = [f"@@ -{finding.start_line},{finding.end_line - finding.start_line + 1} @@"]
         diff += [f"+{line}" for line in new]
     else:
-        diff = diff_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
+        diff = diff_of_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
     lines = []
     for line in diff:
         colour = {"-": "red", "+": "green"}.get(line[:1], "dim")

@@ -77,6 +77,7 @@ from orch_review.scope.git.repo import (
     work_tree,
 )
 from orch_review.scope.git.trees import (
+    directory_entries,
     files_at,
     files_called,
     files_named,
@@ -86,7 +87,6 @@ from orch_review.scope.git.trees import (
     tree_archive,
     tree_blobs,
     tree_entries,
-    tree_listing,
     tree_of,
     whole_tree,
 )
@@ -109,6 +109,7 @@ __all__ = [
     "default_branch",
     "diff_lines",
     "differences_from",
+    "directory_entries",
     "fetch_isolated",
     "files_at",
     "files_called",
@@ -143,7 +144,6 @@ __all__ = [
     "tree_blobs",
     "tree_entries",
     "tree_in_index",
-    "tree_listing",
     "tree_of",
     "unmerged_paths",
     "unpack_into",

@@ -179,7 +179,7 @@ def blame(
     return origins
 
 
-def remote_url(repo: git.Repo, name: str) -> str | None:
+def effective_remote_url(repo: git.Repo, name: str) -> str | None:
     """The URL of remote ``name``, or None when there is no such remote."""
     try:
         return _run(repo, "remote", "get-url", "--", name).strip() or None

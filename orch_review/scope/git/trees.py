@@ -123,7 +123,7 @@ def tree_blobs(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, tu
     }
 
 
-def tree_listing(
+def directory_entries(
     repo: git.Repo, rev: str, directories: Sequence[str]
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Directory -> (mode, object id, name) of each entry directly in it, in the tree of
