@@ -252,6 +252,7 @@ def _lowered(prepared: PreparedReview, asked: Mapping[str, object]) -> PreparedR
 def review_result(report: Report, fail_on: str) -> dict[str, Any]:
     """What a calling agent acts on: confirmed findings, coverage, cost, the exit code."""
     from orch_review.reporters.json_report import to_data
+    from orch_review.reporters.sentences import incomplete_reasons
 
     data = to_data(report)
     files = data["coverage"]["changed_files"]
@@ -269,7 +270,7 @@ def review_result(report: Report, fail_on: str) -> dict[str, Any]:
         + (f" ({files['reused']} reused from an earlier review)" if files["reused"] else ""),
         "uncovered_files": uncovered,
         "skipped_files": data["coverage"]["skipped_files"],
-        "incomplete_reasons": report.incomplete_reasons(),
+        "incomplete_reasons": incomplete_reasons(report),
         "findings": [{"id": f.get("fingerprint"), **f} for f in confirmed],
         "cost_usd": data["usage"]["total"]["cost_usd"],
         "notes": data["notes"],

@@ -11,6 +11,7 @@ from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
 from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import markdown_proof
+from orch_review.reporters.sentences import guidance_line, incomplete_reasons
 from orch_review.sanitize import controls, fence
 from orch_review.sanitize import markdown as safe
 
@@ -93,7 +94,7 @@ def _coverage(report: Report) -> str:
         return line + "."
     uncovered = ", ".join(_code(controls(quote_path(f.path))) for f in coverage.uncovered[:20])
     more = ", ..." if len(coverage.uncovered) > 20 else ""
-    reasons = "; ".join(safe(r, 200) for r in report.incomplete_reasons())
+    reasons = "; ".join(safe(r, 200) for r in incomplete_reasons(report))
     return f"{line}. **The review is incomplete** ({reasons})" + (
         f": not covered {uncovered}{more}." if uncovered else "."
     )
@@ -109,7 +110,7 @@ def render(report: Report) -> str:
     for number, finding in enumerate(confirmed, 1):
         lines += [*_finding(number, report, finding), ""]
     lines.append(_coverage(report))
-    guidance = report.guidance_line()
+    guidance = guidance_line(report)
     if guidance:
         lines += ["", safe(guidance, 2000)]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
 from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import proof_line
+from orch_review.reporters.sentences import guidance_line, incomplete_reasons, unreadable_note
 from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
@@ -356,8 +357,9 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     yield Text(line + ".", "dim")
     for note in report.notes:
         yield Text(safe(note), "dim")
-    if report.guidance_line():
-        yield Text(safe(report.guidance_line() or ""), "dim")
+    guidance = guidance_line(report)
+    if guidance:
+        yield Text(safe(guidance), "dim")
     counts = report.counts()
     refuted = counts["refuted"]
     parts = [f"{counted(refuted, 'finding')} refuted by verifiers"] * bool(refuted)
@@ -442,7 +444,7 @@ def _incomplete(report: Report) -> Text:
         why = ", ".join(filter(None, [why, report.usage.cap_reached]))
     if not report.concerns and coverage is None:
         why = "no review workflow ran"
-    why = ", ".join(filter(None, [why, report.unreadable_note]))
+    why = ", ".join(filter(None, [why, unreadable_note(report)]))
     return Text(f"The review is INCOMPLETE: {why}.", "bold red")
 
 
@@ -451,7 +453,7 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     if not style.quiet:
         yield Text.assemble(("orch-review", "bold"), "  ", safe_line(report.scope))
         if report.incomplete:
-            reasons = "; ".join(_one_line(r) for r in report.incomplete_reasons())
+            reasons = "; ".join(_one_line(r) for r in incomplete_reasons(report))
             yield Text(f"INCOMPLETE: {reasons}", "bold red")
         yield _counts(report)
         yield Text()
