@@ -80,6 +80,8 @@ from orch_review.wording import counted
 if TYPE_CHECKING:
     import git
 
+    from orch_review.engine.journal import JournalLike
+
 log = logging.getLogger("orch_review.engine.review")
 
 
@@ -197,9 +199,11 @@ def review(
     options: ReportOptions | None = None,
     notices: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    journal: JournalLike | None = None,
 ) -> Report:
     """Review ``scope`` end to end and return the report (never raises for partial failure).
-    Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt).
+    Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt). ``journal``: the
+    caller's open journal, used instead of opening one (see ``open_session``).
 
     ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
 
@@ -242,6 +246,7 @@ def review(
             notices=notices,
             warnings=state.warnings,
             cancel=cancel,
+            journal=journal,
         ) as session:
             agents = _run_agents(state, session, client, content, workspace, guidance)
             read = _line_reader(content)
