@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
-    from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
+    from orch_review.scope.stated_intent import Intent
 
 
 def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:

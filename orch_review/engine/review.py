@@ -70,10 +70,10 @@ from orch_review.programs import require
 from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
 from orch_review.scope.git import open_repo
-from orch_review.scope.intent import Intent
 from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
+from orch_review.scope.stated_intent import Intent
 from orch_review.scope.workspace import Workspace
 from orch_review.wording import counted
 
