@@ -12,7 +12,7 @@ way, and inside the range. Both run at effort ``low``: the fake API does not thi
 ``low`` the estimate adds no thinking allowance (``THINKING`` in the estimate), which is a
 documented allowance, not something a fake can measure.
 ``--fit`` prints, per role, the input and output tokens per agent and the share read from
-the cache: the figures ``orch_review/scope/estimate.py`` CALIBRATION holds.
+the cache: the figures ``orch_review/cost.py`` CALIBRATION holds.
 """
 
 from __future__ import annotations

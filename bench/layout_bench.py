@@ -6,9 +6,11 @@ Usage: python -m bench.layout_bench [--json FILE]
 A layer is a top-level package or module of ``orch_review`` (``scope``, ``config``,
 ``engine``, ``core``, ...). Printed: the groups of layers that import each other in a
 circle, counting imports made when a module loads and, apart, imports anywhere (inside
-functions too); the imports from one host adapter into another; what ``scope`` takes from
-``config`` and ``findings``; and the largest folder. Targets: 0, 0, 0 and at most 24
-modules. tests/test_layout.py enforces what already holds; these are the rest.
+functions too); imports from a floor above the importer's own (the floors are
+tests/test_layout.py's ``FLOORS``); leaves importing the package; the imports from one host
+adapter into another; what ``scope`` takes from ``config`` and ``findings``; and the largest
+folder. Targets: 0 for each count and at most 24 modules. tests/test_layout.py enforces
+what already holds; these are the rest.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ import argparse
 from pathlib import Path
 
 from bench.figures import Figure, write_figures
-from tests.test_layout import HOSTS, MODULES, PACKAGE, circles, imports, package_graph
+from tests.test_layout import (
+    FLOORS,
+    HOSTS,
+    LEAVES,
+    MODULES,
+    PACKAGE,
+    circles,
+    imports,
+    package_graph,
+)
 
 MAX_FOLDER = 24
 
@@ -31,6 +42,33 @@ def _edges(source: str, targets: tuple[str, ...]) -> list[str]:
         for target in imports(module, tree, top_level_only=False)
         if target.split(".")[1:2] and target.split(".")[1] in targets
     )
+
+
+def _floor(layer: str) -> int | None:
+    return next((i for i, floor in enumerate(FLOORS) if layer in floor), None)
+
+
+def _upward() -> list[str]:
+    """``module -> module`` for each import from a floor above the importer's, and for each
+    import by or of a layer that stands on no floor."""
+    found = []
+    for module, tree in MODULES.items():
+        layer = module.split(".")[1] if "." in module else ""
+        for target in imports(module, tree, top_level_only=False):
+            other = target.split(".")[1] if "." in target else ""
+            if not layer or not other or layer == other:
+                continue
+            low, high = _floor(other), _floor(layer)
+            if low is None or high is None or low > high:
+                found.append(f"{module} -> {target}")
+    return sorted(found)
+
+
+def _count(label: str, edges: list[str]) -> Figure:
+    print(f"{label}: {len(edges)}")
+    for edge in edges:
+        print(f"  {edge}")
+    return Figure("layout", label, str(len(edges)), "0", not edges)
 
 
 def _folders() -> dict[str, int]:
@@ -60,6 +98,15 @@ def figures() -> list[Figure]:
                 not groups,
             )
         )
+    found.append(_count("imports from a floor above", _upward()))
+    leaves = sorted(
+        f"{module} -> {target}"
+        for module, tree in MODULES.items()
+        if module.split(".")[1:2] and module.split(".")[1] in LEAVES
+        for target in imports(module, tree, top_level_only=False)
+        if target not in ("orch_review", "orch_review.errors")
+    )
+    found.append(_count("leaves importing the package (errors aside)", leaves))
     adapters = [
         edge for host in HOSTS for edge in _edges(host, tuple(h for h in HOSTS if h != host))
     ]

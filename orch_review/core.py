@@ -28,12 +28,13 @@ if TYPE_CHECKING:
     from orch_review.config.choices import FilterMode
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
+    from orch_review.cost import Estimate
+    from orch_review.engine.journal import JournalLike
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
-    from orch_review.scope.estimate import Estimate
-    from orch_review.scope.intent import Intent
     from orch_review.scope.resolve import Scope, ScopeRequest
+    from orch_review.scope.stated_intent import Intent
 
 
 def has_credentials(env: Mapping[str, str], provider: str | None = None) -> bool:
@@ -208,11 +209,11 @@ def _head_moved(prepared: PreparedReview, report: Report) -> Report:
 
 
 def estimate(prepared: PreparedReview, *, guidance: bool = True) -> Estimate:
-    """What the prepared review is expected to cost, with no API call (``scope/estimate.py``).
+    """What the prepared review is expected to cost, with no API call (``orch_review/cost.py``).
     ``guidance``: look up the guidance every agent carries (False: there is none)."""
+    from orch_review.cost import estimate_cost
     from orch_review.engine.review import critic_wanted, load_review_guidance
     from orch_review.scope import git as gitops
-    from orch_review.scope.estimate import estimate_cost
 
     config, scope = prepared.config, prepared.scope
     # Every agent's prompt carries the guidance: read as the review will read it (from the
@@ -236,6 +237,7 @@ def run(
     report (partial failure is in the report, not raised). Setting ``cancel`` stops it as
     Ctrl-C does: no new agent starts, running ones stop before their next request, what
     finished stays in the journal, and KeyboardInterrupt is raised in the caller."""
+    from orch_review.engine.opening import open_journal
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as review_scope
     from orch_review.findings.provenance import sign_patches
@@ -252,19 +254,28 @@ def run(
         intent=options.intent,
         walkthrough=options.walkthrough and prepared.config.walkthrough,
     )
+    scope = prepared.scope
+    # Opened once, its key derived once: the review's session stores its agents' results in
+    # it, and the report is kept in it afterwards. On a failure the session closes it (or
+    # leaves it open for an agent that may still store a paid-for result).
+    journal = open_journal(
+        prepared.config, scope.git_dir, prepared.env, notices, checkout=scope.root
+    )
     report = review_scope(
         prepared.config,
-        prepared.scope,
+        scope,
         prepared.env,
         events=events,
         options=report_options,
         notices=notices,
         cancel=cancel,
+        journal=journal,
     )
-    report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
-    report = _with_estimate(report, prepared)
-    report = _head_moved(prepared, report)
-    kept = _keep_report(prepared, report)  # paid for: never lost, whatever happens next
+    with journal:
+        report = sign_patches(report, report_signer(prepared.env))  # for `orch-review merge`
+        report = _with_estimate(report, prepared)
+        report = _head_moved(prepared, report)
+        kept = _keep_in(journal, prepared, report)  # paid for: never lost, whatever happens next
     try:
         written = write_reports(report, options.report_files)
     except OutputError as exc:
@@ -307,6 +318,14 @@ def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
     # The review said whether it read guidance files: without any, no need to look again.
     cost = estimate(prepared, guidance=bool(report.guidance_files))
     return dataclasses.replace(report, estimate=cost.range)
+
+
+def _keep_in(journal: JournalLike, prepared: PreparedReview, report: Report) -> bool:
+    """Keep ``report`` in the open ``journal`` as its working tree's last one."""
+    from orch_review.engine.kept import keep_report
+    from orch_review.scope.git import work_tree
+
+    return keep_report(journal, report, work_tree(prepared.repo))
 
 
 def _keep_report(prepared: PreparedReview, report: Report) -> bool:

@@ -335,6 +335,91 @@ def test_circles_finds_each_circle_once() -> None:
     assert circles({"a": {"b"}, "b": set()}) == []
 
 
+# The floors, lowest first (docs/architecture.md): a layer imports from its own floor or
+# below, never above. Leaves are single modules that know nothing of the package; scope
+# (with all of git) reads what is under review; config reads the settings; findings holds
+# the records a review produces; then what prices, renders or applies them; the engine;
+# the library's front door (core); and what a user or a host runs (hosts/ takes github/ and
+# gitlab/ as adapters).
+LEAVES = (
+    "environment",
+    "errors",
+    "events",
+    "programs",
+    "quoting",
+    "sanitize",
+    "schemas",
+    "tempdirs",
+    "trust",
+    "version",
+    "waiting",
+    "wording",
+)
+FLOORS: tuple[tuple[str, ...], ...] = (
+    LEAVES,
+    ("scope",),
+    ("config",),
+    ("findings",),
+    ("cost", "fixes", "reporters"),
+    ("engine",),
+    ("core",),
+    ("__main__", "cli", "eval", "github", "gitlab", "hook", "hosts", "mcp_server"),
+)
+
+
+def _floor(layer: str) -> int:
+    return next(i for i, floor in enumerate(FLOORS) if layer in floor)
+
+
+def test_every_layer_stands_on_a_floor() -> None:
+    placed = {layer for floor in FLOORS for layer in floor}
+    assert sorted({_layer(m) for m in MODULES if _layer(m)} - placed) == []
+
+
+def test_no_layer_imports_from_a_floor_above_its_own() -> None:
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _layer(module)
+        for target in imports(module, tree, top_level_only=False)
+        if _layer(target) and _floor(_layer(target)) > _floor(_layer(module))
+    )
+    assert offenders == []
+
+
+def test_scope_imports_neither_config_nor_findings() -> None:
+    assert sorted(t for t in _imports_of("scope") if _layer(t) in ("config", "findings")) == []
+
+
+def test_leaves_import_nothing_of_the_package_but_the_errors() -> None:
+    """``errors`` itself imports nothing (see above); a leaf may raise one of its errors."""
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _layer(module) in LEAVES
+        for target in imports(module, tree, top_level_only=False)
+        if target not in ("orch_review", "orch_review.errors")
+    )
+    assert offenders == []
+
+
+def test_no_circle_between_layers_counting_imports_anywhere() -> None:
+    assert circles(package_graph(top_level_only=False)) == []
+
+
+def test_below_the_engine_no_modules_import_each_other_in_a_circle() -> None:
+    """Imports inside functions count: ``config.settings`` importing ``config.ignored`` in a
+    function while ``ignored`` imports ``settings`` was such a circle. ``from orch_review
+    import x`` names the front door, which Python runs before anything else: left out."""
+    below = {layer for floor in FLOORS[: _floor("engine")] for layer in floor}
+    graph = {
+        module: imports(module, tree, top_level_only=False) - {"orch_review"}
+        for module, tree in MODULES.items()
+        if _layer(module) in below
+    }
+    assert circles(graph) == []
+
+
 # A folder is a room with one job; past about two dozen modules it is really several rooms.
 MAX_MODULES_PER_FOLDER = 24
 

@@ -22,13 +22,13 @@ from orch_review.cli.github import github
 from orch_review.cli.gitlab import gitlab
 from orch_review.cli.hook import hook
 from orch_review.cli.journal import journal
-from orch_review.cli.learn import learn
+from orch_review.cli.learn import learn_command
 from orch_review.cli.mcp import mcp
-from orch_review.cli.merge import merge
+from orch_review.cli.merge import merge_command
 from orch_review.cli.options import EXIT_CODES_HELP
 from orch_review.cli.plan import plan
 from orch_review.cli.requests import mr, pr
-from orch_review.cli.review import review
+from orch_review.cli.review import review_command
 
 
 class DefaultGroup(click.Group):
@@ -163,7 +163,7 @@ def main() -> None:
 
 
 for command in (
-    review,
+    review_command,
     plan,
     hook,
     ask,
@@ -173,8 +173,8 @@ for command in (
     gitlab,
     pr,
     mr,
-    merge,
-    learn,
+    merge_command,
+    learn_command,
     config,
     mcp,
     eval_group,

@@ -168,7 +168,7 @@ def run_command(
     from orch_review.core import take_environment
     from orch_review.eval.matching import DEFAULT_JUDGE_MODEL, DEFAULT_JUDGE_PROMPT
     from orch_review.eval.matrix import matrix_markdown, parse_axis, run_matrix
-    from orch_review.eval.render import markdown
+    from orch_review.eval.render import summary_markdown
     from orch_review.eval.runner import EvalSettings, run_cases
     from orch_review.eval.sources import cache_dir
     from orch_review.eval.summary import summarize
@@ -225,7 +225,7 @@ def run_command(
         )
         summary = summarize(result)
         summaries = [summary]
-        click.echo(markdown(summary), nl=False)
+        click.echo(summary_markdown(summary), nl=False)
         written = summary
     if json_file is not None:
         json_file.parent.mkdir(parents=True, exist_ok=True)

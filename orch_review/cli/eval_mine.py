@@ -163,10 +163,10 @@ def _gitlab_links(
     GitHub lookup may apply)."""
     from orch_review.errors import UsageError
     from orch_review.eval.linked import BUG_LABELS
-    from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_project
+    from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_com_project
     from orch_review.gitlab.api import GitLabClient
     from orch_review.gitlab.event import api_url_from_env, ca_file_from_env
-    from orch_review.scope import history
+    from orch_review.scope.git import history
 
     token = (env.get("GITLAB_TOKEN") or "").strip()
     if project is not None and not token:
@@ -176,7 +176,7 @@ def _gitlab_links(
         )
     if not token or (project is None and github_repo is not None):
         return None
-    path = gitlab_project(history.remote_url(repo, "origin") or "")
+    path = gitlab_com_project(history.effective_remote_url(repo, "origin") or "")
     name = project or (env.get("CI_PROJECT_ID") or "").strip() or path
     if not name:
         return None
@@ -196,10 +196,10 @@ def _bug_issues(
 ) -> BugIssues | None:
     """The bug-label lookup, when a GitHub token is given; None otherwise."""
     from orch_review.errors import UsageError
-    from orch_review.eval.linked import BUG_LABELS, BugIssues, github_repository
+    from orch_review.eval.linked import BUG_LABELS, BugIssues, github_com_repository
     from orch_review.github.api import GitHubClient
     from orch_review.github.event import DEFAULT_API_URL
-    from orch_review.scope import history
+    from orch_review.scope.git import history
 
     token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
     if not token:
@@ -209,7 +209,7 @@ def _bug_issues(
                 "repository's issues)."
             )
         return None
-    name = github_repo or github_repository(history.remote_url(repo, "origin") or "")
+    name = github_repo or github_com_repository(history.effective_remote_url(repo, "origin") or "")
     if name is None:
         raise UsageError(
             "GITHUB_TOKEN is set but the origin remote is not on github.com: pass "

@@ -44,7 +44,6 @@ def hook(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
-    from orch_review.engine.api.providers import has_credentials
     from orch_review.hook import HookRequest, missing_key
     from orch_review.reporters.terminal import print_report, render_compact
     from orch_review.scope.resolve import NothingToReview
@@ -62,7 +61,7 @@ def hook(
         return ExitCode.CLEAN  # nothing reviewable staged: no API call, no key needed
     if not prepared.scope.files:  # every staged file skipped (binary, excluded, ...): the same
         return ExitCode.CLEAN
-    if not has_credentials(env, prepared.config.provider):
+    if not core.has_credentials(env, prepared.config.provider):
         line, code = missing_key(prepared.config.require_key, prepared.config.provider)
         say(line)
         return code

@@ -10,7 +10,7 @@ from orch_review.cli.exits import handle_errors
 from orch_review.errors import ExitCode
 
 
-@click.command(short_help="Record a dismissed finding in .orch-review/learnings.toml.")
+@click.command("learn", short_help="Record a dismissed finding in .orch-review/learnings.toml.")
 @click.option(
     "--fingerprint",
     metavar="FP",
@@ -36,7 +36,7 @@ from orch_review.errors import ExitCode
     "learning as comments, so whoever reviews the file knows what it silences.",
 )
 @handle_errors
-def learn(
+def learn_command(
     fingerprint: str | None,
     glob: str | None,
     category: str | None,

@@ -16,13 +16,15 @@ from orch_review.cli.options import (
 from orch_review.errors import ExitCode
 
 
-@click.command(epilog=EXIT_CODES_HELP, short_help="Combine the reports of --shard reviews.")
+@click.command(
+    "merge", epilog=EXIT_CODES_HELP, short_help="Combine the reports of --shard reviews."
+)
 @click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
 @fail_on_option("high")  # merging reads no configuration
 @report_file_options
 @format_option
 @handle_errors
-def merge(
+def merge_command(
     reports: tuple[Path, ...],
     fail_on: str,
     json_file: Path | None,

@@ -11,7 +11,7 @@ import click
 from orch_review.config.choices import EFFORTS, FAIL_ON_LEVELS
 
 if TYPE_CHECKING:
-    from orch_review.scope.intent import Intent
+    from orch_review.scope.stated_intent import Intent
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -128,7 +128,7 @@ def read_intent(where: str) -> Intent:
     import sys
 
     from orch_review.errors import UsageError
-    from orch_review.scope.intent import DESCRIPTION_LIMIT, from_text
+    from orch_review.scope.stated_intent import DESCRIPTION_LIMIT, from_text
 
     limit = DESCRIPTION_LIMIT * 4  # bytes: the text is cut to its limit in characters after
     try:

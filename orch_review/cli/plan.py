@@ -65,9 +65,9 @@ def plan(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.plan_view import print_plan
+    from orch_review.engine.plan import plan_data
     from orch_review.engine.agents.prompts import MAIN_SYSTEM
     from orch_review.reporters.files import STDOUT, check_writable_path, write_text
-    from orch_review.scope.plan import plan_data
 
     options = core.ReviewOptions(
         staged=staged,
@@ -92,7 +92,7 @@ def plan(
             _seen_from(data, core.cwd_prefix(prepared, Path.cwd())), console(), limit=limit or None
         )
         return
-    from orch_review.scope.diff import dumps
+    from orch_review.quoting import dumps
 
     # Compact: the C encoder is an order of magnitude faster on a 100,000-file plan.
     text = dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
@@ -127,9 +127,9 @@ def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _count_tokens(prepared: PreparedReview) -> int:
-    from orch_review.engine.agents.prompts import MAIN_SYSTEM
     from orch_review.engine.agents.session_setup import new_client
-    from orch_review.scope.prescout import task_text
+    from orch_review.engine.agents.prescout import task_text
+    from orch_review.engine.agents.prompts import MAIN_SYSTEM
 
     client = new_client(prepared.config, prepared.env)
     try:

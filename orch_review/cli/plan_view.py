@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from orch_review.quoting import quote_path
 from orch_review.sanitize import terminal
-from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, usd
 
 

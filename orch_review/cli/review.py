@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 @click.command(
-    epilog=EXIT_CODES_HELP, short_help="Review and print verified findings (the default)."
+    "review", epilog=EXIT_CODES_HELP, short_help="Review and print verified findings (the default)."
 )
 @scope_options
 @model_options
@@ -138,7 +138,7 @@ if TYPE_CHECKING:
 )
 @click.option("--no-progress", is_flag=True, help="Do not show live progress on stderr.")
 @handle_errors
-def review(
+def review_command(
     paths: tuple[str, ...],
     staged: bool,
     base: str | None,

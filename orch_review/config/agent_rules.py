@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import quote_path
 
 if TYPE_CHECKING:
     import git

@@ -18,7 +18,7 @@ from orch_review.config import agent_rules
 from orch_review.config import learnings as learned
 from orch_review.config.agent_rules import RuleFile, SourceFile
 from orch_review.config.settings import Config, PathInstruction
-from orch_review.scope.diff import quote_path
+from orch_review.quoting import quote_path
 from orch_review.scope.ignore import PatternList
 
 

@@ -543,8 +543,6 @@ def explain_config(
 ) -> Explained:
     """:func:`load_config`, with the origin of every setting and warnings about what was
     ignored (an ``ORCH_REVIEW_*`` variable that is no setting, a table that lost)."""
-    from orch_review.config.ignored import losing_table, unknown_variables
-
     source: Path | None
     if config_file is not None:
         table, source, where = _read_given(config_file, root)
@@ -731,7 +729,7 @@ def _suggest(kebab: str, known: list[str], where: str) -> str:
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
-def shown_path(path: Path, root: Path) -> str:
+def root_relative(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` when inside it."""
     return _shown(path, root)
 
@@ -762,3 +760,35 @@ __all__ = [
     "explain_config",
     "load_config",
 ]
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """A warning for each ``ORCH_REVIEW_*`` variable that is no setting, with the closest
+    known name."""
+    known = known_variables()
+    warnings = []
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in OTHER_VARIABLES or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        warnings.append(f"environment variable {name} is not a setting and is ignored{hint}.")
+    return warnings
+
+
+def losing_table(root: Path, source: Path | None) -> list[str]:
+    """A warning when ``pyproject.toml`` at ``root`` has a ``[tool.orch-review]`` table that
+    is not read because another file was."""
+    pyproject = root / "pyproject.toml"
+    if source is None or source == pyproject or not pyproject.is_file():
+        return []
+    try:
+        tool = parse_toml(pyproject, root).get("tool")
+    except ConfigError:
+        return []
+    if not isinstance(tool, dict) or "orch-review" not in tool:
+        return []
+    return [
+        "pyproject.toml has a [tool.orch-review] table, which is ignored: "
+        f"`{root_relative(source, root)}` is read instead; keep the settings in one file."
+    ]

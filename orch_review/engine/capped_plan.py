@@ -3,7 +3,7 @@ agent.
 
 The main agent's planning (scouting, then a subtask per file, each a turn of the main model)
 is paid in full before any file is covered. Under a ``--max-cost-usd`` below the estimate's
-high end (``scope/estimate.py``) that can take most of the money: a 40-file review capped at
+high end (``orch_review/cost.py``) that can take most of the money: a 40-file review capped at
 a third of its cost covered 4 files. Such a review is planned deterministically instead:
 the sweep's groups (``engine/agents/sweep.py``) cover every file, verified as any concern is, and
 the report's summary says so (``docs/caps.md``). A review that asks for what only the main
@@ -13,10 +13,10 @@ agent gives (``--walkthrough``, ``critic = true``) keeps it, as does ``capped-sw
 from __future__ import annotations
 
 from orch_review.config.settings import Config
+from orch_review.cost import Estimate, estimate_cost
 from orch_review.engine.api.admission import Amount
 from orch_review.engine.api.budget import Budget
 from orch_review.engine.memory.rereview import critic_wanted
-from orch_review.scope.estimate import Estimate, estimate_cost
 from orch_review.scope.resolve import Scope
 from orch_review.wording import counted, usd
 

@@ -53,6 +53,7 @@ from orch_review.engine.memory.rereview import (
 )
 from orch_review.engine.memory.reuse import EarlierReviews
 from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reason
+from orch_review.engine.agents.prescout import summary as prescout_summary
 from orch_review.engine.proofs.proving import Provers, wanted
 from orch_review.engine.running_totals import LiveTotals
 from orch_review.engine.shell.confinement import agent_environment
@@ -66,19 +67,20 @@ from orch_review.findings.snippets import collect_snippets
 from orch_review.findings.triage import triage
 from orch_review.findings.walkthrough import Walkthrough
 from orch_review.programs import require
+from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import quote_path
 from orch_review.scope.git import open_repo
-from orch_review.scope.intent import Intent
-from orch_review.scope.prescout import summary as prescout_summary
 from orch_review.scope.resolve import Scope
 from orch_review.scope.reviewable import UNREADABLE
 from orch_review.scope.snapshot import Snapshot, snapshot
+from orch_review.scope.stated_intent import Intent
 from orch_review.scope.workspace import Workspace
 from orch_review.wording import counted
 
 if TYPE_CHECKING:
     import git
+
+    from orch_review.engine.memory.journal import JournalLike
 
 _log = logging.getLogger("orch_review.engine.review")
 
@@ -197,9 +199,11 @@ def review(
     options: ReportOptions | None = None,
     notices: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    journal: JournalLike | None = None,
 ) -> Report:
     """Review ``scope`` end to end and return the report (never raises for partial failure).
-    Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt).
+    Setting ``cancel`` interrupts it as Ctrl-C does (KeyboardInterrupt). ``journal``: the
+    caller's open journal, used instead of opening one (see ``open_session``).
 
     ``notices`` receives warnings the user should see at once (a weaker sandbox than asked).
 
@@ -242,6 +246,7 @@ def review(
             notices=notices,
             warnings=state.warnings,
             cancel=cancel,
+            journal=journal,
         ) as session:
             read = _line_reader(content)
             provers = _provers(state, session, content, env, notices)

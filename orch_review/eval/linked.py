@@ -29,7 +29,7 @@ def references(message: str) -> list[int]:
     return list(seen)
 
 
-def github_repository(remote_url: str) -> str | None:
+def github_com_repository(remote_url: str) -> str | None:
     """``owner/name`` of a github.com remote URL, else None."""
     match = _REMOTE.match(remote_url.strip())
     return match.group(1) if match else None

@@ -24,7 +24,7 @@ _REMOTE = re.compile(
 )
 
 
-def gitlab_project(remote_url: str) -> str | None:
+def gitlab_com_project(remote_url: str) -> str | None:
     """``group/name`` of a gitlab.com remote URL, else None."""
     match = _REMOTE.match(remote_url.strip())
     return match.group(1) if match else None

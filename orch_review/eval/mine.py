@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import UsageError
 from orch_review.eval.cases import Case, ExpectedIssue
-from orch_review.scope import history
+from orch_review.scope.git import history
 
 if TYPE_CHECKING:
     import git

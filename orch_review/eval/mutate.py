@@ -43,7 +43,7 @@ def _parses(source: str) -> ast.AST | None:
             return None
 
 
-def apply(lines: Sequence[str], edit: Edit) -> list[str]:
+def apply_edit(lines: Sequence[str], edit: Edit) -> list[str]:
     """``lines`` with ``edit`` made."""
     return [*lines[: edit.start], *edit.lines, *lines[edit.end :]]
 
@@ -60,7 +60,7 @@ def valid_sites(path: str, source: str, patterns: Sequence[Pattern] = CATALOG) -
     out = []
     for pattern in patterns:
         for edit in pattern.sites(lines):
-            mutated = _parses("\n".join(apply(lines, edit)) + ending)
+            mutated = _parses("\n".join(apply_edit(lines, edit)) + ending)
             if mutated is not None and ast.dump(mutated) != before:
                 out.append(Site(path, edit, pattern))
     return out
@@ -116,7 +116,7 @@ def plant(repo_path: Path, count: int, seed: int) -> list[Case]:
         cases = []
         for number, site in enumerate(chosen, 1):
             source = sources[site.path]
-            lines = apply(source.splitlines(), site.edit)
+            lines = apply_edit(source.splitlines(), site.edit)
             content = ("\n".join(lines) + ("\n" if source.endswith("\n") else "")).encode()
             line = min(site.edit.start + 1, max(len(lines), 1))
             end = max(line, site.edit.start + len(site.edit.lines))

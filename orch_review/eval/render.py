@@ -44,7 +44,7 @@ def _row(name: str, m: Mapping[str, Any]) -> str:
     )
 
 
-def markdown(summary: Mapping[str, Any]) -> str:
+def summary_markdown(summary: Mapping[str, Any]) -> str:
     """The summary of :func:`orch_review.eval.summary.summarize` as Markdown."""
     overall = summary["overall"]
     lines = [

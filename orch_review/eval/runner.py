@@ -195,8 +195,7 @@ def _repository(
 
 def _patched_head(case: Case, repo: Path, env: Mapping[str, str]) -> str:
     """The commit of the case's patch on its base, made without touching the work tree."""
-    from orch_review.scope import history
-    from orch_review.scope.git import open_repo
+    from orch_review.scope.git import history, open_repo
 
     assert case.patch is not None
     opened = open_repo(repo, env)

@@ -73,10 +73,10 @@ def unified_diff(path: str, text: str, start: int, end: int, replacement: str) -
     new = replacement_lines(replacement)
     if new == old:
         raise PatchError("the replacement does not change the lines")
-    return diff_lines(path, start, old, new)
+    return diff_of_lines(path, start, old, new)
 
 
-def diff_lines(path: str, start: int, old: list[str], new: list[str]) -> str:
+def diff_of_lines(path: str, start: int, old: list[str], new: list[str]) -> str:
     """The unified diff of ``old`` lines (from ``start``) becoming ``new``."""
     header = (
         f"--- a/{path}\n+++ b/{path}\n@@ -{_range(start, len(old))} +{_range(start, len(new))} @@\n"

@@ -19,7 +19,7 @@ from typing import Any
 from orch_review.config.choices import CATEGORIES
 from orch_review.findings.records import Finding, PatchCheck
 from orch_review.findings.report import Report
-from orch_review.scope.diff import path_for_json
+from orch_review.quoting import path_for_json
 from orch_review.trust import Signer
 
 OTHER_CATEGORY = "other"

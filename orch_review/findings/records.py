@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from orch_review.findings.proof import Proof
-from orch_review.scope.diff import quote_path
+from orch_review.quoting import quote_path
 
 
 class Severity(StrEnum):

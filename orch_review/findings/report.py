@@ -12,8 +12,6 @@ from orch_review.findings.records import ConcernOutcome, Finding, Status, ranked
 from orch_review.findings.snippets import Snippet
 from orch_review.findings.usage import CostRange, UsageReport
 from orch_review.findings.walkthrough import Walkthrough
-from orch_review.scope.diff import quote_path
-from orch_review.wording import counted, unit_noun
 
 # "2 high", "three confirmed", "no bugs", "1 finding": a count of findings in a sentence.
 _NUMBER = r"(?:\d+|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|several|many)"
@@ -120,49 +118,6 @@ class Report:
         if self.usage.cap_reached is not None:
             return True
         return bool(self.uncovered) or not self.concerns
-
-    @property
-    def unreadable_note(self) -> str | None:
-        """Why unreadable files make the review incomplete, naming a few; None when none."""
-        if not self.unreadable:
-            return None
-        shown = ", ".join(quote_path(p) for p in self.unreadable[:3])
-        more = ", ..." if len(self.unreadable) > 3 else ""
-        return f"{counted(len(self.unreadable), 'unreadable file')} not reviewed: {shown}{more}"
-
-    def incomplete_reasons(self) -> list[str]:
-        """Why the review is incomplete, in words (empty when it is complete)."""
-        if not self.incomplete:
-            return []
-        reasons = []
-        if self.coverage is not None:
-            missing = len(self.coverage.uncovered)
-            total = len(self.coverage.files)
-            if missing:
-                reasons.append(
-                    f"{missing} of {total} {unit_noun(total, self.coverage.unit)} not covered"
-                )
-            reasons += self.coverage.notes
-        else:
-            if self.uncovered:
-                reasons.append(f"{counted(len(self.uncovered), 'concern')} not covered")
-            if not self.concerns:
-                reasons.append("no review workflow ran")
-        if self.usage.cap_reached:
-            reasons.append(self.usage.cap_reached)
-        if self.unreadable_note:
-            reasons.append(self.unreadable_note)
-        return reasons
-
-    def guidance_line(self) -> str | None:
-        """The guidance files read, in one sentence (None when none was read)."""
-        if not self.guidance_files:
-            return None
-        shown = [
-            quote_path(f.path) + (" (cut)" if f.truncated else "") for f in self.guidance_files[:12]
-        ]
-        more = f" and {len(self.guidance_files) - 12} more" if len(self.guidance_files) > 12 else ""
-        return f"Review guidance read: {', '.join(shown)}{more}."
 
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when incomplete, else 1 when a confirmed finding reaches ``fail_on``, else 0."""

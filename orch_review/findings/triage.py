@@ -6,20 +6,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from orch_review.config.choices import FilterMode
 from orch_review.errors import ConfigError
 from orch_review.findings.records import Finding, Status, ranked
+from orch_review.findings.snippets import LineSource
 from orch_review.scope.diff import FileChange
 
 # `orch-review: ignore` or `orch-review: ignore[security, performance]`, in any comment style.
 SUPPRESS = re.compile(r"orch-review:\s*ignore(?:\[(?P<categories>[^\]]*)\])?", re.IGNORECASE)
-
-# Reads a file of the reviewed content as lines (None when it is not there).
-LineSource = Callable[[str], list[str] | None]
 
 
 def _normalized(line: str) -> str:

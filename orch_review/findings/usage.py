@@ -52,7 +52,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class CostRange:
-    """What a review was estimated to cost before it started, in USD (``scope/estimate.py``)."""
+    """What a review was estimated to cost before it started, in USD (``orch_review/cost.py``)."""
 
     low_usd: float
     high_usd: float

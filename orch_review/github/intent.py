@@ -13,7 +13,7 @@ from functools import partial
 
 from orch_review.github.api import GitHubApiError, GitHubClient
 from orch_review.github.event import GitHubContext, PullRequest
-from orch_review.scope.intent import (
+from orch_review.scope.stated_intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
     TITLE_LIMIT,

@@ -18,8 +18,9 @@ from orch_review.findings.report import Report
 from orch_review.github.comments import PostedComment, safe_text
 from orch_review.github.dismissals import Dismissal
 from orch_review.github.threads import ThreadChange
+from orch_review.quoting import quote_path
+from orch_review.reporters.sentences import incomplete_reasons
 from orch_review.sanitize import controls, fence, markdown_code, markdown_url
-from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, usd
 
 SUMMARY_MARKER = "<!-- orch-review:summary -->"
@@ -70,7 +71,7 @@ def _counts(report: Report) -> str:
 def _incomplete(report: Report) -> list[str]:
     if not report.incomplete:
         return []
-    reasons = report.incomplete_reasons()
+    reasons = incomplete_reasons(report)
     return [
         "",
         f"> [!WARNING]\n> The review is **incomplete** ({cell('; '.join(reasons))}): "

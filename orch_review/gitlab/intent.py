@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from orch_review.gitlab.api import GitLabApiError, GitLabClient
-from orch_review.scope.intent import (
+from orch_review.scope.stated_intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
     TITLE_LIMIT,

@@ -21,7 +21,7 @@ from orch_review.gitlab.api import Forbidden, GitLabApiError, GitLabClient
 from orch_review.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.gitlab.positions import Refs, files_from_version, refs_of
 from orch_review.gitlab.publish import Published, own_threads, publish, whoami
-from orch_review.scope.intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
+from orch_review.scope.stated_intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
 
 if TYPE_CHECKING:
     import git

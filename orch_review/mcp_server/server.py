@@ -29,7 +29,7 @@ from orch_review import __version__
 from orch_review.errors import OrchReviewError
 from orch_review.mcp_server import arguments
 from orch_review.mcp_server.arguments import BadArguments
-from orch_review.mcp_server.service import Cancelled, Progress, ReviewService
+from orch_review.mcp_server.service import Cancelled, ProgressCounter, ReviewService
 
 T = TypeVar("T")
 CANCELLED = (
@@ -149,7 +149,7 @@ def build_server(repo: Path, service: ReviewService) -> MCPServer:
 
         loop = anyio.lowlevel.current_token()
 
-        def tell(progress: Progress) -> None:
+        def tell(progress: ProgressCounter) -> None:
             # Called from the agents' threads; a client gone away must not fail the review.
             with contextlib.suppress(Exception):
                 anyio.from_thread.run(

@@ -39,7 +39,7 @@ class _Last:
 
 
 @dataclass(slots=True)
-class Progress:
+class ProgressCounter:
     """Agents started and finished so far, as progress notifications tell them.
 
     MCP requires each notification's progress to be greater than the last one's: it is the
@@ -105,8 +105,8 @@ class ReviewService:
     def plan(self, scope: ScopeArgs) -> dict[str, Any]:
         """What a review of ``scope`` would cover and cost, with no API call."""
         from orch_review import core
+        from orch_review.engine.plan import plan_data
         from orch_review.engine.agents.prompts import MAIN_SYSTEM
-        from orch_review.scope.plan import plan_data
 
         prepared = core.prepare(self._repo, self._options(scope, {}), self._env)
         return plan_data(prepared.scope, MAIN_SYSTEM, cost=core.estimate(prepared))
@@ -116,7 +116,7 @@ class ReviewService:
         scope: ScopeArgs,
         settings: Mapping[str, object],
         *,
-        on_progress: Callable[[Progress], None] | None = None,
+        on_progress: Callable[[ProgressCounter], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
         """Review ``scope`` with the caps in ``settings``; :class:`Cancelled` once ``cancel``
@@ -124,7 +124,7 @@ class ReviewService:
         from orch_review import core
         from orch_review.scope.resolve import NothingToReview
 
-        progress = Progress()
+        progress = ProgressCounter()
         lock = threading.Lock()
 
         def events(event: AgentEvent) -> None:
@@ -252,6 +252,7 @@ def _lowered(prepared: PreparedReview, asked: Mapping[str, object]) -> PreparedR
 def review_result(report: Report, fail_on: str) -> dict[str, Any]:
     """What a calling agent acts on: confirmed findings, coverage, cost, the exit code."""
     from orch_review.reporters.json_report import to_data
+    from orch_review.reporters.sentences import incomplete_reasons
 
     data = to_data(report)
     files = data["coverage"]["changed_files"]
@@ -269,7 +270,7 @@ def review_result(report: Report, fail_on: str) -> dict[str, Any]:
         + (f" ({files['reused']} reused from an earlier review)" if files["reused"] else ""),
         "uncovered_files": uncovered,
         "skipped_files": data["coverage"]["skipped_files"],
-        "incomplete_reasons": report.incomplete_reasons(),
+        "incomplete_reasons": incomplete_reasons(report),
         "findings": [{"id": f.get("fingerprint"), **f} for f in confirmed],
         "cost_usd": data["usage"]["total"]["cost_usd"],
         "notes": data["notes"],

@@ -17,8 +17,8 @@ from typing import Any
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
+from orch_review.quoting import dumps, json_safe, path_for_json
 from orch_review.reporters.text import machine_text
-from orch_review.scope.diff import dumps, json_safe, path_for_json
 
 SEVERITY = {
     Severity.HIGH: "critical",

@@ -15,7 +15,7 @@ from orch_review.findings.codec import finding_to_json
 from orch_review.findings.coverage import Coverage
 from orch_review.findings.records import Severity
 from orch_review.findings.report import Report
-from orch_review.scope.diff import dumps, json_safe, path_fields
+from orch_review.quoting import dumps, json_safe, path_fields
 from orch_review.version import __version__
 
 SCHEMA_VERSION = 1

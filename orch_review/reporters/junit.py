@@ -29,9 +29,10 @@ from collections import defaultdict
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
+from orch_review.quoting import path_for_text
+from orch_review.reporters.sentences import incomplete_reasons
 from orch_review.reporters.text import machine_text
 from orch_review.sanitize import CommandSafeStream
-from orch_review.scope.diff import path_for_text
 
 # What XML 1.0 cannot carry at all, even escaped (controls() already shows the C0 ones).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -112,7 +113,7 @@ def to_xml(report: Report, *, timestamp: str | None = None, hostname: str | None
     ET.SubElement(properties, "property", name="scope", value=_text(report.scope))
     ET.SubElement(properties, "property", name="model", value=_text(report.model or "-"))
     suite.extend(cases)
-    notes = [*report.incomplete_reasons(), *report.notes]
+    notes = [*incomplete_reasons(report), *report.notes]
     ET.SubElement(suite, "system-out").text = _text("\n".join(notes))
     ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)

@@ -6,13 +6,14 @@ sanitizer; code goes in fences it cannot close.
 
 from __future__ import annotations
 
-from orch_review.findings.patches import PatchError, diff_lines, replacement_lines
+from orch_review.findings.patches import PatchError, diff_of_lines, replacement_lines
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import markdown_proof
+from orch_review.reporters.sentences import guidance_line, incomplete_reasons
 from orch_review.sanitize import controls, fence
 from orch_review.sanitize import markdown as safe
-from orch_review.scope.diff import quote_path
 
 
 def _code(text: str) -> str:
@@ -44,7 +45,7 @@ def _patch(report: Report, finding: Finding) -> list[str]:
             snippet.lines[finding.start_line - snippet.start : finding.end_line - snippet.start + 1]
         )
         try:
-            diff = diff_lines(quote_path(finding.path), finding.start_line, old, new)
+            diff = diff_of_lines(quote_path(finding.path), finding.start_line, old, new)
         except PatchError:
             diff = "\n".join(f"+{line}" for line in new) + "\n"
     else:
@@ -93,7 +94,7 @@ def _coverage(report: Report) -> str:
         return line + "."
     uncovered = ", ".join(_code(controls(quote_path(f.path))) for f in coverage.uncovered[:20])
     more = ", ..." if len(coverage.uncovered) > 20 else ""
-    reasons = "; ".join(safe(r, 200) for r in report.incomplete_reasons())
+    reasons = "; ".join(safe(r, 200) for r in incomplete_reasons(report))
     return f"{line}. **The review is incomplete** ({reasons})" + (
         f": not covered {uncovered}{more}." if uncovered else "."
     )
@@ -109,7 +110,7 @@ def render(report: Report) -> str:
     for number, finding in enumerate(confirmed, 1):
         lines += [*_finding(number, report, finding), ""]
     lines.append(_coverage(report))
-    guidance = report.guidance_line()
+    guidance = guidance_line(report)
     if guidance:
         lines += ["", safe(guidance, 2000)]
     return "\n".join(lines) + "\n"

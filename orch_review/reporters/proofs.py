@@ -8,7 +8,7 @@ from pathlib import Path
 
 from orch_review.findings.provenance import confined_path
 from orch_review.findings.records import Finding
-from orch_review.scope.diff import quote_path
+from orch_review.quoting import quote_path
 
 
 def write_proofs(findings: Sequence[Finding], directory: Path) -> list[str]:

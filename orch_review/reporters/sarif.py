@@ -28,9 +28,9 @@ from orch_review.config.choices import CATEGORIES
 from orch_review.findings.proof import proof_to_json
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
+from orch_review.quoting import json_safe
 from orch_review.sanitize import fence
 from orch_review.sanitize import markdown as safe_markdown
-from orch_review.scope.diff import json_safe
 from orch_review.version import __version__
 from orch_review.wording import counted
 

@@ -26,16 +26,17 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from orch_review.findings.patches import diff_lines, replacement_lines
+from orch_review.findings.patches import diff_of_lines, replacement_lines
 from orch_review.findings.records import Finding, Severity, Status
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import Snippet, cap_line, cap_lines
 from orch_review.findings.usage import Usage
+from orch_review.quoting import quote_path
 from orch_review.reporters.proof_text import proof_line
+from orch_review.reporters.sentences import guidance_line, incomplete_reasons, unreadable_note
 from orch_review.sanitize import CommandSafeStream
 from orch_review.sanitize import line as safe_line
 from orch_review.sanitize import terminal as safe
-from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, unit_noun, usd
 
 SEVERITY_STYLE = {
@@ -167,7 +168,7 @@ def _patch(report: Report, finding: Finding, style: _Style) -> RenderableType | 
         diff = [f"@@ -{finding.start_line},{finding.end_line - finding.start_line + 1} @@"]
         diff += [f"+{line}" for line in new]
     else:
-        diff = diff_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
+        diff = diff_of_lines(finding.path, finding.start_line, old, new).splitlines()[2:]
     lines = []
     for line in diff:
         colour = {"-": "red", "+": "green"}.get(line[:1], "dim")
@@ -356,8 +357,9 @@ def _coverage(report: Report, verbose: bool) -> Iterator[Text]:
     yield Text(line + ".", "dim")
     for note in report.notes:
         yield Text(safe(note), "dim")
-    if report.guidance_line():
-        yield Text(safe(report.guidance_line() or ""), "dim")
+    guidance = guidance_line(report)
+    if guidance:
+        yield Text(safe(guidance), "dim")
     counts = report.counts()
     refuted = counts["refuted"]
     parts = [f"{counted(refuted, 'finding')} refuted by verifiers"] * bool(refuted)
@@ -442,7 +444,7 @@ def _incomplete(report: Report) -> Text:
         why = ", ".join(filter(None, [why, report.usage.cap_reached]))
     if not report.concerns and coverage is None:
         why = "no review workflow ran"
-    why = ", ".join(filter(None, [why, report.unreadable_note]))
+    why = ", ".join(filter(None, [why, unreadable_note(report)]))
     return Text(f"The review is INCOMPLETE: {why}.", "bold red")
 
 
@@ -451,7 +453,7 @@ def _renderables(report: Report, style: _Style) -> Iterator[RenderableType]:
     if not style.quiet:
         yield Text.assemble(("orch-review", "bold"), "  ", safe_line(report.scope))
         if report.incomplete:
-            reasons = "; ".join(_one_line(r) for r in report.incomplete_reasons())
+            reasons = "; ".join(_one_line(r) for r in incomplete_reasons(report))
             yield Text(f"INCOMPLETE: {reasons}", "bold red")
         yield _counts(report)
         yield Text()

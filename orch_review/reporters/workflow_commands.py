@@ -8,8 +8,9 @@ from collections import Counter
 from orch_review.findings.records import Finding, Severity
 from orch_review.findings.report import Report
 from orch_review.findings.snippets import cap_lines
+from orch_review.quoting import path_for_text
+from orch_review.reporters.sentences import incomplete_reasons
 from orch_review.sanitize import controls
-from orch_review.scope.diff import path_for_text
 
 COMMAND = {
     Severity.HIGH: "error",
@@ -75,7 +76,7 @@ def render(report: Report) -> str:
     lines: list[str] = []
     levels: list[str] = []
     if report.incomplete:
-        reasons = report.incomplete_reasons()
+        reasons = incomplete_reasons(report)
         lines.append(
             command(
                 "warning",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from orch_review.scope.diff import FileChange, quote_path
+from orch_review.quoting import quote_path
+from orch_review.scope.diff import FileChange
 
 #: At most this many paths, and this many names in all, are listed in the prompt.
 LISTED_PATHS = 50

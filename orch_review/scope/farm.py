@@ -63,32 +63,6 @@ def mount_seconds(mounts: int, files: int) -> float:
     return max(MIN_SHELLS, files * SHELLS_PER_FILE) * start_seconds(mounts)
 
 
-def indexed_files(repo: git.Repo) -> int | None:
-    """How many entries the repository's index holds (its header says, no need to read the
-    rest): about the files of the tree to link, known at once; None without an index."""
-    try:
-        with open(os.path.join(repo.git_dir, "index"), "rb") as index:
-            header = index.read(12)
-    except OSError:
-        return None
-    if len(header) < 12 or header[:4] != b"DIRC":
-        return None
-    return int.from_bytes(header[8:12], "big")
-
-
-def tree_entries(repo: git.Repo, commit: str) -> list[tuple[str, str, str]]:
-    """(mode, object id, path) of every entry of ``commit``'s tree, directories first."""
-    command = ["git", "ls-tree", "-r", "-t", "-z", "--full-tree", commit]
-    found = []
-    for entry in str(repo.git.execute(command)).split("\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition("\t")
-        mode, _, oid = meta.split(" ", 2)
-        found.append((mode, oid, path))
-    return found
-
-
 class _OtherFilesystem(Exception):
     """The working tree is not on the temporary directory's filesystem."""
 
@@ -101,7 +75,7 @@ def build_farm(
     farm: Path,
     private: Collection[str],
 ) -> bool:
-    """Make the tree of ``entries`` (:func:`tree_entries`) at the new directory ``farm``,
+    """Make the tree of ``entries`` (``gitops.whole_tree``) at the new directory ``farm``,
     with ``.git`` an empty directory to mount the snapshot's git directory on. ``private``
     paths are always copies. False (and ``farm`` left for the caller to remove) when no hard
     link can be made into ``work``, a folder on another filesystem."""

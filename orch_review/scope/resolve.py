@@ -16,6 +16,7 @@ from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Literal
 
 from orch_review.errors import ConfigError, ExitCode, GitError, OrchReviewError, UsageError
+from orch_review.quoting import quote_path
 from orch_review.scope import git as gitops
 from orch_review.scope import pathspecs
 from orch_review.scope.attributes import (
@@ -25,7 +26,7 @@ from orch_review.scope.attributes import (
     rediff_text_files,
 )
 from orch_review.scope.deleted import DeletedCode, deleted_code
-from orch_review.scope.diff import FileChange, parse_patch, quote_path
+from orch_review.scope.diff import FileChange, parse_patch
 from orch_review.scope.own_reports import SKIP_REASON as OWN_REPORT
 from orch_review.scope.own_reports import own_reports, working_copy
 from orch_review.scope.reviewable import (

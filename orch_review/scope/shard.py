@@ -44,7 +44,7 @@ def parse_shard(text: str) -> Shard:
     return Shard(index, count)
 
 
-def weight(file: ReviewFile) -> int:
+def review_weight(file: ReviewFile) -> int:
     """How much reviewing ``file`` costs, in lines."""
     if file.change is not None:
         change = file.change
@@ -53,12 +53,12 @@ def weight(file: ReviewFile) -> int:
 
 
 def assign(files: Sequence[ReviewFile], count: int) -> dict[str, int]:
-    """Path -> 1-based shard, balanced by :func:`weight`, deterministic."""
+    """Path -> 1-based shard, balanced by :func:`review_weight`, deterministic."""
     loads = [0] * count
     out: dict[str, int] = {}
-    for file in sorted(files, key=lambda f: (-weight(f), f.path)):
+    for file in sorted(files, key=lambda f: (-review_weight(f), f.path)):
         lightest = min(range(count), key=lambda n: (loads[n], n))
-        loads[lightest] += weight(file)
+        loads[lightest] += review_weight(file)
         out[file.path] = lightest + 1
     return out
 

@@ -309,10 +309,10 @@ def _view(
     if plan is None:
         return None
     cost = farm.mount_seconds(plan.mounts, len(under_review))
-    indexed = farm.indexed_files(repo)
+    indexed = gitops.indexed_files(repo)
     likely = indexed is None or indexed * farm.LINK_SECONDS < cost
     if (cost >= farm.WORTH_LISTING and likely) or plan.mounts > MAX_MOUNTS:
-        entries = listing.entries() if listing is not None else farm.tree_entries(repo, commit)
+        entries = listing.entries() if listing is not None else gitops.whole_tree(repo, commit)
         if plan.mounts > MAX_MOUNTS or len(entries) * farm.LINK_SECONDS < cost:
             tree = private / "tree"
             work = gitops.work_tree(repo)

@@ -177,7 +177,7 @@ def _rebuilt_to_hide(
     candidates = candidates[:_REBUILD_CANDIDATES]
     if not candidates:
         return {}
-    listing = gitops.tree_listing(repo, commit, candidates)
+    listing = gitops.directory_entries(repo, commit, candidates)
     used = 0
     chosen: dict[str, list[tuple[str, str, str]]] = {}
     for directory in candidates:
@@ -217,7 +217,7 @@ def _rebuilt_dirs(
                 break
     if not dirs:
         return {}
-    listing = gitops.tree_listing(repo, commit, sorted(dirs))
+    listing = gitops.directory_entries(repo, commit, sorted(dirs))
     return {d: listing.get(d, []) for d in dirs}
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from orch_review.scope.diff import quote_path, unquote_path
+from orch_review.quoting import quote_path, unquote_path
 from orch_review.scope.view import View
 
 if TYPE_CHECKING:

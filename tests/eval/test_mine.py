@@ -249,22 +249,22 @@ def test_fixes_are_also_found_through_gitlab_labels_and_merge_requests_closing_b
 
 
 def test_gitlab_references_name_this_projects_merge_requests_only() -> None:
-    from orch_review.eval.linked_gitlab import gitlab_project, label_names, merge_requests
+    from orch_review.eval.linked_gitlab import gitlab_com_project, label_names, merge_requests
 
     message = "Fix (!3), see merge request octo/demo!4 and other/demo!5, x!6, !!7, &!8"
     assert merge_requests(message, "octo/demo") == [3, 4]
-    assert gitlab_project("https://gitlab.com/octo/sub/demo.git") == "octo/sub/demo"
-    assert gitlab_project("https://github.com/octo/demo.git") is None
+    assert gitlab_com_project("https://gitlab.com/octo/sub/demo.git") == "octo/sub/demo"
+    assert gitlab_com_project("https://github.com/octo/demo.git") is None
     assert label_names({"labels": ["Bug", {"name": "kind/bug"}, 3, None]}) == {"bug", "kind/bug"}
 
 
 def test_references_name_issues_of_this_repository_only() -> None:
-    from orch_review.eval.linked import github_repository, references
+    from orch_review.eval.linked import github_com_repository, references
 
     assert references("Fix crash (#12), closes #7; see other/repo#9 and &#38; #12") == [12, 7]
-    assert github_repository("git@github.com:octo/demo.git") == "octo/demo"
-    assert github_repository("https://github.com/octo/demo") == "octo/demo"
-    assert github_repository("https://gitlab.com/octo/demo.git") is None
+    assert github_com_repository("git@github.com:octo/demo.git") == "octo/demo"
+    assert github_com_repository("https://github.com/octo/demo") == "octo/demo"
+    assert github_com_repository("https://gitlab.com/octo/demo.git") is None
 
 
 def test_a_whitespace_only_fix_blames_no_line(git_repo: GitRepoFactory) -> None:

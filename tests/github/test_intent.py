@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from orch_review.github.event import GitHubContext, PullRequest
 from orch_review.github.intent import pull_intent
-from orch_review.scope.intent import DESCRIPTION_LIMIT
+from orch_review.scope.stated_intent import DESCRIPTION_LIMIT
 from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.github_issues import IssueTracker
 from tests.github.conftest import REPOSITORY

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orch_review.quoting import quote_path, unquote_path
 from orch_review.scope import git as gitops
-from orch_review.scope.diff import FileChange, parse_patch, quote_path, unquote_path
+from orch_review.scope.diff import FileChange, parse_patch
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import commit, head
 

@@ -9,7 +9,7 @@ import pytest
 from orch_review.errors import ConfigError
 from orch_review.scope.diff import FileChange
 from orch_review.scope.resolve import ReviewFile
-from orch_review.scope.shard import Shard, assign, parse_shard, weight
+from orch_review.scope.shard import Shard, assign, parse_shard, review_weight
 
 
 def _file(path: str, lines: int) -> ReviewFile:
@@ -23,8 +23,8 @@ FILES = [_file(f"src/m{n:03d}.py", 1 + (n * 37) % 400) for n in range(300)]
 def test_every_file_is_in_exactly_one_shard_and_shards_are_balanced() -> None:
     owner = assign(FILES, 4)
     assert set(owner) == {f.path for f in FILES} and set(owner.values()) == {1, 2, 3, 4}
-    loads = [sum(weight(f) for f in FILES if owner[f.path] == k) for k in range(1, 5)]
-    assert max(loads) - min(loads) <= max(weight(f) for f in FILES)
+    loads = [sum(review_weight(f) for f in FILES if owner[f.path] == k) for k in range(1, 5)]
+    assert max(loads) - min(loads) <= max(review_weight(f) for f in FILES)
 
 
 def test_the_split_does_not_depend_on_the_order_files_come_in() -> None:

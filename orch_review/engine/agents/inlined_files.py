@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from orch_review.engine.agents.prompts import without_shell
 from orch_review.engine.agents.review_session import ReviewedContent
-from orch_review.scope.diff import line_ranges, quote_path
+from orch_review.quoting import quote_path
+from orch_review.scope.diff import line_ranges
 
 TAG = "file"
 NUMBER_WIDTH = 6

@@ -22,8 +22,8 @@ from orch_review.engine.agents.workflow import Workflow
 from orch_review.errors import OrchReviewError
 from orch_review.findings.records import ConcernOutcome
 from orch_review.findings.walkthrough import Walkthrough, parse_walkthrough
-from orch_review.scope.intent import Intent
 from orch_review.scope.resolve import Scope
+from orch_review.scope.stated_intent import Intent
 
 _log = logging.getLogger("orch_review.engine.agents.intent_review")
 INTENT_CATEGORY = "intent"

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from orch_review.config.guidance import guidance_block
 from orch_review.findings.records import Finding
-from orch_review.scope.diff import json_safe, quote_path
-from orch_review.scope.intent import Intent
+from orch_review.quoting import json_safe, quote_path
+from orch_review.scope.stated_intent import Intent
 
 MAIN_SYSTEM = """\
 You are orch-review, a senior code reviewer. You review the content described in the user's \

@@ -210,6 +210,7 @@ def open_session(
     notices: Callable[[str], None] | None = None,
     warnings: list[str] | None = None,
     cancel: threading.Event | None = None,
+    journal: JournalLike | None = None,
 ) -> Iterator[Session]:
     """A session whose agents work in ``workspace`` and talk to the API through ``client``
     (the caller's to close). On an error, Ctrl-C or a signal, queued agents are cancelled,
@@ -217,7 +218,8 @@ def open_session(
     in flight are waited for up to ``config.interrupt_grace`` seconds (so that their results
     are journaled), and the journal is closed only once no agent can still store a result.
     ``cancel``, when given, interrupts the session the same way when a caller in another
-    thread sets it."""
+    thread sets it. ``journal``, when given, is the caller's: used, and left open when the
+    session ends well (the caller keeps the report in it, then closes it)."""
     budget = _budget(config)
     cancel_event = client.cancel  # set, it also stops the client sending requests (retries too)
     ended = threading.Event()
@@ -229,7 +231,10 @@ def open_session(
     starter = ThreadPoolExecutor(2, thread_name_prefix="orch-review-shell")
     # What killed runs left behind, the homes root handed to throwaway uids included.
     tempdirs.sweep_stale(also_ours=is_throwaway_uid)
-    journal = open_journal(config, git_dir, env, notices, checkout=checkout)
+    owned = journal is None
+    if journal is None:
+        journal = open_journal(config, git_dir, env, notices, checkout=checkout)
+    ended_well = False
     sandbox: Sandbox | None = None
     try:
         with tempdirs.directory("home") as home:
@@ -256,6 +261,7 @@ def open_session(
                 if not journaled:  # what is said on the way out must not promise a resume
                     exc.add_note(NO_JOURNAL_NOTE)
                 raise
+            ended_well = True
     finally:
         ended.set()
         pool.shutdown(wait=not cancel.is_set())
@@ -267,5 +273,5 @@ def open_session(
         # An agent still running when the review was interrupted may yet receive a result
         # that is paid for: the journal stays open for it until the process ends (each
         # result is one committed transaction, so an unfinished one leaves nothing behind).
-        if not pool.busy():
+        if (owned or not ended_well) and not pool.busy():
             journal.close()

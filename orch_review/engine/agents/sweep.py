@@ -16,7 +16,8 @@ from orch_review.engine.agents.workflow import Workflow
 from orch_review.findings.coverage import LedgerFile
 from orch_review.findings.records import ConcernOutcome
 from orch_review.findings.sweep_groups import SweepLimits, fit_groups
-from orch_review.scope.diff import line_ranges, quote_path
+from orch_review.quoting import quote_path
+from orch_review.scope.diff import line_ranges
 from orch_review.wording import counted
 
 

@@ -62,7 +62,7 @@ from orch_review.errors import (
     RequestRejected,
     UsageError,
 )
-from orch_review.scope.diff import text_for_json
+from orch_review.quoting import text_for_json
 
 if TYPE_CHECKING:
     import anthropic

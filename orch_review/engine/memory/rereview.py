@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from orch_review.config.guidance import Guidance
 from orch_review.config.settings import Config
+from orch_review.engine.agents.prescout import task_text
 from orch_review.engine.memory.reuse import EarlierReviews
-from orch_review.scope.prescout import task_text
 from orch_review.scope.resolve import Scope
 from orch_review.wording import counted
 

@@ -16,7 +16,7 @@ from orch_review.engine.proofs.proof_run import ProverReport
 from orch_review.engine.proofs.runners import Runner
 from orch_review.engine.shell.scratch_tree import ScratchPathError, checked_relative
 from orch_review.findings.records import Finding
-from orch_review.scope.diff import json_safe
+from orch_review.quoting import json_safe
 
 MAX_TEST_CHARS = 20_000
 

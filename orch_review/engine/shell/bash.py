@@ -28,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Protocol
 
-from orch_review.scope.diff import text_for_json
+from orch_review.quoting import text_for_json
 
 BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
 #: The same shell as a client tool, for servers that do not know the Anthropic-defined one

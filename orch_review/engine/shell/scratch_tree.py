@@ -14,6 +14,8 @@ import tarfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from orch_review.scope import git as gitops
+
 if TYPE_CHECKING:
     import git
 
@@ -27,12 +29,7 @@ class ScratchPathError(ValueError):
 
 def export_tree(repo: git.Repo, commit: str, destination: Path) -> None:
     """Write the files of ``commit`` under ``destination`` (an existing empty directory)."""
-    data = repo.git.execute(
-        ["git", "archive", "--format=tar", commit],
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-    )
-    assert isinstance(data, bytes)
+    data = gitops.tree_archive(repo, commit)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
         for member in archive:
             try:

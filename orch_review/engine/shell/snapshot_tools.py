@@ -31,7 +31,7 @@ from orch_review.engine.shell.read_tools import (
     glob_matcher,
 )
 from orch_review.findings.provenance import confined_path
-from orch_review.scope.diff import quote_path, text_for_json
+from orch_review.quoting import quote_path, text_for_json
 from orch_review.scope.git import browse
 from orch_review.scope.git.browse import Entry, Output
 

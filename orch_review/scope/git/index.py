@@ -27,6 +27,19 @@ def index_modes(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> dict[str, st
     return modes
 
 
+def indexed_files(repo: git.Repo) -> int | None:
+    """How many entries the repository's index holds (its header says, no need to read the
+    rest): about the files of the tree to link, known at once; None without an index."""
+    try:
+        with open(os.path.join(repo.git_dir, "index"), "rb") as index:
+            header = index.read(12)
+    except OSError:
+        return None
+    if len(header) < 12 or header[:4] != b"DIRC":
+        return None
+    return int.from_bytes(header[8:12], "big")
+
+
 def skip_worktree_files(repo: git.Repo, pathspecs: tuple[str, ...] = ()) -> set[str]:
     """Tracked files git keeps out of the working tree on purpose (a sparse checkout's
     skip-worktree bit): git has them, the disk does not."""

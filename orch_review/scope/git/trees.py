@@ -74,6 +74,30 @@ def _sizes(repo: git.Repo, oids: Sequence[str]) -> dict[str, int]:
     }
 
 
+def whole_tree(repo: git.Repo, commit: str) -> list[tuple[str, str, str]]:
+    """(mode, object id, path) of every entry of ``commit``'s tree, directories first."""
+    command = ["git", "ls-tree", "-r", "-t", "-z", "--full-tree", commit]
+    found = []
+    for entry in str(repo.git.execute(command)).split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        mode, _, oid = meta.split(" ", 2)
+        found.append((mode, oid, path))
+    return found
+
+
+def tree_archive(repo: git.Repo, commit: str) -> bytes:
+    """The files of ``commit`` as a tar archive (``git archive``)."""
+    data = repo.git.execute(
+        ["git", "archive", "--format=tar", commit],
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+    )
+    assert isinstance(data, bytes)
+    return data
+
+
 def staged_entries(repo: git.Repo, paths: Collection[str]) -> dict[str, tuple[str, int]]:
     """Path -> (mode, size of the staged content) of each of ``paths`` in the index: only
     those files are listed and measured, not the whole index."""
@@ -148,7 +172,7 @@ def tree_blobs(repo: git.Repo, rev: str, paths: Collection[str]) -> dict[str, tu
     }
 
 
-def tree_listing(
+def directory_entries(
     repo: git.Repo, rev: str, directories: Sequence[str]
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Directory -> (mode, object id, name) of each entry directly in it, in the tree of

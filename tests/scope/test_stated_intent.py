@@ -1,11 +1,12 @@
-"""Linked issues, bounds and cleaning of what a change says it does (scope/intent.py), and
+"""Linked issues, bounds and cleaning of what a change says it does (scope/stated_intent.py), and
 the repository named by a remote's URL (scope/remotes.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from orch_review.scope.intent import (
+from orch_review.scope.remotes import github_repository, gitlab_project
+from orch_review.scope.stated_intent import (
     CUT,
     DESCRIPTION_LIMIT,
     Intent,
@@ -16,7 +17,6 @@ from orch_review.scope.intent import (
     linked_issues,
     url_pattern,
 )
-from orch_review.scope.remotes import github_repository, gitlab_project
 
 
 def test_closing_keywords_and_lists_link_issues_in_order_without_repeats() -> None:
@@ -87,7 +87,7 @@ def test_the_repository_of_a_remote_url(url: str, github: str | None, gitlab: st
 
 
 def test_only_the_first_ten_linked_issues_are_read_and_the_rest_are_noted() -> None:
-    from orch_review.scope.intent import IssueRef, LinkedIssue, read_linked
+    from orch_review.scope.stated_intent import IssueRef, LinkedIssue, read_linked
 
     asked: list[int] = []
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from orch_review import tempdirs
 from orch_review.errors import GitError, UsageError
-from orch_review.scope.git import FIXED_DATE, SNAPSHOT_IDENTITY
+from orch_review.scope.git.objects import FIXED_DATE, SNAPSHOT_IDENTITY
 
 if TYPE_CHECKING:
     import git
@@ -179,7 +179,7 @@ def blame(
     return origins
 
 
-def remote_url(repo: git.Repo, name: str) -> str | None:
+def effective_remote_url(repo: git.Repo, name: str) -> str | None:
     """The URL of remote ``name``, or None when there is no such remote."""
     try:
         return _run(repo, "remote", "get-url", "--", name).strip() or None

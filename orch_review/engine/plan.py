@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from orch_review.scope.diff import path_fields, text_for_json
-from orch_review.scope.estimate import Estimate
-from orch_review.scope.prescout import task_text
+from orch_review.cost import Estimate
+from orch_review.engine.prescout import task_text
+from orch_review.quoting import path_fields, text_for_json
 from orch_review.scope.resolve import Scope
 
 CHARS_PER_TOKEN = 4  # a rough average for code and English; --count-tokens asks the API
@@ -27,7 +27,7 @@ def plan_data(
     """The plan as JSON-ready data (sorted, deterministic; names that are not UTF-8 in
     git's C-quoted form, so the JSON is valid UTF-8, with their bytes in base64 beside);
     ``system``: the main agent's system prompt, counted in the estimate; ``cost``: the
-    estimated cost of the review (``scope/estimate.py``)."""
+    estimated cost of the review (``orch_review/cost.py``)."""
     return {
         "scope": {
             "kind": scope.kind,

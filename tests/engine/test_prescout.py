@@ -7,8 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from orch_review.scope import git as gitops
-from orch_review.scope.prescout import (
+from orch_review.engine.prescout import (
     LANGUAGES,
     LISTED_FILES_CAP,
     LISTED_SKIPPED_CAP,
@@ -16,6 +15,7 @@ from orch_review.scope.prescout import (
     summary,
     task_text,
 )
+from orch_review.scope import git as gitops
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import branch_repo, commit, head, write

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orch_review.scope.estimate import CALIBRATION
+from orch_review.cost import CALIBRATION
 from tests.conftest import GitRepoFactory
 from tests.helpers import run_cli
 from tests.scope.test_plan import _env, plan_json

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from orch_review.config.guidance import guidance_block
+from orch_review.quoting import quote_path
 from orch_review.scope.deleted import deleted_block
-from orch_review.scope.diff import quote_path
 from orch_review.scope.resolve import ReviewFile, Scope
 
 LISTED_FILES_CAP = 200
