@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from orch_review.config.learnings import Learning
     from orch_review.config.settings import Config
     from orch_review.cost import Estimate
-    from orch_review.engine.journal import JournalLike
+    from orch_review.engine.memory.journal import JournalLike
     from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
     from orch_review.reporters.files import ReportFile
@@ -237,7 +237,7 @@ def run(
     report (partial failure is in the report, not raised). Setting ``cancel`` stops it as
     Ctrl-C does: no new agent starts, running ones stop before their next request, what
     finished stays in the journal, and KeyboardInterrupt is raised in the caller."""
-    from orch_review.engine.opening import open_journal
+    from orch_review.engine.agents.session_setup import open_journal
     from orch_review.engine.review import ReportOptions
     from orch_review.engine.review import review as review_scope
     from orch_review.findings.provenance import sign_patches
@@ -322,7 +322,7 @@ def _with_estimate(report: Report, prepared: PreparedReview) -> Report:
 
 def _keep_in(journal: JournalLike, prepared: PreparedReview, report: Report) -> bool:
     """Keep ``report`` in the open ``journal`` as its working tree's last one."""
-    from orch_review.engine.kept import keep_report
+    from orch_review.engine.memory.last_report import keep_report
     from orch_review.scope.git import work_tree
 
     return keep_report(journal, report, work_tree(prepared.repo))

@@ -65,8 +65,8 @@ def plan(
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.plan_view import print_plan
-    from orch_review.engine.plan import plan_data
     from orch_review.engine.agents.prompts import MAIN_SYSTEM
+    from orch_review.engine.plan import plan_data
     from orch_review.reporters.files import STDOUT, check_writable_path, write_text
 
     options = core.ReviewOptions(
@@ -127,9 +127,9 @@ def _seen_from(data: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _count_tokens(prepared: PreparedReview) -> int:
-    from orch_review.engine.agents.session_setup import new_client
     from orch_review.engine.agents.prescout import task_text
     from orch_review.engine.agents.prompts import MAIN_SYSTEM
+    from orch_review.engine.agents.session_setup import new_client
 
     client = new_client(prepared.config, prepared.env)
     try:

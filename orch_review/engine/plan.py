@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from orch_review.cost import Estimate
-from orch_review.engine.prescout import task_text
+from orch_review.engine.agents.prescout import task_text
 from orch_review.quoting import path_fields, text_for_json
 from orch_review.scope.resolve import Scope
 

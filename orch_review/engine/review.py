@@ -25,6 +25,7 @@ from orch_review.config.settings import Config
 from orch_review.engine.agents.critic import Critic
 from orch_review.engine.agents.intent_review import start_intent_concern, write_walkthrough
 from orch_review.engine.agents.main_agent import MainResult, run_main_agent
+from orch_review.engine.agents.prescout import summary as prescout_summary
 from orch_review.engine.agents.refusals import refusal_warning
 from orch_review.engine.agents.review_session import Session
 from orch_review.engine.agents.session_setup import new_client, open_session
@@ -53,7 +54,6 @@ from orch_review.engine.memory.rereview import (
 )
 from orch_review.engine.memory.reuse import EarlierReviews
 from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reason
-from orch_review.engine.agents.prescout import summary as prescout_summary
 from orch_review.engine.proofs.proving import Provers, wanted
 from orch_review.engine.running_totals import LiveTotals
 from orch_review.engine.shell.confinement import agent_environment

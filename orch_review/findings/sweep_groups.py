@@ -1,6 +1,6 @@
 """How the sweep packs files into concerns: neighbours together, each group sized to fit one
 agent's budget. The engine's sweep (``engine/sweep.py``) runs these groups; the estimate
-(``scope/estimate.py``) counts them, so both always agree."""
+(``cost.py``) counts them, so both always agree."""
 
 from __future__ import annotations
 

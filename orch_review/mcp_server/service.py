@@ -105,8 +105,8 @@ class ReviewService:
     def plan(self, scope: ScopeArgs) -> dict[str, Any]:
         """What a review of ``scope`` would cover and cost, with no API call."""
         from orch_review import core
-        from orch_review.engine.plan import plan_data
         from orch_review.engine.agents.prompts import MAIN_SYSTEM
+        from orch_review.engine.plan import plan_data
 
         prepared = core.prepare(self._repo, self._options(scope, {}), self._env)
         return plan_data(prepared.scope, MAIN_SYSTEM, cost=core.estimate(prepared))

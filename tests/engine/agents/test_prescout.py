@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from orch_review.engine.prescout import (
+from orch_review.engine.agents.prescout import (
     LANGUAGES,
     LISTED_FILES_CAP,
     LISTED_SKIPPED_CAP,
