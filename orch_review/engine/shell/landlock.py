@@ -73,8 +73,8 @@ class LandlockLauncher:
     limits: Limits
     python: str  # the interpreter that runs the launcher
     source: str  # the ``-c`` program: the launcher's code, or a loader of it compiled
-    also_read: tuple[Path, ...] = ()  # readable besides the job's tools
     zygote: Zygote | None = field(default=None, compare=False)
+    also_read: tuple[Path, ...] = ()  # readable besides the job's tools
 
     @classmethod
     def find(cls, limits: Limits) -> LandlockLauncher:
