@@ -79,7 +79,7 @@ def gitlab(
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
-    from orch_review.gitlab.run import GitLabRun, run_gitlab
+    from orch_review.hosts.gitlab.run import GitLabRun, run_gitlab
     from orch_review.scope.git import open_repo
 
     env = take_environment()

@@ -22,8 +22,8 @@ from orch_review.cli.options import (
 from orch_review.errors import ExitCode
 
 if TYPE_CHECKING:
-    from orch_review.github.publish import Outcome
-    from orch_review.gitlab.publish import Published
+    from orch_review.hosts.github.publish import Outcome
+    from orch_review.hosts.gitlab.publish import Published
 
 _request_options = option_group(
     click.argument("number", type=click.IntRange(min=1)),
@@ -54,7 +54,7 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
     from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.cli.stdout import check_stdout_open
-    from orch_review.github.local import LocalRequest
+    from orch_review.hosts.github.local import LocalRequest
     from orch_review.reporters.files import report_files
     from orch_review.scope.git import open_repo
 
@@ -87,12 +87,12 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
     )
     with Progress(console(stderr=True), enabled=not flags["no_progress"] and not quiet) as shown:
         if kind == "pr":
-            from orch_review.github.local import review_pull
+            from orch_review.hosts.github.local import review_pull
 
             report, prepared, outcome = review_pull(repo, request, env, events=shown, warn=warn)
             posted = None if outcome is None else _said_github(outcome)
         else:
-            from orch_review.gitlab.local import review_merge_request
+            from orch_review.hosts.gitlab.local import review_merge_request
 
             report, prepared, done = review_merge_request(
                 repo, request, env, events=shown, warn=warn

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orch_review.github.api import GitHubClient
+    from orch_review.hosts.github.api import GitHubClient
 
 # `#12`, `fixes #12`, `(#12)`; not `owner/repo#12` (another repository) or `&#12;`.
 _REFERENCE = re.compile(r"(?<![\w/&])#(\d{1,9})\b")
@@ -45,7 +45,7 @@ class BugIssues:
     _known: dict[int, bool] = field(default_factory=dict)
 
     def _is_bug(self, number: int) -> bool:
-        from orch_review.github.api import GitHubApiError
+        from orch_review.hosts.github.api import GitHubApiError
 
         if number not in self._known:
             if len(self._known) >= MAX_LOOKUPS:

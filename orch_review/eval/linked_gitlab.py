@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from orch_review.eval.linked import BUG_LABELS, MAX_LOOKUPS, references
 
 if TYPE_CHECKING:
-    from orch_review.gitlab.api import GitLabClient
+    from orch_review.hosts.gitlab.api import GitLabClient
 
 # `!12`, `(!12)`; `group/name!12` only for this project's own path (checked below).
 _MERGE_REQUEST = re.compile(r"(?<![\w/&!])((?:[\w.-]+/)+[\w.-]+)?!(\d{1,9})\b")
@@ -70,7 +70,7 @@ class GitLabBugLinks:
         return len(self._issues) + len(self._merge_requests)
 
     def _issue_is_bug(self, iid: int) -> bool:
-        from orch_review.gitlab.api import GitLabApiError
+        from orch_review.hosts.gitlab.api import GitLabApiError
 
         if iid not in self._issues:
             if self._lookups() >= MAX_LOOKUPS:
@@ -83,7 +83,7 @@ class GitLabBugLinks:
         return self._issues[iid]
 
     def _merge_request_is_bug(self, iid: int) -> bool:
-        from orch_review.gitlab.api import GitLabApiError
+        from orch_review.hosts.gitlab.api import GitLabApiError
 
         if iid not in self._merge_requests:
             if self._lookups() >= MAX_LOOKUPS:
