@@ -224,23 +224,9 @@ def test_no_import_cycle_between_modules() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-# Hosts: each an adapter, none importing another (reviewdog's service/*, pr-agent's
-# git_providers/). gitlab/ still takes host-neutral pieces from github/ until they move to a
-# room of their own; this list may shrink, never grow.
+# Hosts: each an adapter under hosts/, none importing another (reviewdog's service/*,
+# pr-agent's git_providers/); what they share is in hosts/ itself.
 HOSTS = ("github", "gitlab")
-GITLAB_FROM_GITHUB = frozenset(
-    {
-        "orch_review.hosts.github.comments",
-        "orch_review.hosts.github.conversation_run",
-        "orch_review.hosts.github.dismissals",
-        "orch_review.hosts.github.fetch",
-        "orch_review.hosts.github.local",
-        "orch_review.hosts.github.mentions",
-        "orch_review.hosts.github.summary",
-    }
-)
-# The review itself never knows which host it serves.
-HOST_FREE = ("core", "engine", "scope", "config", "findings", "reporters", "fixes", "trust")
 # Above the library's front door: they may take names from it.
 FRONT_ENDS = ("cli", "mcp_server")
 
@@ -255,15 +241,6 @@ def _host(module: str) -> str:
     return parts[2] if parts[1:2] == ["hosts"] and len(parts) > 3 else ""
 
 
-def _imports_of_host(host: str) -> set[str]:
-    return {
-        target
-        for module, tree in MODULES.items()
-        if _host(module) == host
-        for target in imports(module, tree, top_level_only=False)
-    }
-
-
 def _imports_of(layer: str) -> set[str]:
     return {
         target
@@ -273,22 +250,41 @@ def _imports_of(layer: str) -> set[str]:
     }
 
 
-def test_the_github_adapter_does_not_import_the_gitlab_adapter() -> None:
-    assert any(_host(m) == "gitlab" for m in MODULES)
-    assert sorted(t for t in _imports_of_host("github") if _host(t) == "gitlab") == []
-
-
-def test_gitlab_takes_from_github_no_more_than_the_pieces_listed() -> None:
-    taken = {t for t in _imports_of_host("gitlab") if _host(t) == "github"}
-    assert sorted(taken - GITLAB_FROM_GITHUB) == []
-
-
-def test_the_review_does_not_import_a_host() -> None:
+def test_no_adapter_imports_another() -> None:
+    adapters = {_host(m) for m in MODULES if _host(m)}
+    assert adapters >= set(HOSTS)
     offenders = sorted(
-        f"{layer} imports {target}"
-        for layer in HOST_FREE
-        for target in _imports_of(layer)
-        if _host(target) in HOSTS
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _host(module)
+        for target in imports(module, tree, top_level_only=False)
+        if _host(target) and _host(target) != _host(module)
+    )
+    assert offenders == []
+
+
+def test_the_shared_host_pieces_import_no_adapter() -> None:
+    """``hosts/*.py`` is what every adapter may use: it never knows which host it serves."""
+    shared = [m for m in MODULES if _layer(m) == "hosts" and not _host(m)]
+    assert len(shared) >= 8
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module in shared
+        for target in imports(module, MODULES[module], top_level_only=False)
+        if _host(target)
+    )
+    assert offenders == []
+
+
+def test_nothing_below_the_command_line_imports_a_host_adapter() -> None:
+    """The review, its records and its tools never know which host they serve: only the
+    command line picks an adapter (through the registry in ``hosts``)."""
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _layer(module) not in ("hosts", "cli")
+        for target in imports(module, tree, top_level_only=False)
+        if _host(target)
     )
     assert offenders == []
 

@@ -54,7 +54,7 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
     from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.cli.stdout import check_stdout_open
-    from orch_review.hosts.github.local import LocalRequest
+    from orch_review.hosts.local import LocalRequest
     from orch_review.reporters.files import report_files
     from orch_review.scope.git import open_repo
 

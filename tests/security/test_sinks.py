@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.hosts.github.mentions import REPLY_MARKER
+from orch_review.hosts.markers import REPLY_MARKER
 from tests.conftest import GitRepoFactory
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.github_artifacts import ArtifactStore

@@ -27,7 +27,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.hosts.http_errors import HostApiError, RateLimited, ServerError
 from orch_review.version import __version__
 
 API_VERSION = "2022-11-28"
@@ -37,14 +37,8 @@ ACTIONS_BOT = "github-actions[bot]"
 SECONDARY_LIMIT_WAIT = 60.0  # the docs' "wait at least one minute" when no header says more
 
 
-class GitHubApiError(OrchReviewError):
-    """A request the API refused or could not answer; carries the HTTP status if any."""
-
-    exit_code = ExitCode.INCOMPLETE
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
+class GitHubApiError(HostApiError):
+    """A request the GitHub API refused or could not answer."""
 
 
 class PermissionDenied(GitHubApiError):
@@ -53,18 +47,6 @@ class PermissionDenied(GitHubApiError):
 
 class Unprocessable(GitHubApiError):
     """422: GitHub refused the content (e.g. a review comment on a line outside the diff)."""
-
-
-class RateLimited(GitHubApiError):
-    """403/429 from a rate limit; ``wait`` is how long GitHub asked us to wait."""
-
-    def __init__(self, message: str, status: int, wait: float) -> None:
-        super().__init__(message, status)
-        self.wait = wait
-
-
-class ServerError(GitHubApiError):
-    """5xx or no answer at all."""
 
 
 def rate_limit_wait(response: httpx2.Response, now: float) -> float | None:
@@ -118,7 +100,7 @@ def default_graphql_url(api_url: str) -> str:
 
 def _graphql_error(
     errors: list[dict[str, Any]], response: httpx2.Response, now: float
-) -> GitHubApiError:
+) -> HostApiError:
     """The exception for a GraphQL ``errors`` array (the first error decides)."""
     kinds = {str(e.get("type") or "") for e in errors}
     message = "POST graphql: " + "; ".join(str(e.get("message") or e.get("type")) for e in errors)

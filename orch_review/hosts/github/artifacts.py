@@ -27,7 +27,8 @@ from typing import Any
 
 from orch_review.findings.codec import finding_from_json, finding_to_json
 from orch_review.findings.records import Finding
-from orch_review.hosts.github.api import GitHubApiError, GitHubClient
+from orch_review.hosts.github.api import GitHubClient
+from orch_review.hosts.http_errors import HostApiError
 
 FORMAT = "orch-review-conversation"
 VERSION = 1
@@ -177,7 +178,7 @@ def fetch_review(client: GitHubClient, repository: str, number: int, head_sha: s
     :class:`ArtifactUnusable` with the reason when there is none."""
     try:
         listed = client.artifacts(artifact_name(number))
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         raise ArtifactUnusable(
             f"the artifacts could not be listed ({exc.status or 'no answer'}; the job needs "
             "`actions: read`)"
@@ -190,7 +191,7 @@ def fetch_review(client: GitHubClient, repository: str, number: int, head_sha: s
         try:
             archive = client.download_artifact(int(artifact["id"]), MAX_ARCHIVE_BYTES)
             return parse(read_member(archive), repository, number, head_sha)
-        except GitHubApiError:
+        except HostApiError:
             reasons.append("the artifact could not be downloaded")
         except ArtifactUnusable as exc:
             reasons.append(str(exc))

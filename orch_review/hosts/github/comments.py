@@ -11,30 +11,21 @@ finding is gone is resolved (:mod:`orch_review.hosts.github.threads`). Anyone ca
 a comment, so only top-level comments by the account orch-review posts as, starting with the
 marker, count as its own.
 
-A verified patch (see :mod:`orch_review.engine.patch_check`) becomes a ```suggestion block,
-which GitHub offers to commit, only when the comment covers exactly the finding's lines: a
-comment clamped to a hunk would have the suggestion replace other lines than the patch was
-checked against.
+A verified patch (see :mod:`orch_review.engine.patch_check`) becomes a ```suggestion block
+(:mod:`orch_review.hosts.suggestion`) only when the comment covers exactly the finding's lines.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from orch_review.findings.records import Finding
-from orch_review.reporters.proof_text import markdown_proof
-from orch_review.sanitize import controls, fence, markdown
+from orch_review.hosts.comment_body import comment_body, posted_category
+from orch_review.hosts.markers import marked_fingerprint
+from orch_review.hosts.posted import PostedComment
 from orch_review.scope.diff import HUNK
-
-FINDING_MARKER = "<!-- orch-review:finding {} -->"
-_FINDING_MARKER_RE = re.compile(r"<!-- orch-review:finding (\S+) -->")
-# The heading comment_body writes: "**orch-review · high · security**: ..."
-_CATEGORY_RE = re.compile(r"^\*\*orch-review · \w+ · ([a-z][a-z0-9-]{0,39})\*\*", re.MULTILINE)
-_SLUG = re.compile(r"[a-z][a-z0-9-]{0,39}")
-FIELD_LIMIT = 4000  # characters of one claim, evidence or fix in a comment
 
 Hunk = tuple[int, int]  # right-side (first, last) line, 1-based
 
@@ -119,18 +110,6 @@ class InlineComment:
 
 
 @dataclass(frozen=True, slots=True)
-class PostedComment:
-    """An inline comment orch-review posted in an earlier run."""
-
-    fingerprint: str
-    path: str
-    line: int | None  # None when GitHub marks it outdated
-    url: str
-    comment_id: int = 0  # the REST id: the thread's first comment
-    category: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class CommentPlan:
     """What to post inline, what is there already, and what goes to the summary."""
 
@@ -149,18 +128,6 @@ def written_by(comment: Mapping[str, Any], author: str) -> bool:
     """Whether ``comment`` (a REST API comment object) was written by ``author``."""
     user = comment.get("user")
     return isinstance(user, Mapping) and user.get("login") == author
-
-
-def marked_fingerprint(body: str) -> str | None:
-    """The fingerprint in the finding marker ``body`` starts with, if it starts with one."""
-    match = _FINDING_MARKER_RE.match(body)
-    return match.group(1) if match else None
-
-
-def posted_category(body: str) -> str | None:
-    """The category in the heading :func:`comment_body` writes, if ``body`` has one."""
-    match = _CATEGORY_RE.search(body)
-    return match.group(1) if match else None
 
 
 def posted_comments(raw: Iterable[Mapping[str, Any]], author: str) -> list[PostedComment]:
@@ -213,61 +180,3 @@ def plan_comments(
         if earlier.fingerprint not in current:
             resolved.setdefault(earlier.fingerprint, earlier)
     return CommentPlan(tuple(inline), tuple(already), tuple(outside), tuple(resolved.values()))
-
-
-def suggestion_block(finding: Finding, lines: tuple[int, int] | None) -> str | None:
-    """A ```suggestion block of the finding's verified patch when the comment covers
-    ``lines`` (first, last) and they are exactly the finding's; else None.
-
-    The replacement is code and is posted as it is (a mention in a code block notifies
-    nobody, a marker there is shown, not hidden): so it must hold no control character,
-    and the fence is longer than any run of backticks in it, so no line can close it.
-    """
-    patch = finding.verified_patch
-    if patch is None or lines != (finding.start_line, finding.end_line):
-        return None
-    if controls(patch) != patch:
-        return None
-    fenced = fence(patch)
-    return f"{fenced}suggestion\n{patch}\n{fenced}"
-
-
-def comment_body(finding: Finding, lines: tuple[int, int] | None = None) -> str:
-    """The markdown of one inline comment, starting with its hidden fingerprint marker;
-    ``lines`` are the (first, last) lines the comment is placed on, for a suggestion."""
-    parts = [
-        FINDING_MARKER.format(finding.fingerprint),
-        f"**orch-review · {finding.severity.value} · {_category(finding.category)}**: "
-        + safe_text(finding.claim),
-        "",
-        f"**Evidence:** {safe_text(finding.evidence)}",
-    ]
-    if finding.suggestion:
-        parts += ["", f"**Suggested fix:** {safe_text(finding.suggestion)}"]
-    block = suggestion_block(finding, lines)
-    if block is not None:
-        parts += ["", block]
-    if finding.verdict is not None:
-        verdict = finding.verdict
-        parts += [
-            "",
-            f"<sub>Verified by a second agent that tried to refute it "
-            f"({verdict.confidence} confidence): {safe_text(' '.join(verdict.reason.split()), 600)}"
-            "</sub>",
-        ]
-    parts += markdown_proof(finding)
-    return "\n".join(parts) + "\n"
-
-
-def _category(category: str) -> str:
-    """A category as the heading shows it: a slug as it is (the record allows no other, and
-    :func:`posted_category` reads it back), anything else made safe."""
-    return category if _SLUG.fullmatch(category) else safe_text(category, 80)
-
-
-def safe_text(text: str, limit: int = FIELD_LIMIT) -> str:
-    """Model text made safe to post (see :func:`orch_review.sanitize.markdown`): shown as
-    the characters it is, no Markdown construct of it (fences, quotes, HTML, links, images,
-    markers of ours), nobody notified, nothing referenced, no control characters, cut at
-    ``limit`` characters."""
-    return markdown(text, limit)

@@ -28,17 +28,16 @@ from typing import TYPE_CHECKING, Any
 from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.records import Finding
-from orch_review.hosts.github import artifacts, mentions, outputs
+from orch_review.hosts import mentions
+from orch_review.hosts.comment_body import posted_category
+from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import ACTIONS_BOT, GitHubClient, PermissionDenied
-from orch_review.hosts.github.comments import (
-    FINDING_MARKER,
-    marked_fingerprint,
-    posted_category,
-    written_by,
-)
+from orch_review.hosts.github.comments import written_by
 from orch_review.hosts.github.event import CommentEvent, GitHubContext, PullRequest
-from orch_review.hosts.github.fetch import auth_env, ensure_history
+from orch_review.hosts.markers import FINDING_MARKER, REPLY_MARKER, marked_fingerprint
+from orch_review.hosts.replies import reply_body
 from orch_review.sanitize import fence, line, markdown, markdown_url
+from orch_review.scope.git.fetch_change import auth_env, ensure_history
 
 if TYPE_CHECKING:
     import git
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from orch_review.events import EventSink
 
 Echo = Callable[[str], None]
-MAX_BODY = 65_000  # GitHub refuses comment bodies over 65,536 characters
-MAX_ANSWER = 60_000
 MAX_DIFF = 40_000  # characters of the diff given to a session that starts afresh
 NO_KEY_ON_FORK = (
     "no Anthropic API key, because GitHub gives no secrets to runs started by review comments "
@@ -295,16 +292,6 @@ def pull_diff(client: GitHubClient, number: int) -> str:
     return text if len(text) <= MAX_DIFF else text[:MAX_DIFF] + "\n[diff cut here]"
 
 
-def reply_body(answer: str, orchestrated: bool, notes: list[str], head_sha: str) -> str:
-    """The reply: the marker, the model's answer made safe to post, how it was made."""
-    how = "with orchestration mode on" if orchestrated else "with orchestration mode off"
-    footer = f"orch-review answered {how}, about {head_sha[:12]}."
-    if notes:
-        footer += " " + " ".join(f"Note: {markdown(n, 500)}." for n in notes)
-    text = markdown(answer, MAX_ANSWER) or "(the model gave no answer)"
-    return f"{mentions.REPLY_MARKER}\n{text}\n\n<sub>{footer}</sub>\n"[:MAX_BODY]
-
-
 def dismissal_reply(
     comment: CommentEvent,
     thread: Thread | None,
@@ -315,7 +302,7 @@ def dismissal_reply(
     """The acknowledgement of ``@orch-review ignore``, with the learning to commit."""
     if thread is None or thread.fingerprint is None:
         return (
-            f"{mentions.REPLY_MARKER}\n`ignore` dismisses a finding: reply "
+            f"{REPLY_MARKER}\n`ignore` dismisses a finding: reply "
             "`@orch-review ignore <reason>` in the review thread of one of orch-review's "
             "inline comments.\n"
         )
@@ -330,7 +317,7 @@ def dismissal_reply(
     entry = to_toml(learning)
     fenced = fence(entry)
     return (
-        f"{mentions.REPLY_MARKER}\nDismissed for this pull request: {markdown(reason, 500)}. "
+        f"{REPLY_MARKER}\nDismissed for this pull request: {markdown(reason, 500)}. "
         "orch-review will not raise this finding again on it.\n\n"
         "To keep it for the repository, commit this learning to "
         f"`{LEARNINGS_FILE}`:\n\n{fenced}toml\n{entry}{fenced}\n"

@@ -21,61 +21,26 @@ shows it as a ready-to-commit learning for ``.orch-review/learnings.toml``.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from orch_review.config.learnings import MAX_REASON, Learning
-from orch_review.findings.records import Status
-from orch_review.findings.report import Report
-from orch_review.hosts.github import mentions
-from orch_review.hosts.github.api import GitHubApiError, GitHubClient, PermissionDenied
-from orch_review.hosts.github.comments import PostedComment
+from orch_review.config.learnings import MAX_REASON
+from orch_review.hosts import mentions
+from orch_review.hosts.dismissals import Dismissal, valid_category
+from orch_review.hosts.github.api import GitHubClient, PermissionDenied
 from orch_review.hosts.github.threads import Listing, Thread
+from orch_review.hosts.http_errors import HostApiError
+from orch_review.hosts.posted import PostedComment
 from orch_review.wording import counted
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,39}")
 MAX_THREADS = 200  # threads whose reactions are read through REST in one run
 
 
 @dataclass(frozen=True, slots=True)
-class Dismissal:
-    """A finding dismissed in the pull request: by whom, when, why, where."""
-
-    fingerprint: str
-    reason: str
-    who: str
-    when: str  # YYYY-MM-DD, or "" when GitHub did not say
-    path: str
-    category: str | None
-    url: str
-
-    @property
-    def suppression(self) -> str:
-        """Why the finding is suppressed, as reports show it."""
-        return f"dismissed in this pull request by {self.who}: {self.reason}"
-
-    def learning(
-        self, category: str | None = None, location: str | None = None, claim: str | None = None
-    ) -> Learning:
-        """The learning to commit for this dismissal, naming the finding it silences (its
-        place, else its file, and its claim when known)."""
-        return Learning(
-            reason=self.reason,
-            who=self.who,
-            when=self.when or "1970-01-01",
-            fingerprint=self.fingerprint,
-            category=category or self.category,
-            location=location or self.path or None,
-            claim=claim,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
+class ConversationRules:
     """How people talk to orch-review on the pull request (from the configuration)."""
 
     trigger: str = "@orch-review"
@@ -94,7 +59,7 @@ class Writers:
         if login not in self._known:
             try:
                 self._known[login] = self._client.may_write(login)
-            except GitHubApiError:
+            except HostApiError:
                 self._known[login] = False
         return self._known[login]
 
@@ -112,7 +77,7 @@ def collect(
     client: GitHubClient,
     raw_comments: Iterable[Mapping[str, Any]],
     posted: Sequence[PostedComment],
-    conversation: Conversation,
+    conversation: ConversationRules,
     listing: Listing | None = None,
 ) -> Collected:
     """The dismissals in the threads of orch-review's comments ``posted``; reactions come from
@@ -165,7 +130,7 @@ class _Reactions:
             return None
         try:
             return self._listing.by_comment()
-        except GitHubApiError as exc:
+        except HostApiError as exc:
             self._listing_failed = str(exc) or type(exc).__name__
             return None
 
@@ -179,7 +144,7 @@ class _Reactions:
         except PermissionDenied as exc:
             self._unread += exc.status != 404  # 404: the comment is gone, nothing to read
             return None
-        except GitHubApiError:
+        except HostApiError:
             self._unread += 1
             return None
         return _first_writer(reactions, self._content, comment, may_write)
@@ -253,45 +218,6 @@ def _dismissal(
         who=who,
         when=created if _DATE.fullmatch(created) else "",
         path=comment.path,
-        category=comment.category
-        if comment.category and _CATEGORY.fullmatch(comment.category)
-        else None,
+        category=valid_category(comment.category),
         url=str(source.get("html_url") or comment.url),
     )
-
-
-def apply(report: Report, dismissed: Mapping[str, Dismissal]) -> Report:
-    """``report`` with the confirmed findings the team dismissed suppressed."""
-    if not dismissed:
-        return report
-    findings = tuple(
-        dataclasses.replace(f, suppressed=dismissed[f.fingerprint].suppression)
-        if f.status is Status.CONFIRMED and f.fingerprint in dismissed
-        else f
-        for f in report.findings
-    )
-    return dataclasses.replace(report, findings=findings)
-
-
-def learnings_to_commit(
-    report: Report, dismissed: Mapping[str, Dismissal], learned: frozenset[str]
-) -> list[Learning]:
-    """The dismissals not yet in the learnings file, as learnings (the finding's category,
-    place and claim from this run's report when it has it)."""
-    found = {f.fingerprint: f for f in report.findings if f.fingerprint}
-    learnings = []
-    for fingerprint, d in sorted(dismissed.items()):
-        if fingerprint in learned:
-            continue
-        finding = found.get(fingerprint)
-        if finding is None:
-            learnings.append(d.learning())
-            continue
-        learnings.append(
-            d.learning(_valid_category(finding.category), finding.location, finding.claim)
-        )
-    return learnings
-
-
-def _valid_category(category: str | None) -> str | None:
-    return category if category and _CATEGORY.fullmatch(category) else None

@@ -11,8 +11,9 @@ import re
 from collections.abc import Collection
 from functools import partial
 
-from orch_review.hosts.github.api import GitHubApiError, GitHubClient
+from orch_review.hosts.github.api import GitHubClient
 from orch_review.hosts.github.event import GitHubContext, PullRequest
+from orch_review.hosts.http_errors import HostApiError
 from orch_review.scope.intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
@@ -39,7 +40,7 @@ def _read(client: GitHubClient, ref: IssueRef) -> LinkedIssue:
         return LinkedIssue(str(ref), unread="not a repository name GitHub can have")
     try:
         data = client.issue(ref.number, ref.project)
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         status = f" ({exc.status})" if exc.status else ""
         return LinkedIssue(str(ref), unread=f"this token cannot read it{status}")
     if not isinstance(data.get("title"), str):  # 301: transferred to another repository

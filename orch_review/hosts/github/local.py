@@ -11,63 +11,21 @@ posts them: inline comments and the summary comment.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from orch_review.errors import GitError, UsageError
+from orch_review.errors import UsageError
 from orch_review.hosts.github.api import GitHubClient, PermissionDenied
 from orch_review.hosts.github.event import GitHubContext, PullRequest
+from orch_review.hosts.local import REMOTE, LocalRequest
 
 if TYPE_CHECKING:
     import git
 
-    from orch_review.core import PreparedReview, ReviewOptions
+    from orch_review.core import PreparedReview
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
     from orch_review.hosts.github.publish import Outcome
-
-REMOTE = "origin"
-
-
-@dataclass(frozen=True, slots=True)
-class LocalRequest:
-    """What ``pr N`` or ``mr N`` was asked to do."""
-
-    number: int
-    repository: str | None = None  # --repo; else from the remote's URL
-    post: bool = False
-    walkthrough: bool = True
-    # The review's other options (paths, settings, report files); base and head are set here.
-    options: ReviewOptions = field(default_factory=lambda: _default_options())
-
-
-def _default_options() -> ReviewOptions:
-    from orch_review.core import ReviewOptions
-
-    return ReviewOptions()
-
-
-def fetch_head(repo: git.Repo, source_ref: str, local_ref: str, base_sha: str) -> str:
-    """Fetch ``source_ref`` from the remote into ``local_ref`` and check ``base_sha`` is
-    here (fetching it, else the remote's branches, if not); the head commit. The clone's
-    own configuration plays no part in the fetch (see ``fetch_isolated``)."""
-    from orch_review.scope import git as gitops
-
-    url = gitops.remote_url(repo, REMOTE)
-    if url is None:
-        raise GitError(f"this clone has no `{REMOTE}` remote to fetch the change from.")
-    gitops.fetch_isolated(repo, url, {source_ref: local_ref})
-    if not gitops.has_commit(repo, base_sha):
-        try:
-            gitops.fetch_isolated(repo, url, {base_sha: None})
-        except GitError:  # a server that serves no commit by its id
-            gitops.fetch_isolated(repo, url, {"refs/heads/*": None})
-    if not gitops.has_commit(repo, base_sha):
-        raise GitError(
-            f"the base commit {base_sha[:12]} is not on {REMOTE}: fetch the base branch, or "
-            "check that --repo names the repository of this clone."
-        )
-    return gitops.resolve_commit(repo, local_ref)
 
 
 def repository_of(repo: git.Repo, given: str | None, env: Mapping[str, str] | None = None) -> str:
@@ -144,10 +102,11 @@ def review_pull(
     """Review pull request ``request.number``; post the results if asked. The report, the
     prepared review (its configuration says what fails) and the posting's outcome."""
     from orch_review import core
-    from orch_review.hosts.github.dismissals import Conversation
+    from orch_review.hosts.github.dismissals import ConversationRules
     from orch_review.hosts.github.intent import pull_intent
     from orch_review.hosts.github.publish import publish
     from orch_review.scope.git import work_tree
+    from orch_review.scope.git.fetch_change import fetch_head
 
     context = GitHubContext.from_env(env, repository_of(repo, request.repository, env))
     if request.post and not context.token:
@@ -159,7 +118,7 @@ def review_pull(
             _pull(client, request.number, context.repository), context.repository
         )
         local_ref = f"refs/orch-review/pull/{pull.number}/head"
-        head = fetch_head(repo, f"refs/pull/{pull.number}/head", local_ref, pull.base_sha)
+        head = fetch_head(repo, f"refs/pull/{pull.number}/head", local_ref, pull.base_sha, REMOTE)
         if head != pull.head_sha and warn is not None:
             warn(
                 f"orch-review: {REMOTE}'s refs/pull/{pull.number}/head is {head[:12]}, the API "
@@ -179,7 +138,7 @@ def review_pull(
         report = core.run(prepared, events=events, notices=warn)
         if not request.post:
             return report, prepared, None
-        conversation = Conversation(
+        conversation = ConversationRules(
             trigger=prepared.config.trigger,
             ignore_reaction=prepared.config.ignore_reaction,
             learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from orch_review.config.choices import CommentMode
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
+from orch_review.hosts.dismissals import learnings_to_commit, suppress_dismissed
 from orch_review.hosts.github import dismissals, threads
 from orch_review.hosts.github.api import (
     ACTIONS_BOT,
-    GitHubApiError,
     GitHubClient,
     PermissionDenied,
     Unprocessable,
@@ -39,9 +39,11 @@ from orch_review.hosts.github.comments import (
     posted_comments,
     written_by,
 )
-from orch_review.hosts.github.dismissals import Conversation
+from orch_review.hosts.github.dismissals import ConversationRules
 from orch_review.hosts.github.event import PullRequest
-from orch_review.hosts.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
+from orch_review.hosts.http_errors import HostApiError
+from orch_review.hosts.markers import SUMMARY_MARKER
+from orch_review.hosts.summary import Placement, fit_comment, render
 from orch_review.wording import counted
 
 BATCH_SIZE = 30
@@ -73,12 +75,12 @@ def publish(
     mode: CommentMode,
     *,
     batch_size: int = BATCH_SIZE,
-    conversation: Conversation | None = None,
+    conversation: ConversationRules | None = None,
 ) -> Outcome:
     """Post ``report`` on ``pull`` as ``mode`` asks; never raises for an API refusal."""
     if mode in ("annotations", "none"):
         return Outcome(mode, Placement.none_inline(report, "not posted on the pull request"))
-    conversation = conversation or Conversation()
+    conversation = conversation or ConversationRules()
     posted: list[InlineComment] = []
     reviews = 0
     try:
@@ -95,7 +97,7 @@ def publish(
             listing = threads.Listing(client, pull.base_repository, pull.number, reaction)
             collected = dismissals.collect(client, raw, earlier, conversation, listing)
             dismissed = collected.dismissed
-            report = dismissals.apply(report, dismissed)
+            report = suppress_dismissed(report, dismissed)
             plan = plan_comments(report.confirmed, diff, earlier)
             refused: list[tuple[Finding, str]] = []
             authors: list[str] = []
@@ -114,16 +116,14 @@ def publish(
                 already_posted=len(plan.already_posted),
                 threads=changes,
                 dismissed=tuple(dismissed.values()),
-                to_learn=tuple(
-                    dismissals.learnings_to_commit(report, dismissed, conversation.learned)
-                ),
+                to_learn=tuple(learnings_to_commit(report, dismissed, conversation.learned)),
                 notes=collected.notes,
             )
         else:
             placement = Placement.none_inline(report, "summary mode")
         body = fit_comment(render(report, placement, head_sha=pull.head_sha))
         url = upsert_summary(client, pull.number, body, author)
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         reason = _fallback_reason(exc, pull)
         return Outcome(
             mode,
@@ -183,7 +183,7 @@ def upsert_summary(client: GitHubClient, number: int, body: str, author: str) ->
     return client.create_issue_comment(number, body).get("html_url")
 
 
-def _fallback_reason(exc: GitHubApiError, pull: PullRequest) -> str:
+def _fallback_reason(exc: HostApiError, pull: PullRequest) -> str:
     if isinstance(exc, PermissionDenied) and exc.status == 403:
         who = "a pull request from a fork gets a read-only token" if pull.from_fork else ""
         why = f" ({who})" if who else " (it needs `pull-requests: write`)"

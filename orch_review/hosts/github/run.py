@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
-from orch_review.hosts.github import artifacts, outputs, summary
+from orch_review.hosts import summary
+from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import GitHubClient
 from orch_review.hosts.github.conversation_run import run_comment
-from orch_review.hosts.github.dismissals import Conversation
+from orch_review.hosts.github.dismissals import ConversationRules
 from orch_review.hosts.github.event import (
     COMMENT_EVENTS,
     GitHubContext,
@@ -29,11 +30,11 @@ from orch_review.hosts.github.event import (
     load_event,
     pull_request_from_event,
 )
-from orch_review.hosts.github.fetch import auth_env, ensure_history
 from orch_review.hosts.github.publish import CommentMode, Outcome, publish
 from orch_review.reporters import workflow_commands
 from orch_review.reporters.files import ReportNotWritten, report_files, write_reports
 from orch_review.sanitize import line as safe_line
+from orch_review.scope.git.fetch_change import auth_env, ensure_history
 
 if TYPE_CHECKING:
     import git
@@ -163,7 +164,7 @@ def run_github(
         report, unwritten = exc.report, exc
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
-    conversation = Conversation(
+    conversation = ConversationRules(
         trigger=prepared.config.trigger,
         ignore_reaction=prepared.config.ignore_reaction,
         learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
@@ -232,7 +233,7 @@ def _report_on(
     env: Mapping[str, str],
     echo: Echo,
     warn: Echo,
-    conversation: Conversation | None = None,
+    conversation: ConversationRules | None = None,
 ) -> ExitCode:
     """Post the results, write the outputs; the exit code."""
     outcome = _post(report, pull, context, run.comment_mode, conversation)
@@ -261,7 +262,7 @@ def _post(
     pull: PullRequest,
     context: GitHubContext,
     mode: CommentMode,
-    conversation: Conversation | None,
+    conversation: ConversationRules | None,
 ) -> Outcome:
     if mode in ("review", "summary") and not context.token:
         placement = summary.Placement.none_inline(report, "not posted: no GitHub token")

@@ -3,7 +3,7 @@ comes back.
 
 Only GraphQL can resolve a thread (``resolveReviewThread``; REST cannot). A thread is
 orch-review's when its first comment is one of its finding comments (by the account it posts
-as, starting with the finding marker: :func:`orch_review.hosts.github.comments.posted_comments`),
+as, starting with the finding marker: :func:`~orch_review.hosts.github.comments.posted_comments`),
 matched by the comment's REST id; no other thread is ever touched.
 
 A thread's finding is *gone* when this run's confirmed findings no longer hold its
@@ -32,19 +32,13 @@ from typing import Any, Literal
 
 from orch_review.findings.coverage import COVERED
 from orch_review.findings.report import Report
+from orch_review.hosts.comment_body import safe_text
 from orch_review.hosts.github.api import GitHubApiError, GitHubClient, PermissionDenied
-from orch_review.hosts.github.comments import (
-    FINDING_MARKER,
-    DiffLines,
-    PostedComment,
-    safe_text,
-    written_by,
-)
-from orch_review.hosts.github.mentions import REPLY_MARKER
+from orch_review.hosts.github.comments import DiffLines, written_by
+from orch_review.hosts.http_errors import HostApiError
+from orch_review.hosts.markers import FINDING_MARKER, REPLY_MARKER
+from orch_review.hosts.posted import PostedComment, ThreadChange
 
-ThreadState = Literal[
-    "resolved", "reopened", "dismissed", "earlier", "open", "not-reviewed", "stuck"
-]
 STATE_MARKER = "<!-- orch-review:thread {} -->"
 _STATE_RE = re.compile(r"<!-- orch-review:thread (resolved|reopened|dismissed) -->")
 MAX_PAGES = 50
@@ -127,15 +121,6 @@ class Thread:
 
 
 @dataclass(frozen=True, slots=True)
-class ThreadChange:
-    """What became of one of orch-review's threads in this run."""
-
-    comment: PostedComment
-    state: ThreadState
-    note: str = ""  # why it was left open, or what went wrong
-
-
-@dataclass(frozen=True, slots=True)
 class Gone:
     """Why a thread's finding is gone (or not)."""
 
@@ -194,14 +179,14 @@ class Listing:
         self.reaction = reaction  # the REST reaction content listed with each thread, if any
         self._list = lambda: list_threads(client, repository, number, reaction)
         self._threads: dict[int, Thread] | None = None
-        self._error: GitHubApiError | None = None
+        self._error: HostApiError | None = None
 
     def by_comment(self) -> dict[int, Thread]:
         """The threads by their first comment's REST id; raises the listing's error."""
         if self._threads is None and self._error is None:
             try:
                 listed = self._list()
-            except GitHubApiError as exc:
+            except HostApiError as exc:
                 self._error = exc
             else:
                 self._threads = {t.comment_id: t for t in listed if t.comment_id is not None}
@@ -275,7 +260,7 @@ def reconcile(
     listing_failed = ""
     try:
         threads = listing.by_comment()
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         threads, listing_failed = {}, f"the review threads could not be listed: {exc}"
     changes = []
     for comment in posted:
@@ -402,7 +387,7 @@ def _mutate(client: GitHubClient, thread: Thread, field: str) -> str:
         client.graphql(_MUTATION.format(op=op, field=field), {"threadId": thread.id})
     except PermissionDenied as exc:
         return NO_CONTENTS_WRITE if exc.status == 403 else f"{field} failed: {exc}"
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         return f"{field} failed: {exc}"
     return ""
 
@@ -412,6 +397,6 @@ def _reply(client: GitHubClient, number: int, comment: PostedComment, state: str
     body = f"{REPLY_MARKER}\n{STATE_MARKER.format(state)}\n{text}\n"
     try:
         client.reply_to_review_comment(number, comment.comment_id, body)
-    except GitHubApiError as exc:
+    except HostApiError as exc:
         return f"the reply could not be posted: {exc}"
     return ""

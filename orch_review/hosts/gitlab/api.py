@@ -20,21 +20,15 @@ import httpx2
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 from tenacity import wait_exponential_jitter as exponential
 
-from orch_review.errors import ExitCode, OrchReviewError
+from orch_review.hosts.http_errors import HostApiError, RateLimited, ServerError
 from orch_review.version import __version__
 
 PER_PAGE = 100
 MAX_PAGES = 200  # 20,000 items: a bound whatever a server says
 
 
-class GitLabApiError(OrchReviewError):
-    """A request GitLab refused or could not answer; carries the HTTP status if any."""
-
-    exit_code = ExitCode.INCOMPLETE
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
+class GitLabApiError(HostApiError):
+    """A request the GitLab API refused or could not answer."""
 
 
 class Forbidden(GitLabApiError):
@@ -47,18 +41,6 @@ class NotFound(GitLabApiError):
 
 class BadRequest(GitLabApiError):
     """400: GitLab refused the request's content (a position outside the diff)."""
-
-
-class RateLimited(GitLabApiError):
-    """429, with the wait GitLab asked for."""
-
-    def __init__(self, message: str, status: int, wait: float) -> None:
-        super().__init__(message, status)
-        self.wait = wait
-
-
-class ServerError(GitLabApiError):
-    """5xx, or no answer at all."""
 
 
 def _message(response: httpx2.Response) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orch_review.hosts.github.dismissals import Dismissal
-from orch_review.hosts.github.mentions import parse
-from orch_review.hosts.gitlab.api import GitLabApiError, GitLabClient
+from orch_review.hosts.dismissals import Dismissal
+from orch_review.hosts.gitlab.api import GitLabClient
 from orch_review.hosts.gitlab.publish import OwnThread
+from orch_review.hosts.http_errors import HostApiError
+from orch_review.hosts.mentions import parse
 
 DEVELOPER = 30
 THUMBS_DOWN = "thumbsdown"
@@ -76,7 +77,7 @@ def collect(
             continue
         try:
             awards = client.award_emoji(iid, first_id)
-        except GitLabApiError:
+        except HostApiError:
             continue
         for award in awards:
             user_id, who = _user({"author": award.get("user")})

@@ -12,7 +12,8 @@ from collections.abc import Collection, Mapping
 from functools import partial
 from typing import Any
 
-from orch_review.hosts.gitlab.api import GitLabApiError, GitLabClient
+from orch_review.hosts.gitlab.api import GitLabClient
+from orch_review.hosts.http_errors import HostApiError
 from orch_review.scope.intent import (
     DESCRIPTION_LIMIT,
     ISSUE_BODY_LIMIT,
@@ -40,7 +41,7 @@ def _read(client: GitLabClient, ref: IssueRef) -> LinkedIssue:
         return LinkedIssue(str(ref), unread="not a project path GitLab can have")
     try:
         data = client.issue(ref.number, ref.project)
-    except GitLabApiError as exc:
+    except HostApiError as exc:
         status = f" ({exc.status})" if exc.status else ""
         return LinkedIssue(str(ref), unread=f"this token cannot read it{status}")
     return LinkedIssue(

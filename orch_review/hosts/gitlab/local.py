@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, UsageError
-from orch_review.hosts.github.local import REMOTE, LocalRequest, fetch_head
 from orch_review.hosts.gitlab.api import GitLabClient
 from orch_review.hosts.gitlab.event import (
     GitLabEventError,
@@ -24,6 +23,7 @@ from orch_review.hosts.gitlab.event import (
     api_url_from_env,
     ca_file_from_env,
 )
+from orch_review.hosts.local import REMOTE, LocalRequest
 
 if TYPE_CHECKING:
     import git
@@ -65,6 +65,7 @@ def review_merge_request(
     from orch_review.hosts.gitlab.intent import merge_request_intent
     from orch_review.hosts.gitlab.run import _discuss, _latest
     from orch_review.scope.git import work_tree
+    from orch_review.scope.git.fetch_change import fetch_head
 
     token = (env.get("GITLAB_TOKEN") or "").strip() or None
     if token is None:
@@ -98,7 +99,7 @@ def review_merge_request(
         refs, version = _latest(client, job)
         source = f"refs/merge-requests/{request.number}/head"
         local_ref = f"refs/orch-review/merge-requests/{request.number}/head"
-        head = fetch_head(repo, source, local_ref, refs.base_sha)
+        head = fetch_head(repo, source, local_ref, refs.base_sha, REMOTE)
         if head != refs.head_sha and warn is not None:
             warn(
                 f"orch-review: {REMOTE}'s {source} is {head[:12]}, the latest diff version's "

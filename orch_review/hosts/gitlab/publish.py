@@ -19,11 +19,12 @@ from typing import Any
 from orch_review.config.learnings import Learning
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
-from orch_review.hosts.github.comments import comment_body, marked_fingerprint
-from orch_review.hosts.github.dismissals import Dismissal
-from orch_review.hosts.github.summary import SUMMARY_MARKER, Placement, fit_comment, render
+from orch_review.hosts.comment_body import comment_body
+from orch_review.hosts.dismissals import Dismissal
 from orch_review.hosts.gitlab.api import BadRequest, Forbidden, GitLabClient
 from orch_review.hosts.gitlab.positions import FileDiff, Refs, place
+from orch_review.hosts.markers import SUMMARY_MARKER, marked_fingerprint
+from orch_review.hosts.summary import Placement, fit_comment, render
 from orch_review.sanitize import controls, fence
 
 NOTE_LIMIT = 1_000_000  # GitLab's note body limit, in characters

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from orch_review.hosts.github.conversation_run import reply_body
-from orch_review.hosts.github.mentions import Mention, parse
 from orch_review.hosts.gitlab.api import GitLabClient
 from orch_review.hosts.gitlab.publish import OwnThread
+from orch_review.hosts.mentions import Mention, parse
+from orch_review.hosts.replies import reply_body
 
 if TYPE_CHECKING:
     from orch_review.findings.records import Finding

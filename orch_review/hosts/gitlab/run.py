@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
 from orch_review.hosts.gitlab import questions
-from orch_review.hosts.gitlab.api import Forbidden, GitLabApiError, GitLabClient
+from orch_review.hosts.gitlab.api import Forbidden, GitLabClient
 from orch_review.hosts.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.hosts.gitlab.positions import Refs, files_from_version, refs_of
 from orch_review.hosts.gitlab.publish import Published, own_threads, publish, whoami
+from orch_review.hosts.http_errors import HostApiError
 from orch_review.scope.intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def job_intent(
     if readable:
         try:
             merge_request = client.merge_request(job.iid)
-        except GitLabApiError:
+        except HostApiError:
             pass
         else:
             return merge_request_intent(
@@ -142,7 +143,7 @@ def _discuss(
 ) -> tuple[Report, Published]:
     """The team's dismissals applied to ``report``, then everything posted, then the
     pending questions answered."""
-    from orch_review.hosts.github.dismissals import apply, learnings_to_commit
+    from orch_review.hosts.dismissals import learnings_to_commit, suppress_dismissed
     from orch_review.hosts.gitlab import dismissals
 
     me = whoami(client)
@@ -150,7 +151,7 @@ def _discuss(
     threads = own_threads(discussions, me)
     developer = dismissals.Developers(client, me)
     dismissed = dismissals.collect(client, job.iid, discussions, threads, me, developer)
-    report = apply(report, dismissed)
+    report = suppress_dismissed(report, dismissed)
     done = publish(
         client,
         job.iid,
@@ -182,9 +183,9 @@ def run_gitlab(
 ) -> tuple[ExitCode, Report | None]:
     """Review the merge request, report on it; the exit code and the report."""
     from orch_review import core
-    from orch_review.hosts.github.fetch import ensure_history
     from orch_review.reporters.files import check_writable_path, write_text
     from orch_review.scope.git import work_tree
+    from orch_review.scope.git.fetch_change import ensure_history
 
     job = MergeRequestJob.from_env(env)
     token = job.token or job.job_token

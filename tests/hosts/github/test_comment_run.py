@@ -16,7 +16,7 @@ import pytest
 
 from orch_review.engine.prompts import MODE_ENTER, MODE_EXIT
 from orch_review.hosts.github.artifacts import MEMBER, artifact_name
-from orch_review.hosts.github.mentions import REPLY_MARKER
+from orch_review.hosts.markers import REPLY_MARKER
 from tests.conftest import git
 from tests.fakes.github_api import BOT, FakeGitHubAPI
 from tests.fakes.github_artifacts import ArtifactStore, zipped

@@ -7,15 +7,14 @@ from dataclasses import replace
 import pytest
 
 from orch_review.findings.records import Finding, PatchCheck, Severity, Verdict
+from orch_review.hosts.comment_body import comment_body, safe_text
 from orch_review.hosts.github.comments import (
     DiffLines,
-    PostedComment,
-    comment_body,
     plan_comments,
     posted_comments,
     right_side_hunks,
-    safe_text,
 )
+from orch_review.hosts.posted import PostedComment
 from tests.hosts.github.suggestions import suggestion_of
 from tests.markdown_structure import constructs
 

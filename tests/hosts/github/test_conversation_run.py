@@ -8,15 +8,11 @@ from typing import Any
 
 import pytest
 
-from orch_review.hosts.github.conversation_run import (
-    MAX_BODY,
-    Thread,
-    dismissal_reply,
-    reply_body,
-    skip_reason,
-)
+from orch_review.hosts.github.conversation_run import Thread, dismissal_reply, skip_reason
 from orch_review.hosts.github.event import CommentEvent, PullRequest
-from orch_review.hosts.github.mentions import REPLY_MARKER, from_orch_review
+from orch_review.hosts.markers import REPLY_MARKER
+from orch_review.hosts.mentions import from_orch_review
+from orch_review.hosts.replies import MAX_BODY, reply_body
 
 PULL = PullRequest(7, "b" * 40, "h" * 40, "main", "octo/demo", "octo/demo")
 

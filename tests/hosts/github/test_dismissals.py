@@ -14,7 +14,7 @@ from orch_review.findings.records import Status
 from orch_review.hosts.github import dismissals
 from orch_review.hosts.github import threads as threads_module
 from orch_review.hosts.github.api import GitHubClient
-from orch_review.hosts.github.dismissals import Conversation
+from orch_review.hosts.github.dismissals import ConversationRules
 from orch_review.hosts.github.publish import publish
 from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.github_threads import ReviewThreads, install
@@ -50,7 +50,7 @@ def first_run(api: FakeGitHubAPI, client: GitHubClient) -> int:
     return int(api.pulls[NUMBER].review_comments[0]["id"])
 
 
-def next_push(client: GitHubClient, conversation: Conversation | None = None) -> object:
+def next_push(client: GitHubClient, conversation: ConversationRules | None = None) -> object:
     report = covering(report_of(FINDINGS), "big.py")
     return publish(client, PULL, report, "review", conversation=conversation)
 
@@ -176,7 +176,7 @@ def test_the_configured_reaction_and_trigger_are_the_ones_that_count(
     second = int(api.pulls[NUMBER].review_comments[1]["id"])
     threads.add_reply(NUMBER, second, "@reviewbot ignore fine here", WRITER)
 
-    outcome = next_push(client, Conversation(trigger="@reviewbot", ignore_reaction="none"))
+    outcome = next_push(client, ConversationRules(trigger="@reviewbot", ignore_reaction="none"))
 
     (dismissed,) = outcome.report.with_status(Status.SUPPRESSED)  # type: ignore[attr-defined]
     assert dismissed.fingerprint == FINDINGS[1].fingerprint
@@ -190,7 +190,7 @@ def test_a_learning_already_in_the_file_is_not_offered_again(
     root = first_run(api, client)
     threads.add_reply(NUMBER, root, "@orch-review ignore false alarm", WRITER)
 
-    next_push(client, Conversation(learned=frozenset({FINDINGS[0].fingerprint})))
+    next_push(client, ConversationRules(learned=frozenset({FINDINGS[0].fingerprint})))
 
     text = summary(api)
     assert "### Dismissed in this pull request (1)" in text and "```toml" not in text

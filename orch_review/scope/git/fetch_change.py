@@ -1,4 +1,5 @@
-"""Completing a shallow checkout so a pull request's merge-base is present.
+"""Fetching a change under review: its head from a remote (``pr N``/``mr N``), and, in CI,
+the history a shallow checkout lacks so the merge-base is present.
 
 ``actions/checkout`` fetches one commit by default (``fetch-depth: 1``): the PR's merge
 commit, without the base or head commits' history. This fetches the base and head commits by
@@ -17,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from orch_review.errors import GitError
-from orch_review.scope import git as gitops
+from orch_review.scope.git.refs import has_commit, is_shallow, resolve_commit
+from orch_review.scope.git.remote import fetch_isolated, remote_url
 
 if TYPE_CHECKING:
     import git
@@ -56,15 +58,27 @@ def _config_has(repo: git.Repo, key: str) -> bool:
         return False
 
 
-def has_commit(repo: git.Repo, sha: str) -> bool:
-    """Whether the commit ``sha`` is in the object database."""
-    import git
-
-    try:
-        repo.git.cat_file("-e", f"{sha}^{{commit}}")
-    except git.GitCommandError:
-        return False
-    return True
+def fetch_head(
+    repo: git.Repo, source_ref: str, local_ref: str, base_sha: str, remote: str = "origin"
+) -> str:
+    """Fetch ``source_ref`` from ``remote`` into ``local_ref`` and check ``base_sha`` is
+    here (fetching it, else the remote's branches, if not); the head commit. The clone's
+    own configuration plays no part in the fetch (see ``fetch_isolated``)."""
+    url = remote_url(repo, remote)
+    if url is None:
+        raise GitError(f"this clone has no `{remote}` remote to fetch the change from.")
+    fetch_isolated(repo, url, {source_ref: local_ref})
+    if not has_commit(repo, base_sha):
+        try:
+            fetch_isolated(repo, url, {base_sha: None})
+        except GitError:  # a server that serves no commit by its id
+            fetch_isolated(repo, url, {"refs/heads/*": None})
+    if not has_commit(repo, base_sha):
+        raise GitError(
+            f"the base commit {base_sha[:12]} is not on {remote}: fetch the base branch, or "
+            "check that --repo names the repository of this clone."
+        )
+    return resolve_commit(repo, local_ref)
 
 
 def has_merge_base(repo: git.Repo, base: str, head: str) -> bool:
@@ -97,7 +111,7 @@ def ensure_history(
 
     if has_merge_base(repo, base, head):
         return []
-    shallow = gitops.is_shallow(repo)
+    shallow = is_shallow(repo)
     runs: list[str] = []
     detail = ""
 
@@ -113,7 +127,7 @@ def ensure_history(
             else:
                 fetch()
         for step in deepen_steps:
-            if has_merge_base(repo, base, head) or not gitops.is_shallow(repo):
+            if has_merge_base(repo, base, head) or not is_shallow(repo):
                 break
             fetch(f"--deepen={step}")
     except git.GitCommandError as exc:

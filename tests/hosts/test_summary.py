@@ -1,7 +1,7 @@
 """The summary comment and the job summary: golden markdown, escaping, limits.
 
-Golden files are in tests/hosts/github/golden/; regenerate with
-``UPDATE_GOLDEN=1 .venv/bin/pytest tests/hosts/github/test_summary.py`` and review the diff.
+Golden files are in tests/hosts/golden/; regenerate with
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/hosts/test_summary.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -11,18 +11,10 @@ from pathlib import Path
 
 from orch_review.config.learnings import Learning
 from orch_review.findings.usage import CostRange
-from orch_review.hosts.github.comments import PostedComment
-from orch_review.hosts.github.dismissals import Dismissal
-from orch_review.hosts.github.summary import (
-    MAX_ROWS,
-    SUMMARY_MARKER,
-    Placement,
-    cell,
-    code,
-    fit_comment,
-    render,
-)
-from orch_review.hosts.github.threads import ThreadChange
+from orch_review.hosts.dismissals import Dismissal
+from orch_review.hosts.markers import SUMMARY_MARKER
+from orch_review.hosts.posted import PostedComment, ThreadChange
+from orch_review.hosts.summary import MAX_ROWS, Placement, cell, code, fit_comment, render
 from tests.golden import assert_matches
 from tests.hosts.github.test_comments import finding
 from tests.reporters.sample import clean_report, sample_report

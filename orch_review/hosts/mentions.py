@@ -30,8 +30,9 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from orch_review.hosts.markers import REPLY_MARKER
+
 MentionKind = Literal["ask", "deep", "ignore"]
-REPLY_MARKER = "<!-- orch-review:reply -->"
 _COMMAND = re.compile(r"(deep|ignore)(?=[\s:]|$):?\s*(.*)", re.DOTALL)
 # Stands in the plain text for what is not the author's plain words (inline code, an HTML
 # comment, struck-out or linked text): a mention never forms across it, nor starts a line

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orch_review.hosts.github.mentions import (
-    REPLY_MARKER,
-    Mention,
-    from_orch_review,
-    is_bot,
-    own_lines,
-    parse,
-)
+from orch_review.hosts.markers import REPLY_MARKER
+from orch_review.hosts.mentions import Mention, from_orch_review, is_bot, own_lines, parse
 
 
 @pytest.mark.parametrize(

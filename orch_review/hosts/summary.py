@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.findings.records import Finding, Severity, Status, rank_key
 from orch_review.findings.report import Report
-from orch_review.hosts.github.comments import PostedComment, safe_text
-from orch_review.hosts.github.dismissals import Dismissal
-from orch_review.hosts.github.threads import ThreadChange
+from orch_review.hosts.comment_body import safe_text
+from orch_review.hosts.dismissals import Dismissal
+from orch_review.hosts.markers import SUMMARY_MARKER
+from orch_review.hosts.posted import PostedComment, ThreadChange
 from orch_review.sanitize import controls, fence, markdown_code, markdown_url
 from orch_review.scope.diff import quote_path
 from orch_review.wording import counted, noun_for, usd
 
-SUMMARY_MARKER = "<!-- orch-review:summary -->"
 MAX_ROWS = 50  # rows per table
 CELL_LIMIT = 300
 COMMENT_LIMIT = 65_536  # GitHub refuses a longer comment body

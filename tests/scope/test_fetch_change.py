@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from orch_review.errors import GitError
-from orch_review.hosts.github.fetch import auth_env, ensure_history, has_merge_base
 from orch_review.scope.git import is_shallow, open_repo
+from orch_review.scope.git.fetch_change import auth_env, ensure_history, has_merge_base
 from tests.conftest import GitRepoFactory, git
 from tests.gitrepos import commit
 
