@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from bench.figures import Figure, write_figures
-from tests.test_layout import HOSTS, MODULES, PACKAGE, circles, imports, package_graph
+from tests.test_layout import MODULES, PACKAGE, adapter_of, circles, imports, package_graph
 
 MAX_FOLDER = 24
 
@@ -60,9 +60,13 @@ def figures() -> list[Figure]:
                 not groups,
             )
         )
-    adapters = [
-        edge for host in HOSTS for edge in _edges(host, tuple(h for h in HOSTS if h != host))
-    ]
+    adapters = sorted(
+        f"{module} -> {target}"
+        for module, tree in MODULES.items()
+        if adapter_of(module)
+        for target in imports(module, tree, top_level_only=False)
+        if adapter_of(target) and adapter_of(target) != adapter_of(module)
+    )
     print(f"adapter-to-adapter imports: {len(adapters)}")
     for edge in adapters:
         print(f"  {edge}")

@@ -235,7 +235,7 @@ def _layer(module: str) -> str:
     return module.split(".")[1] if "." in module else ""
 
 
-def _host(module: str) -> str:
+def adapter_of(module: str) -> str:
     """The adapter ``module`` is in (``github`` for ``orch_review.hosts.github.api``), or ""."""
     parts = module.split(".")
     return parts[2] if parts[1:2] == ["hosts"] and len(parts) > 3 else ""
@@ -251,27 +251,27 @@ def _imports_of(layer: str) -> set[str]:
 
 
 def test_no_adapter_imports_another() -> None:
-    adapters = {_host(m) for m in MODULES if _host(m)}
+    adapters = {adapter_of(m) for m in MODULES if adapter_of(m)}
     assert adapters >= set(HOSTS)
     offenders = sorted(
         f"{module} imports {target}"
         for module, tree in MODULES.items()
-        if _host(module)
+        if adapter_of(module)
         for target in imports(module, tree, top_level_only=False)
-        if _host(target) and _host(target) != _host(module)
+        if adapter_of(target) and adapter_of(target) != adapter_of(module)
     )
     assert offenders == []
 
 
 def test_the_shared_host_pieces_import_no_adapter() -> None:
     """``hosts/*.py`` is what every adapter may use: it never knows which host it serves."""
-    shared = [m for m in MODULES if _layer(m) == "hosts" and not _host(m)]
+    shared = [m for m in MODULES if _layer(m) == "hosts" and not adapter_of(m)]
     assert len(shared) >= 8
     offenders = sorted(
         f"{module} imports {target}"
         for module in shared
         for target in imports(module, MODULES[module], top_level_only=False)
-        if _host(target)
+        if adapter_of(target)
     )
     assert offenders == []
 
@@ -284,7 +284,7 @@ def test_nothing_below_the_command_line_imports_a_host_adapter() -> None:
         for module, tree in MODULES.items()
         if _layer(module) not in ("hosts", "cli")
         for target in imports(module, tree, top_level_only=False)
-        if _host(target)
+        if adapter_of(target)
     )
     assert offenders == []
 

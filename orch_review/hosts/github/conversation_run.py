@@ -29,6 +29,7 @@ from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.records import Finding
 from orch_review.hosts import mentions
+from orch_review.hosts.base import Echo
 from orch_review.hosts.comment_body import posted_category
 from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import ACTIONS_BOT, GitHubClient, PermissionDenied
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from orch_review.config.settings import Config
     from orch_review.events import EventSink
 
-Echo = Callable[[str], None]
 MAX_DIFF = 40_000  # characters of the diff given to a session that starts afresh
 NO_KEY_ON_FORK = (
     "no Anthropic API key, because GitHub gives no secrets to runs started by review comments "
@@ -54,7 +54,7 @@ NO_KEY_ON_FORK = (
 
 
 @dataclass(frozen=True, slots=True)
-class Thread:
+class TriggeringThread:
     """The review thread a comment was written in, when its top comment is orch-review's."""
 
     top_id: int
@@ -167,7 +167,9 @@ def base_config(
     return load_settings(repo, request, env, overrides)
 
 
-def find_thread(client: GitHubClient, comment: CommentEvent, author: str) -> Thread | None:
+def find_thread(
+    client: GitHubClient, comment: CommentEvent, author: str
+) -> TriggeringThread | None:
     """The review thread of ``comment``, described by its top comment; None outside one."""
     top_id = comment.thread_top
     if top_id is None:
@@ -179,7 +181,7 @@ def find_thread(client: GitHubClient, comment: CommentEvent, author: str) -> Thr
     body = str(top.get("body") or "")
     fingerprint = marked_fingerprint(body) if written_by(top, author) else None
     found_line = top.get("line")
-    return Thread(
+    return TriggeringThread(
         top_id=top_id,
         fingerprint=fingerprint,
         path=str(top.get("path") or ""),
@@ -195,7 +197,7 @@ def _answer(
     client: GitHubClient,
     comment: CommentEvent,
     pull: PullRequest,
-    thread: Thread | None,
+    thread: TriggeringThread | None,
     mention: mentions.Mention,
     events: EventSink | None,
 ) -> str:
@@ -236,7 +238,7 @@ def _answer(
 
 def compose_question(
     comment: CommentEvent,
-    thread: Thread | None,
+    thread: TriggeringThread | None,
     finding: Finding | None,
     mention: mentions.Mention,
     diff: str,
@@ -294,7 +296,7 @@ def pull_diff(client: GitHubClient, number: int) -> str:
 
 def dismissal_reply(
     comment: CommentEvent,
-    thread: Thread | None,
+    thread: TriggeringThread | None,
     reason: str,
     pull: PullRequest,
     today: dt.date,

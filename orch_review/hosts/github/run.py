@@ -10,7 +10,7 @@ package does not depend on the engine that produces reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
 from orch_review.hosts import summary
+from orch_review.hosts.base import Echo
 from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import GitHubClient
 from orch_review.hosts.github.conversation_run import run_comment
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from orch_review.config.choices import FilterMode
     from orch_review.events import EventSink
 
-Echo = Callable[[str], None]
 
 PR_TARGET_WARNING = (
     "orch-review runs on `pull_request_target`: that job holds secrets and a write token, so "

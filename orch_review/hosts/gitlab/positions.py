@@ -110,7 +110,7 @@ def _end(path: str, line: DiffLine) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
+class DiffPosition:
     """A finding placed on the diff: its position and the lines it covers there."""
 
     position: dict[str, Any]
@@ -118,7 +118,7 @@ class Placement:
     last: int
 
 
-def place(finding: Finding, files: Mapping[str, FileDiff], refs: Refs) -> Placement | str:
+def place(finding: Finding, files: Mapping[str, FileDiff], refs: Refs) -> DiffPosition | str:
     """The position of ``finding`` on the diff, or why there is none."""
     diff = files.get(finding.path)
     if diff is None:
@@ -145,7 +145,7 @@ def place(finding: Finding, files: Mapping[str, FileDiff], refs: Refs) -> Placem
                 "start": _end(diff.new_path, first),
                 "end": _end(diff.new_path, last),
             }
-        return Placement(position, first.new, last.new)
+        return DiffPosition(position, first.new, last.new)
     return "lines outside the diff"
 
 

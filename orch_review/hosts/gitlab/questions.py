@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from orch_review.findings.records import Finding
 
 MAX_ANSWERS = 5
-Answer = Callable[[str, bool], tuple[str, bool, list[str]]]
+Answerer = Callable[[str, bool], tuple[str, bool, list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ def pending(
     return found[:MAX_ANSWERS]
 
 
-def compose(question: Question, finding: Finding | None, iid: int) -> str:
+def question_prompt(question: Question, finding: Finding | None, iid: int) -> str:
     """The user turn: the merge request, the thread's finding, the question."""
     parts = [f"{question.who} asks on merge request !{iid}"]
     if finding is not None:
@@ -93,13 +93,13 @@ def answer_all(
     iid: int,
     questions: Sequence[Question],
     findings: Mapping[str, Finding],
-    answer: Answer,
+    answer: Answerer,
     head_sha: str,
 ) -> int:
     """Answer each question in its thread; how many were answered."""
     for question in questions:
         text, orchestrated, notes = answer(
-            compose(question, findings.get(question.fingerprint), iid),
+            question_prompt(question, findings.get(question.fingerprint), iid),
             question.mention.kind == "deep",
         )
         client.reply(iid, question.discussion_id, reply_body(text, orchestrated, notes, head_sha))

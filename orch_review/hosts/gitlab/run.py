@@ -10,12 +10,13 @@ token may write, and an exit code per ``fail_on``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
+from orch_review.hosts.base import Echo
 from orch_review.hosts.gitlab import questions
 from orch_review.hosts.gitlab.api import Forbidden, GitLabClient
 from orch_review.hosts.gitlab.event import GitLabEventError, MergeRequestJob
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
 
-Echo = Callable[[str], None]
 DEPTH_HINT = "set `GIT_DEPTH: 0` in the job's variables so the merge request's history is there"
 JOB_TOKEN_ONLY = (
     "orch-review: only CI_JOB_TOKEN is set, and a job token cannot write merge request notes: "
@@ -110,7 +110,7 @@ def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str,
 
 def _answerer(
     prepared: PreparedReview, env: Mapping[str, str], refs: Refs, iid: int
-) -> questions.Answer:
+) -> questions.Answerer:
     """Follow-ups that continue this review's conversation (mode off unless ``deep``)."""
     from orch_review import core
 
@@ -139,7 +139,7 @@ def _discuss(
     refs: Refs,
     version: Mapping[str, object],
     learned: frozenset[str],
-    answer: questions.Answer | None = None,
+    answer: questions.Answerer | None = None,
 ) -> tuple[Report, Published]:
     """The team's dismissals applied to ``report``, then everything posted, then the
     pending questions answered."""
@@ -212,7 +212,7 @@ def run_gitlab(
         if run.codequality_file is not None:
             check_writable_path(run.codequality_file, "the Code Quality report")
         learned: frozenset[str] = frozenset()
-        answerer: questions.Answer | None = None  # no review here, so no conversation
+        answerer: questions.Answerer | None = None  # no review here, so no conversation
         if run.from_reports:
             report = core.merge(
                 run.from_reports, json_file=run.json_file, asked_by="orch-review gitlab"

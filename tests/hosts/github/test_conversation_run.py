@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from orch_review.hosts.github.conversation_run import Thread, dismissal_reply, skip_reason
+from orch_review.hosts.github.conversation_run import TriggeringThread, dismissal_reply, skip_reason
 from orch_review.hosts.github.event import CommentEvent, PullRequest
 from orch_review.hosts.markers import REPLY_MARKER
 from orch_review.hosts.mentions import from_orch_review
@@ -62,9 +62,11 @@ def test_a_reply_is_marked_sanitized_and_fits_a_comment() -> None:
     assert "orchestration mode off" in body
 
 
-def _thread() -> Thread:
+def _thread() -> TriggeringThread:
     posted = "**orch-review · high · security**: SQL built from input.\n\n**Evidence:** app.py:6"
-    return Thread(top_id=10, fingerprint="f1ngerprint", path="app.py", line=6, posted=posted)
+    return TriggeringThread(
+        top_id=10, fingerprint="f1ngerprint", path="app.py", line=6, posted=posted
+    )
 
 
 def test_a_dismissal_gives_the_learning_to_commit_as_valid_toml() -> None:
@@ -97,8 +99,10 @@ def test_a_dismissal_without_a_reason_or_a_date_still_records_one() -> None:
     assert learning["when"] == "2026-12-01"
 
 
-@pytest.mark.parametrize("thread", [None, Thread(10, None, "app.py", 6, "")])
-def test_ignore_outside_a_findings_thread_explains_where_it_works(thread: Thread | None) -> None:
+@pytest.mark.parametrize("thread", [None, TriggeringThread(10, None, "app.py", 6, "")])
+def test_ignore_outside_a_findings_thread_explains_where_it_works(
+    thread: TriggeringThread | None,
+) -> None:
     body = dismissal_reply(comment(), thread, "nope", PULL, dt.date(2026, 12, 1))
     assert body.startswith(REPLY_MARKER) and "review thread" in body and "toml" not in body
 
