@@ -101,12 +101,10 @@ def review_pull(
 ) -> tuple[Report, PreparedReview, Outcome | None]:
     """Review pull request ``request.number``; post the results if asked. The report, the
     prepared review (its configuration says what fails) and the posting's outcome."""
-    from orch_review import core
     from orch_review.hosts.github.dismissals import ConversationRules
     from orch_review.hosts.github.intent import pull_intent
     from orch_review.hosts.github.publish import publish
-    from orch_review.scope.git import work_tree
-    from orch_review.scope.git.fetch_change import fetch_head
+    from orch_review.hosts.run_flow import FetchedChange, learned_fingerprints, review_fetched
 
     context = GitHubContext.from_env(env, repository_of(repo, request.repository, env))
     if request.post and not context.token:
@@ -117,31 +115,29 @@ def review_pull(
         pull = PullRequest.from_payload(
             _pull(client, request.number, context.repository), context.repository
         )
-        local_ref = f"refs/orch-review/pull/{pull.number}/head"
-        head = fetch_head(repo, f"refs/pull/{pull.number}/head", local_ref, pull.base_sha, REMOTE)
-        if head != pull.head_sha and warn is not None:
-            warn(
-                f"orch-review: {REMOTE}'s refs/pull/{pull.number}/head is {head[:12]}, the API "
-                f"says {pull.head_sha[:12]}: reviewing what was fetched."
-            )
-        options = replace(
-            request.options,
-            base=pull.base_sha,
-            head=head,
-            walkthrough=request.post and request.walkthrough,
+        change = FetchedChange(
+            source_ref=f"refs/pull/{pull.number}/head",
+            local_ref=f"refs/orch-review/pull/{pull.number}/head",
+            base_sha=pull.base_sha,
+            head_sha=pull.head_sha,
+            head_named="the API says",
         )
-        prepared = core.prepare(work_tree(repo), options, env, warn=warn)
-        # After prepare: the configuration (of the base revision) says which other
-        # projects' issues may be read.
-        intent = pull_intent(context, pull, prepared.config.issue_projects)
-        prepared = replace(prepared, options=replace(prepared.options, intent=intent))
-        report = core.run(prepared, events=events, notices=warn)
+        report, prepared, head = review_fetched(
+            repo,
+            request,
+            env,
+            change,
+            lambda projects: pull_intent(context, pull, projects),
+            events=events,
+            warn=warn,
+            notices=warn,
+        )
         if not request.post:
             return report, prepared, None
         conversation = ConversationRules(
             trigger=prepared.config.trigger,
             ignore_reaction=prepared.config.ignore_reaction,
-            learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
+            learned=learned_fingerprints(prepared),
         )
         fetched = replace(pull, head_sha=head)
         outcome = publish(client, fetched, report, "review", conversation=conversation)

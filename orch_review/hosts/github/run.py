@@ -11,7 +11,7 @@ package does not depend on the engine that produces reports.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,7 @@ from orch_review.hosts.github.event import (
     pull_request_from_event,
 )
 from orch_review.hosts.github.publish import CommentMode, Outcome, publish
+from orch_review.hosts.run_flow import learned_fingerprints, with_intent
 from orch_review.reporters import workflow_commands
 from orch_review.reporters.files import ReportNotWritten, report_files, write_reports
 from orch_review.sanitize import line as safe_line
@@ -151,7 +152,7 @@ def run_github(
         return ExitCode.CLEAN
     # After prepare: the configuration says which other repositories' issues may be read.
     intent = pull_intent(context, pull, prepared.config.issue_projects)
-    prepared = replace(prepared, options=replace(prepared.options, intent=intent))
+    prepared = with_intent(prepared, intent)
     nothing = prepared.scope.nothing_reviewable()
     if nothing is not None:  # every changed file skipped: said as when none changed
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {nothing}\n")
@@ -167,7 +168,7 @@ def run_github(
     conversation = ConversationRules(
         trigger=prepared.config.trigger,
         ignore_reaction=prepared.config.ignore_reaction,
-        learned=frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint),
+        learned=learned_fingerprints(prepared),
     )
     code = _report_on(report, run, pull, context, env, echo, warn, conversation)
     if unwritten is not None:

@@ -12,7 +12,6 @@ one of ``--base BASE --head HEAD``. With ``post`` the results are posted as
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, UsageError
@@ -61,11 +60,9 @@ def review_merge_request(
     warn: Callable[[str], None] | None = None,
 ) -> tuple[Report, PreparedReview, Published | None]:
     """Review merge request ``request.number``; post the results if asked."""
-    from orch_review import core
     from orch_review.hosts.gitlab.intent import merge_request_intent
     from orch_review.hosts.gitlab.run import _discuss, _latest
-    from orch_review.scope.git import work_tree
-    from orch_review.scope.git.fetch_change import fetch_head
+    from orch_review.hosts.run_flow import FetchedChange, learned_fingerprints, review_fetched
 
     token = (env.get("GITLAB_TOKEN") or "").strip() or None
     if token is None:
@@ -97,32 +94,26 @@ def review_merge_request(
             ca_file=ca_file,
         )
         refs, version = _latest(client, job)
-        source = f"refs/merge-requests/{request.number}/head"
-        local_ref = f"refs/orch-review/merge-requests/{request.number}/head"
-        head = fetch_head(repo, source, local_ref, refs.base_sha, REMOTE)
-        if head != refs.head_sha and warn is not None:
-            warn(
-                f"orch-review: {REMOTE}'s {source} is {head[:12]}, the latest diff version's "
-                f"head is {refs.head_sha[:12]}: reviewing what was fetched."
-            )
-        options = replace(
-            request.options,
-            base=refs.base_sha,
-            head=head,
-            walkthrough=request.post and request.walkthrough,
+        change = FetchedChange(
+            source_ref=f"refs/merge-requests/{request.number}/head",
+            local_ref=f"refs/orch-review/merge-requests/{request.number}/head",
+            base_sha=refs.base_sha,
+            head_sha=refs.head_sha,
+            head_named="the latest diff version's head is",
         )
-        prepared = core.prepare(work_tree(repo), options, env, warn=warn)
-        intent = merge_request_intent(
-            client,
-            merge_request,
-            server_url,
-            own if isinstance(own, str) else path,
-            prepared.config.issue_projects,
+        own_project = own if isinstance(own, str) else path
+        report, prepared, _ = review_fetched(
+            repo,
+            request,
+            env,
+            change,
+            lambda projects: merge_request_intent(
+                client, merge_request, server_url, own_project, projects
+            ),
+            events=events,
+            warn=warn,
         )
-        prepared = replace(prepared, options=replace(prepared.options, intent=intent))
-        report = core.run(prepared, events=events)
         if not request.post:
             return report, prepared, None
-        learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
-        report, done = _discuss(client, job, report, refs, version, learned)
+        report, done = _discuss(client, job, report, refs, version, learned_fingerprints(prepared))
     return report, prepared, done

@@ -11,7 +11,7 @@ token may write, and an exit code per ``fail_on``.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from orch_review.hosts.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.hosts.gitlab.positions import Refs, files_from_version, refs_of
 from orch_review.hosts.gitlab.publish import Published, own_threads, publish, whoami
 from orch_review.hosts.http_errors import HostApiError
+from orch_review.hosts.run_flow import learned_fingerprints, with_intent
 from orch_review.scope.intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
 
 if TYPE_CHECKING:
@@ -233,8 +234,8 @@ def run_gitlab(
             prepared = core.prepare(work_tree(repo), options, env)
             issues = prepared.config.issue_projects
             intent = job_intent(client, job, env, job.token is not None, issues)
-            prepared = replace(prepared, options=replace(prepared.options, intent=intent))
-            learned = frozenset(x.fingerprint for x in prepared.learnings if x.fingerprint)
+            prepared = with_intent(prepared, intent)
+            learned = learned_fingerprints(prepared)
             report = core.run(prepared, events=events, notices=warn)  # the sandbox in force
             answerer = _answerer(prepared, env, refs, job.iid)
         if run.codequality_file is not None:
