@@ -120,6 +120,28 @@ def test_pr_without_post_posts_nothing_and_asks_for_no_walkthrough(
     assert "SQL query built with an f-string" in result.stdout
 
 
+def test_pr_reviews_the_head_it_fetched_and_says_so_when_the_api_named_another(
+    fake_api: FakeMessagesAPI,
+    api_env: dict[str, str],
+    github_api: FakeGitHubAPI,
+    pull_repo: PullRepo,
+    tmp_path: Path,
+) -> None:
+    work = _clone(pull_repo, tmp_path)
+    open_pull(github_api, pull_repo)
+    github_api.pulls[NUMBER].head_sha = "f" * 40  # pushed again since origin was fetched
+    fake_api.policy = pull_script()
+
+    result = run_cli(work, _env(api_env, github_api), "pr", str(NUMBER), "--no-progress")
+
+    assert result.returncode == ExitCode.FINDINGS, result.stderr
+    assert (
+        f"origin's refs/pull/{NUMBER}/head is {pull_repo.head[:12]}, the API says "
+        f"{'f' * 12}: reviewing what was fetched." in result.stderr
+    )
+    assert "SQL query built with an f-string" in result.stdout
+
+
 def test_pr_needs_a_repository_it_can_name(
     api_env: dict[str, str], github_api: FakeGitHubAPI, tmp_path: Path, pull_repo: PullRepo
 ) -> None:
