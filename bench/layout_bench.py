@@ -21,10 +21,10 @@ from pathlib import Path
 from bench.figures import Figure, write_figures
 from tests.test_layout import (
     FLOORS,
-    HOSTS,
     LEAVES,
     MODULES,
     PACKAGE,
+    adapter_of,
     circles,
     imports,
     package_graph,
@@ -107,9 +107,13 @@ def figures() -> list[Figure]:
         if target not in ("orch_review", "orch_review.errors")
     )
     found.append(_count("leaves importing the package (errors aside)", leaves))
-    adapters = [
-        edge for host in HOSTS for edge in _edges(host, tuple(h for h in HOSTS if h != host))
-    ]
+    adapters = sorted(
+        f"{module} -> {target}"
+        for module, tree in MODULES.items()
+        if adapter_of(module)
+        for target in imports(module, tree, top_level_only=False)
+        if adapter_of(target) and adapter_of(target) != adapter_of(module)
+    )
     print(f"adapter-to-adapter imports: {len(adapters)}")
     for edge in adapters:
         print(f"  {edge}")

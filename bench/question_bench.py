@@ -6,7 +6,7 @@ The planted repository (``tests.helpers.PLANTED_FILES``) is reviewed (``orch-rev
 the planted-bug script), then asked "why is this a problem?" about its confirmed finding
 through ``orch-review ask``: the follow-up a question in a finding's pull request thread takes
 too (the review's conversation continued with orchestration mode off; the GitHub wiring is
-tested in tests/github/test_comment_run.py). Two models answer: one that answers at once, and
+tested in tests/hosts/github/test_comment_run.py). Two models answer: one that answers at once, and
 one that first calls Workflow (as a model that fans out to answer a question does), then
 checks with bash, then answers. Goal: at most 3 requests per question, no subagent.
 """

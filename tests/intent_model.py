@@ -12,7 +12,7 @@ from typing import Any
 
 from orch_review.engine.agents.prompts import INTENT_TAG
 from orch_review.findings.walkthrough import Flowchart, parse_mermaid
-from orch_review.github.summary import WALKTHROUGH_HEADING, WALKTHROUGH_NOTE
+from orch_review.hosts.summary import WALKTHROUGH_HEADING, WALKTHROUGH_NOTE
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.scripted import Concern, ReviewScript
 

@@ -15,7 +15,7 @@ import orch_review
 PACKAGE = Path(orch_review.__file__).parent
 
 # Layers that describe, configure, scope or publish a review; none may depend on the engine.
-ENGINE_FREE = ("config", "scope", "findings", "reporters", "github")
+ENGINE_FREE = ("config", "scope", "findings", "reporters", "hosts")
 
 
 def _module_name(path: Path) -> str:
@@ -153,7 +153,7 @@ def test_find_cycle_reports_the_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_config_scope_records_reporters_and_github_do_not_import_the_engine() -> None:
+def test_config_scope_records_reporters_and_hosts_do_not_import_the_engine() -> None:
     offenders = sorted(
         f"{module} imports {target}"
         for module, tree in MODULES.items()
@@ -224,29 +224,21 @@ def test_no_import_cycle_between_modules() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-# Hosts: each an adapter, none importing another (reviewdog's service/*, pr-agent's
-# git_providers/). gitlab/ still takes host-neutral pieces from github/ until they move to a
-# room of their own; this list may shrink, never grow.
+# Hosts: each an adapter under hosts/, none importing another (reviewdog's service/*,
+# pr-agent's git_providers/); what they share is in hosts/ itself.
 HOSTS = ("github", "gitlab")
-GITLAB_FROM_GITHUB = frozenset(
-    {
-        "orch_review.github.comments",
-        "orch_review.github.conversation_run",
-        "orch_review.github.dismissals",
-        "orch_review.github.fetch",
-        "orch_review.github.local",
-        "orch_review.github.mentions",
-        "orch_review.github.summary",
-    }
-)
-# The review itself never knows which host it serves.
-HOST_FREE = ("core", "engine", "scope", "config", "findings", "reporters", "fixes", "trust")
 # Above the library's front door: they may take names from it.
 FRONT_ENDS = ("cli", "mcp_server")
 
 
 def _layer(module: str) -> str:
     return module.split(".")[1] if "." in module else ""
+
+
+def adapter_of(module: str) -> str:
+    """The adapter ``module`` is in (``github`` for ``orch_review.hosts.github.api``), or ""."""
+    parts = module.split(".")
+    return parts[2] if parts[1:2] == ["hosts"] and len(parts) > 3 else ""
 
 
 def _imports_of(layer: str) -> set[str]:
@@ -258,22 +250,41 @@ def _imports_of(layer: str) -> set[str]:
     }
 
 
-def test_the_github_adapter_does_not_import_the_gitlab_adapter() -> None:
-    assert any(_layer(m) == "gitlab" for m in MODULES)
-    assert sorted(t for t in _imports_of("github") if _layer(t) == "gitlab") == []
-
-
-def test_gitlab_takes_from_github_no_more_than_the_pieces_listed() -> None:
-    taken = {t for t in _imports_of("gitlab") if _layer(t) == "github"}
-    assert sorted(taken - GITLAB_FROM_GITHUB) == []
-
-
-def test_the_review_does_not_import_a_host() -> None:
+def test_no_adapter_imports_another() -> None:
+    adapters = {adapter_of(m) for m in MODULES if adapter_of(m)}
+    assert adapters >= set(HOSTS)
     offenders = sorted(
-        f"{layer} imports {target}"
-        for layer in HOST_FREE
-        for target in _imports_of(layer)
-        if _layer(target) in HOSTS
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if adapter_of(module)
+        for target in imports(module, tree, top_level_only=False)
+        if adapter_of(target) and adapter_of(target) != adapter_of(module)
+    )
+    assert offenders == []
+
+
+def test_the_shared_host_pieces_import_no_adapter() -> None:
+    """``hosts/*.py`` is what every adapter may use: it never knows which host it serves."""
+    shared = [m for m in MODULES if _layer(m) == "hosts" and not adapter_of(m)]
+    assert len(shared) >= 8
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module in shared
+        for target in imports(module, MODULES[module], top_level_only=False)
+        if adapter_of(target)
+    )
+    assert offenders == []
+
+
+def test_nothing_below_the_command_line_imports_a_host_adapter() -> None:
+    """The review, its records and its tools never know which host they serve: only the
+    command line picks an adapter (through the registry in ``hosts``)."""
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, tree in MODULES.items()
+        if _layer(module) not in ("hosts", "cli")
+        for target in imports(module, tree, top_level_only=False)
+        if adapter_of(target)
     )
     assert offenders == []
 

@@ -164,8 +164,8 @@ def _gitlab_links(
     from orch_review.errors import UsageError
     from orch_review.eval.linked import BUG_LABELS
     from orch_review.eval.linked_gitlab import GitLabBugLinks, gitlab_com_project
-    from orch_review.gitlab.api import GitLabClient
-    from orch_review.gitlab.event import api_url_from_env, ca_file_from_env
+    from orch_review.hosts.gitlab.api import GitLabClient
+    from orch_review.hosts.gitlab.event import api_url_from_env, ca_file_from_env
     from orch_review.scope.git import history
 
     token = (env.get("GITLAB_TOKEN") or "").strip()
@@ -197,8 +197,8 @@ def _bug_issues(
     """The bug-label lookup, when a GitHub token is given; None otherwise."""
     from orch_review.errors import UsageError
     from orch_review.eval.linked import BUG_LABELS, BugIssues, github_com_repository
-    from orch_review.github.api import GitHubClient
-    from orch_review.github.event import DEFAULT_API_URL
+    from orch_review.hosts.github.api import GitHubClient
+    from orch_review.hosts.github.event import DEFAULT_API_URL
     from orch_review.scope.git import history
 
     token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")

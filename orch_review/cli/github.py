@@ -110,8 +110,9 @@ def github(
     from orch_review.cli.consoles import console
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
-    from orch_review.github.publish import CommentMode
-    from orch_review.github.run import GitHubRun, run_github
+    from orch_review.hosts.github.publish import CommentMode
+    from orch_review.hosts.github.run import GitHubRun
+    from orch_review.hosts.registry import host
     from orch_review.scope.git import open_repo, work_tree
 
     _refuse_reports_on_stdout(json_file, sarif_file)
@@ -141,7 +142,7 @@ def github(
         walkthrough=not no_walkthrough,
     )
     with Progress(console(stderr=True), enabled=not no_progress) as progress:
-        code = run_github(
+        code, _ = host("github").run_ci(
             repo,
             run,
             env,

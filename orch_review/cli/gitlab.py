@@ -79,7 +79,8 @@ def gitlab(
     from orch_review.cli.output import print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.core import take_environment
-    from orch_review.gitlab.run import GitLabRun, run_gitlab
+    from orch_review.hosts.gitlab.run import GitLabRun
+    from orch_review.hosts.registry import host
     from orch_review.scope.git import open_repo
 
     env = take_environment()
@@ -100,7 +101,7 @@ def gitlab(
         walkthrough=not no_walkthrough,
     )
     with Progress(Console(stderr=True), enabled=not no_progress) as progress:
-        code, report = run_gitlab(
+        code, report = host("gitlab").run_ci(
             repo,
             run,
             env,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -20,10 +20,6 @@ from orch_review.cli.options import (
     walkthrough_option,
 )
 from orch_review.errors import ExitCode
-
-if TYPE_CHECKING:
-    from orch_review.github.publish import Outcome
-    from orch_review.gitlab.publish import Published
 
 _request_options = option_group(
     click.argument("number", type=click.IntRange(min=1)),
@@ -47,14 +43,15 @@ _request_options = option_group(
 )
 
 
-def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
+def _run(command: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
     from orch_review import core
     from orch_review.cli.consoles import console
     from orch_review.cli.options import warn
     from orch_review.cli.output import check_stdout, print_report_as
     from orch_review.cli.progress import Progress
     from orch_review.cli.stdout import check_stdout_open
-    from orch_review.github.local import LocalRequest
+    from orch_review.hosts.local import LocalRequest
+    from orch_review.hosts.registry import by_local_command
     from orch_review.reporters.files import report_files
     from orch_review.scope.git import open_repo
 
@@ -86,36 +83,11 @@ def _run(kind: str, repository: str | None, flags: dict[str, Any]) -> ExitCode:
         options=options,
     )
     with Progress(console(stderr=True), enabled=not flags["no_progress"] and not quiet) as shown:
-        if kind == "pr":
-            from orch_review.github.local import review_pull
-
-            report, prepared, outcome = review_pull(repo, request, env, events=shown, warn=warn)
-            posted = None if outcome is None else _said_github(outcome)
-        else:
-            from orch_review.gitlab.local import review_merge_request
-
-            report, prepared, done = review_merge_request(
-                repo, request, env, events=shown, warn=warn
-            )
-            posted = None if done is None else _said_gitlab(done)
-    print_report_as(report, output_format, quiet=quiet, stdout_taken=stdout_taken)
-    if posted is not None:
-        click.echo(posted, err=True)
-    return report.exit_code(prepared.config.fail_on)
-
-
-def _said_github(outcome: Outcome) -> str:
-    inline = len(outcome.placement.inline)
-    if outcome.fallback:
-        return f"orch-review: not posted: {outcome.fallback}."
-    return f"orch-review: posted the summary comment and {inline} inline comment(s)."
-
-
-def _said_gitlab(done: Published) -> str:
-    return (
-        f"orch-review: {done.posted} new discussion(s), {done.already} already posted, "
-        f"{len(done.outside)} in the summary only, {done.resolved} resolved."
-    )
+        done = by_local_command(command).review_local(repo, request, env, events=shown, warn=warn)
+    print_report_as(done.report, output_format, quiet=quiet, stdout_taken=stdout_taken)
+    if done.posted is not None:
+        click.echo(done.posted, err=True)
+    return done.report.exit_code(done.prepared.config.fail_on)
 
 
 @click.command(epilog=EXIT_CODES_HELP, short_help="Review GitHub pull request N from this clone.")

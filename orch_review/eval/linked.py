@@ -6,10 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from orch_review.github.api import GitHubClient
+from typing import Any, Protocol
 
 # `#12`, `fixes #12`, `(#12)`; not `owner/repo#12` (another repository) or `&#12;`.
 _REFERENCE = re.compile(r"(?<![\w/&])#(\d{1,9})\b")
@@ -35,24 +32,33 @@ def github_com_repository(remote_url: str) -> str | None:
     return match.group(1) if match else None
 
 
+class IssueReader(Protocol):
+    """What reading a GitHub issue takes (the GitHub adapter's client has it): eval sees
+    no host adapter."""
+
+    def issue(self, number: int) -> dict[str, Any]:
+        """The issue's REST object."""
+        ...
+
+
 @dataclass
 class BugIssues:
     """Asks GitHub whether the issues a message names carry a bug label (cached)."""
 
-    client: GitHubClient
+    client: IssueReader
     labels: tuple[str, ...] = BUG_LABELS
     unreadable: int = 0
     _known: dict[int, bool] = field(default_factory=dict)
 
     def _is_bug(self, number: int) -> bool:
-        from orch_review.github.api import GitHubApiError
+        from orch_review.hosts.http_errors import HostApiError
 
         if number not in self._known:
             if len(self._known) >= MAX_LOOKUPS:
                 return False
             try:
                 issue = self.client.issue(number)
-            except GitHubApiError:
+            except HostApiError:
                 self.unreadable += 1
                 self._known[number] = False
                 return False

@@ -9,12 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from orch_review.eval.linked import BUG_LABELS, MAX_LOOKUPS, references
-
-if TYPE_CHECKING:
-    from orch_review.gitlab.api import GitLabClient
 
 # `!12`, `(!12)`; `group/name!12` only for this project's own path (checked below).
 _MERGE_REQUEST = re.compile(r"(?<![\w/&!])((?:[\w.-]+/)+[\w.-]+)?!(\d{1,9})\b")
@@ -22,6 +19,23 @@ _REMOTE = re.compile(
     r"^(?:https://gitlab\.com/|git@gitlab\.com:|ssh://git@gitlab\.com/)"
     r"([A-Za-z0-9][\w.-]*(?:/[A-Za-z0-9][\w.-]*?)+)(?:\.git)?/?$"
 )
+
+
+class MergeRequestReader(Protocol):
+    """What reading a GitLab project's issues and merge requests takes (the GitLab
+    adapter's client has it): eval sees no host adapter."""
+
+    def issue(self, iid: int) -> dict[str, Any]:
+        """The issue's REST object."""
+        ...
+
+    def merge_request(self, iid: int) -> dict[str, Any]:
+        """The merge request's REST object."""
+        ...
+
+    def closes_issues(self, iid: int) -> list[dict[str, Any]]:
+        """The issues the merge request closes when merged."""
+        ...
 
 
 def gitlab_com_project(remote_url: str) -> str | None:
@@ -56,7 +70,7 @@ def label_names(item: Mapping[str, Any]) -> set[str]:
 class GitLabBugLinks:
     """Asks GitLab whether what a message names is, or closes, a bug (cached)."""
 
-    client: GitLabClient
+    client: MergeRequestReader
     project_path: str | None = None
     labels: tuple[str, ...] = BUG_LABELS
     unreadable: int = 0
@@ -70,20 +84,20 @@ class GitLabBugLinks:
         return len(self._issues) + len(self._merge_requests)
 
     def _issue_is_bug(self, iid: int) -> bool:
-        from orch_review.gitlab.api import GitLabApiError
+        from orch_review.hosts.http_errors import HostApiError
 
         if iid not in self._issues:
             if self._lookups() >= MAX_LOOKUPS:
                 return False
             try:
                 self._issues[iid] = self._bug(self.client.issue(iid))
-            except GitLabApiError:
+            except HostApiError:
                 self.unreadable += 1
                 self._issues[iid] = False
         return self._issues[iid]
 
     def _merge_request_is_bug(self, iid: int) -> bool:
-        from orch_review.gitlab.api import GitLabApiError
+        from orch_review.hosts.http_errors import HostApiError
 
         if iid not in self._merge_requests:
             if self._lookups() >= MAX_LOOKUPS:
@@ -92,7 +106,7 @@ class GitLabBugLinks:
                 bug = self._bug(self.client.merge_request(iid))
                 if not bug:
                     bug = any(self._closed_bug(issue) for issue in self.client.closes_issues(iid))
-            except GitLabApiError:
+            except HostApiError:
                 self.unreadable += 1
                 bug = False
             self._merge_requests[iid] = bug

@@ -21,7 +21,7 @@ from orch_review.eval.cases import Case
 from orch_review.eval.render import money, number, percent
 from orch_review.eval.runner import EvalSettings, run_cases
 from orch_review.eval.summary import summarize
-from orch_review.github.summary import cell
+from orch_review.hosts.summary import cell
 
 ALIASES = {"verifiers": "verify"}
 

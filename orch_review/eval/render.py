@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orch_review.github.summary import cell, code
+from orch_review.hosts.summary import cell, code
 from orch_review.wording import counted, noun_for, usd
 
 

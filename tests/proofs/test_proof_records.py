@@ -14,7 +14,7 @@ from orch_review.findings.codec import finding_from_json, finding_to_json
 from orch_review.findings.merge import read_shard
 from orch_review.findings.proof import Proof, ProofRun, not_proven, proof_from_json
 from orch_review.findings.provenance import SHARD_PROOF
-from orch_review.github.comments import comment_body
+from orch_review.hosts.comment_body import comment_body
 from orch_review.reporters import json_report
 from orch_review.reporters.json_report import schema
 from orch_review.reporters.proofs import write_proofs

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # The fake GitHub API and a pull request, for the attacks through the `github` command.
-from tests.github.conftest import (  # noqa: F401
+from tests.hosts.github.conftest import (  # noqa: F401
     actions_env,
     github_api,
     opened_env,

@@ -24,9 +24,9 @@ from tests.conftest import git
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.github.conftest import NUMBER, PullRepo, open_pull
-from tests.github.test_action import run_step_in, steps
-from tests.github.test_comment_run import INPUTS, answering, issue_comment_event
+from tests.hosts.github.conftest import NUMBER, PullRepo, open_pull
+from tests.hosts.github.test_action import run_step_in, steps
+from tests.hosts.github.test_comment_run import INPUTS, answering, issue_comment_event
 from tests.security.verdicts import HOST_RESULTS, HostVerdict
 
 pytestmark = pytest.mark.slow
@@ -151,7 +151,7 @@ def test_no_example_workflow_runs_python_in_the_checkout() -> None:
     directory on sys.path (`-P` or `-I`), as the Action does."""
     import yaml  # type: ignore[import-untyped]
 
-    from tests.github.test_action import COMMENTS, SHARDED, WORKFLOW
+    from tests.hosts.github.test_action import COMMENTS, SHARDED, WORKFLOW
 
     checked = 0
     for path in (WORKFLOW, SHARDED, COMMENTS):

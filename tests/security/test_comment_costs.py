@@ -16,8 +16,8 @@ from tests.fakes.github_api import BOT, FakeGitHubAPI
 from tests.fakes.github_artifacts import ArtifactStore
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.model_io import ModelRequest, Reply
-from tests.github.conftest import NUMBER, PullRepo, open_pull
-from tests.github.test_comment_run import (
+from tests.hosts.github.conftest import NUMBER, PullRepo, open_pull
+from tests.hosts.github.test_comment_run import (
     MAINTAINER,
     _step_env,
     answer,

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from orch_review.findings.records import Status
-from orch_review.github.api import GitHubClient
+from orch_review.hosts.github.api import GitHubClient
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.github_threads import ReviewThreads
-from tests.github.conftest import NUMBER
-from tests.github.test_dismissals import (  # noqa: F401
+from tests.hosts.github.conftest import NUMBER
+from tests.hosts.github.test_dismissals import (  # noqa: F401
     FINDINGS,
     WRITER,
     api,

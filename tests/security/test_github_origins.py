@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from orch_review.github.api import GitHubApiError, GitHubClient
+from orch_review.hosts.github.api import GitHubApiError, GitHubClient
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.security.verdicts import HOST_RESULTS, HostVerdict
 

@@ -16,8 +16,8 @@ from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.github_issues import IssueTracker
 from tests.fakes.gitlab_api import BOT_TOKEN, FakeGitLabAPI
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.github.conftest import NUMBER, PullRepo, open_pull, pull_script
 from tests.helpers import run_cli
+from tests.hosts.github.conftest import NUMBER, PullRepo, open_pull, pull_script
 
 pytestmark = pytest.mark.slow
 SECRET = "the private roadmap of other-group"

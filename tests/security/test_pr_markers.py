@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.github_api import FakeGitHubAPI
-from tests.github.conftest import NUMBER, PullRepo
 from tests.helpers import run_cli
+from tests.hosts.github.conftest import NUMBER, PullRepo
 from tests.security.verdicts import HOST_RESULTS, HostVerdict
 
 

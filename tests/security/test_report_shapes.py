@@ -13,7 +13,8 @@ import pytest
 from tests.conftest import GitRepoFactory
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.github.conftest import (  # noqa: F401 (fixtures)
+from tests.helpers import run_cli
+from tests.hosts.github.conftest import (  # noqa: F401 (fixtures)
     NUMBER,
     PullRepo,
     actions_env,
@@ -23,7 +24,6 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
     pull_repo,
     with_event,
 )
-from tests.helpers import run_cli
 from tests.security.shapes import (
     CODE,
     FILE,

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from orch_review.github.mentions import REPLY_MARKER
+from orch_review.hosts.markers import REPLY_MARKER
 from tests.conftest import GitRepoFactory
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.github_artifacts import ArtifactStore
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.github.conftest import (  # noqa: F401 (fixtures)
+from tests.helpers import run_cli
+from tests.hosts.github.conftest import (  # noqa: F401 (fixtures)
     NUMBER,
     PullRepo,
     actions_env,
@@ -26,8 +27,8 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
     pull_repo,
     with_event,
 )
-from tests.github.test_action import run_step_in
-from tests.github.test_comment_run import (  # noqa: F401 (the artifact store fixture)
+from tests.hosts.github.test_action import run_step_in
+from tests.hosts.github.test_comment_run import (  # noqa: F401 (the artifact store fixture)
     INPUTS,
     MAINTAINER,
     answer,
@@ -36,9 +37,8 @@ from tests.github.test_comment_run import (  # noqa: F401 (the artifact store fi
     issue_comment_event,
     store,
 )
-from tests.github.test_comment_run import _review_step as review_step
-from tests.github.test_comment_run import _step_env as step_env
-from tests.helpers import run_cli
+from tests.hosts.github.test_comment_run import _review_step as review_step
+from tests.hosts.github.test_comment_run import _step_env as step_env
 from tests.markdown_structure import bare_links, constructs, text_of
 from tests.ptys import run_cli_on_pty
 from tests.scripted import Concern, ReviewScript

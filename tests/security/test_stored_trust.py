@@ -21,7 +21,8 @@ from tests.conftest import GitRepoFactory, git, write
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest, Reply
 from tests.files_model import MARKER, OneSubtaskPerFile
-from tests.github.conftest import (  # noqa: F401 (fixtures)
+from tests.helpers import run_cli
+from tests.hosts.github.conftest import (  # noqa: F401 (fixtures)
     NUMBER,
     PullRepo,
     actions_env,
@@ -29,8 +30,7 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
     opened_env,
     pull_repo,
 )
-from tests.github.suggestions import suggestion_of
-from tests.helpers import run_cli
+from tests.hosts.github.suggestions import suggestion_of
 from tests.scripted import PLANTED_INJECTION, ReviewScript
 from tests.security.verdicts import HOST_RESULTS, HostVerdict
 

@@ -24,8 +24,8 @@ from tests.fakes.github_api import WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.gitlab_api import BOT_TOKEN, FakeGitLabAPI
 from tests.fakes.http_server import Exchange, LocalHTTPServer
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.github.conftest import NUMBER, PullRepo, open_pull, pull_script
 from tests.helpers import run_cli
+from tests.hosts.github.conftest import NUMBER, PullRepo, open_pull, pull_script
 
 pytestmark = pytest.mark.slow
 PROGRAM_KEYS = (

@@ -1,0 +1,1 @@
+"""Code hosts: one interface, and an adapter per host (GitHub, GitLab)."""
