@@ -374,7 +374,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("cost", "fixes", "reporters"),
     ("engine",),
     ("core",),
-    ("__main__", "cli", "eval", "github", "gitlab", "hook", "hosts", "mcp_server"),
+    ("__main__", "cli", "eval", "hook", "hosts", "mcp_server"),
 )
 
 

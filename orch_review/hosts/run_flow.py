@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from orch_review.core import PreparedReview
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
-    from orch_review.scope.intent import Intent
+    from orch_review.scope.stated_intent import Intent
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from orch_review.hosts.comment_body import safe_text
 from orch_review.hosts.dismissals import Dismissal
 from orch_review.hosts.markers import SUMMARY_MARKER
 from orch_review.hosts.posted import PostedComment, ThreadChange
-from orch_review.sanitize import controls, fence, markdown_code, markdown_url
 from orch_review.quoting import quote_path
 from orch_review.reporters.sentences import incomplete_reasons
 from orch_review.sanitize import controls, fence, markdown_code, markdown_url

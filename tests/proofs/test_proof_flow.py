@@ -22,7 +22,8 @@ import pytest
 from tests.conftest import GitRepoFactory
 from tests.fakes.github_api import FakeGitHubAPI
 from tests.fakes.messages_api import FakeMessagesAPI, ModelRequest
-from tests.github.conftest import (  # noqa: F401 (fixtures)
+from tests.helpers import popen_cli, run_cli, skip_without_bubblewrap
+from tests.hosts.github.conftest import (  # noqa: F401 (fixtures)
     NUMBER,
     PullRepo,
     actions_env,
@@ -31,7 +32,6 @@ from tests.github.conftest import (  # noqa: F401 (fixtures)
     pull_repo,
     pull_script,
 )
-from tests.helpers import popen_cli, run_cli, skip_without_bubblewrap
 from tests.proofs.fixture import shop_repo, shop_script
 from tests.scripted_prover import ProofTest, ProverScript
 

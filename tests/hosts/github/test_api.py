@@ -6,13 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from orch_review.hosts.github.api import (
-    GitHubClient,
-    PermissionDenied,
-    RateLimited,
-    ServerError,
-    Unprocessable,
-)
+from orch_review.hosts.github.api import GitHubClient, PermissionDenied, Unprocessable
+from orch_review.hosts.http_errors import RateLimited, ServerError
 from tests.fakes.github_api import READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
 from tests.hosts.github.conftest import NUMBER, REPOSITORY
 

@@ -10,13 +10,14 @@ from typing import get_args
 import pytest
 
 from orch_review.config.choices import Reaction
-from orch_review.hosts.github.api import GitHubApiError, GitHubClient, PermissionDenied, RateLimited
+from orch_review.hosts.github.api import GitHubApiError, GitHubClient, PermissionDenied
 from orch_review.hosts.github.publish import publish
 from orch_review.hosts.github.threads import (
     NO_CONTENTS_WRITE,
     THREADS_WITH_REACTIONS_QUERY,
     list_threads,
 )
+from orch_review.hosts.http_errors import RateLimited
 from tests.fakes.github_api import MAINTAINER_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHubAPI
 from tests.fakes.github_threads import ReviewThreads, install
 from tests.hosts.github.conftest import NUMBER, REPOSITORY
