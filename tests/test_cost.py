@@ -7,7 +7,7 @@ import pytest
 from orch_review.cost import CALIBRATION
 from tests.conftest import GitRepoFactory
 from tests.helpers import run_cli
-from tests.scope.test_plan import _env, plan_json
+from tests.engine.test_plan import _env, plan_json
 
 pytestmark = pytest.mark.slow
 
