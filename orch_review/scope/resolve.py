@@ -267,8 +267,10 @@ def resolve_scope(
         untracked = gitops.untracked_files(repo, env, specs)
     else:
         untracked = gitops.untracked_among(repo, env, others)
-    # Both sides of a rename, so that the patch below, made of these paths alone, finds it:
-    # the working tree is compared with the base once, not once more for the patch.
+    # Both sides of a rename: the snapshot records these without comparing every file again.
+    # The patch below is not limited to them: a pathspec makes git compare a wide directory
+    # with the base very slowly (3.4 s of CPU for 2 paths among 100,000 files in one
+    # directory, against 0.14 s for all of it).
     named = gitops.changed_names(repo, "--no-renames", base, "--", *specs)
     # git cannot diff a file it may not read: such files are left out by name, and skipped.
     unreadable = _unreadable(repo, named + untracked)
@@ -277,12 +279,9 @@ def resolve_scope(
     # part of the content under review, so it is not also a deletion.
     present = set(untracked)
     read = content_reader(repo, None, BINARY_PROBE_BYTES)
-    limited = gitops.as_pathspecs(named)
     changes = [
         c
-        for c in _changes(
-            repo, (base,), specs if limited is None else (), read, _left_out(unreadable), limited
-        )
+        for c in _changes(repo, (base,), specs, read, _left_out(unreadable), bool(named))
         if not (c.status == "deleted" and c.path in present)
     ]
     changes += [_untracked_change(repo, p) for p in untracked]
@@ -316,15 +315,13 @@ def _changes(
     specs: tuple[str, ...],
     read: ContentReader,
     leave_out: list[str] | None = None,
-    only: list[str] | None = None,
+    any_changed: bool = True,
 ) -> list[FileChange]:
-    """The changed files between ``revs`` (without ``leave_out``; with ``only``, pathspecs
-    naming the paths that may have changed, among those alone); text files are text
-    whatever attributes say."""
-    if only == []:
+    """The changed files between ``revs`` (without ``leave_out``; none when ``any_changed``
+    says a listing found none); text files are text whatever attributes say."""
+    if not any_changed:
         return []
-    named = [*specs, *(only or ())]
-    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *named, *(leave_out or ())))
+    changes = parse_patch(gitops.diff_lines(repo, *revs, "--", *specs, *(leave_out or ())))
     return rediff_text_files(repo, changes, revs, read)
 
 

@@ -83,9 +83,9 @@ def test_a_change_asks_git_the_same_in_a_small_and_a_large_repository(
     large = _review_runs(_repository(git_repo, 600), git_log)
 
     assert len(large) == len(small), (small, large)
-    # The working tree is compared with the base once: the patch is made of the files that
-    # comparison named, and the snapshot records those, without comparing every file again.
-    assert len(_whole_tree_comparisons(large)) == 1, large
+    # The working tree is compared with the base for the changed names and for the patch;
+    # the snapshot records those names without comparing every file again.
+    assert len(_whole_tree_comparisons(large)) == 2, large
     # The working tree is walked once for untracked files: what the scope reviews and what
     # the snapshot hides come from the same listing.
     walks = [run for run in large if "--others" in run.split() and run.endswith(" --")]
