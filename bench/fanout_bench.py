@@ -3,7 +3,8 @@
 Usage: python -m bench.fanout_bench [--concerns 40] [--concurrency 10] [--seeds 0 1 2]
        [--memory-concerns 200] [--sandbox MODE] [--json FILE] [--requests-out FILE]
 
-Each run is a real review (``orch_review.engine.review.review``) in a child process against a fake
+Each run is a real review (``orch_review.engine.review.review_scope``) in a child process
+against a fake
 Messages API served from this process with per-request latency; see :mod:`bench.workload` for
 what "the same work" means and how latencies are assigned. For every latency distribution
 the same workload runs twice:

@@ -238,8 +238,7 @@ def run(
     Ctrl-C does: no new agent starts, running ones stop before their next request, what
     finished stays in the journal, and KeyboardInterrupt is raised in the caller."""
     from orch_review.engine.agents.session_setup import open_journal
-    from orch_review.engine.review import ReportOptions
-    from orch_review.engine.review import review as review_scope
+    from orch_review.engine.review import ReportOptions, review_scope
     from orch_review.findings.provenance import sign_patches
     from orch_review.findings.triage import load_baseline
     from orch_review.reporters.files import check_writable, write_reports

@@ -13,13 +13,13 @@ import threading
 from concurrent.futures import Future, wait
 from typing import TypeVar
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 #: How long the main thread waits at a time before it looks at pending signals.
 SIGNAL_CHECK_SECONDS = 0.2
 
 
-def result(future: Future[T]) -> T:
+def result(future: Future[_T]) -> _T:
     """``future.result()``; on the main thread, waited for in slices of
     :data:`SIGNAL_CHECK_SECONDS`, so that a signal any thread caught is handled at once."""
     if threading.current_thread() is threading.main_thread():

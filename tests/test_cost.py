@@ -6,8 +6,8 @@ import pytest
 
 from orch_review.cost import CALIBRATION
 from tests.conftest import GitRepoFactory
-from tests.helpers import run_cli
 from tests.engine.test_plan import _env, plan_json
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.slow
 

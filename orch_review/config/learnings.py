@@ -68,7 +68,7 @@ class Learning:
         return f"- {about}{kind}: {' '.join(self.reason.split())}"
 
 
-def parse(text: str, where: str = LEARNINGS_FILE) -> tuple[Learning, ...]:
+def parse_learnings(text: str, where: str = LEARNINGS_FILE) -> tuple[Learning, ...]:
     """The learnings in ``text`` (the file's content); ConfigError naming ``where``."""
     if len(text.encode("utf-8")) > MAX_BYTES:
         raise ConfigError(f"`{where}` is larger than {MAX_BYTES // 1024} KiB: keep it short.")
@@ -143,7 +143,7 @@ def load(root: Path) -> tuple[Learning, ...]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"`{LEARNINGS_FILE}` could not be read: {exc}") from None
-    return parse(text)
+    return parse_learnings(text)
 
 
 def from_bytes(data: bytes | None) -> tuple[Learning, ...]:
@@ -156,7 +156,7 @@ def from_bytes(data: bytes | None) -> tuple[Learning, ...]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"`{LEARNINGS_FILE}` is not UTF-8: {exc}") from None
-    return parse(text)
+    return parse_learnings(text)
 
 
 def dismissed(learnings: Iterable[Learning]) -> dict[str, str]:
@@ -253,10 +253,10 @@ def append(root: Path, learning: Learning) -> Path:
             old = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"`{LEARNINGS_FILE}` could not be read: {exc}") from None
-        parse(old)  # never append to a file that does not load
+        parse_learnings(old)  # never append to a file that does not load
     separator = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
     new = old + separator + to_toml(learning)
-    if parse(new)[-1] != learning:  # the table must read back as written
+    if parse_learnings(new)[-1] != learning:  # the table must read back as written
         raise ConfigError(f"the learning could not be written to `{LEARNINGS_FILE}` as given.")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".learnings-", suffix=".tmp")

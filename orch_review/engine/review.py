@@ -190,7 +190,7 @@ class _AgentsDone:
     sandbox: Sandbox
 
 
-def review(
+def review_scope(
     config: Config,
     scope: Scope,
     env: Mapping[str, str],

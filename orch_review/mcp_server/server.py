@@ -31,7 +31,7 @@ from orch_review.mcp_server import arguments
 from orch_review.mcp_server.arguments import BadArguments
 from orch_review.mcp_server.service import Cancelled, ProgressCounter, ReviewService
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 CANCELLED = (
     "orch-review: the call was cancelled; what finished is kept in the journal. Call the "
     "tool again with the same arguments to resume: it pays only for what did not finish."
@@ -48,14 +48,14 @@ INSTRUCTIONS = (
 
 
 async def _in_thread(
-    work: Callable[[threading.Event], T], cancel: threading.Event | None = None
-) -> T:
+    work: Callable[[threading.Event], _T], cancel: threading.Event | None = None
+) -> _T:
     """``work(cancel)`` in a worker thread. A cancelled call sets ``cancel`` and waits for
     the work to stop before the cancellation goes on; errors become tool errors."""
     cancel = cancel or threading.Event()
     finished = threading.Event()
 
-    def guarded() -> T:
+    def guarded() -> _T:
         try:
             return work(cancel)
         finally:
@@ -73,7 +73,7 @@ async def _in_thread(
         raise ToolError(str(exc)) from None
 
 
-def _checked(make: Callable[[], T]) -> T:
+def _checked(make: Callable[[], _T]) -> _T:
     """Arguments checked before any work starts. Bad ones are a tool result with ``isError``
     that says what to send instead, which the calling model reads and can act on: the MCP
     specification (2025-11-25, "Error Handling" of Tools) keeps protocol errors for protocol

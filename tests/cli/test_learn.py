@@ -44,7 +44,7 @@ def test_learn_appends_a_learning_named_after_git_user(
     assert "Added a learning to" in result.stderr and result.stdout == ""
     text = (repo / LEARNINGS_FILE).read_text(encoding="utf-8")
     assert text.startswith("# keep me\n")
-    (learning,) = learnings.parse(text)
+    (learning,) = learnings.parse_learnings(text)
     assert learning.fingerprint == FP and learning.category == "security"
     assert learning.who == "Ada Lovelace <ada@example.com>"
     assert learning.when == dt.date.today().isoformat()

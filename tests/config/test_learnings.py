@@ -11,7 +11,13 @@ import pytest
 
 from orch_review.config import learnings
 from orch_review.config.from_revision import load_learnings
-from orch_review.config.learnings import LEARNINGS_FILE, Learning, parse, to_toml, toml_comment
+from orch_review.config.learnings import (
+    LEARNINGS_FILE,
+    Learning,
+    parse_learnings,
+    to_toml,
+    toml_comment,
+)
 from orch_review.errors import ConfigError
 from orch_review.scope.git import open_repo
 from orch_review.scope.resolve import ScopeRequest
@@ -37,7 +43,7 @@ when = "2026-11-01"
 
 
 def test_a_good_file_reads_back_every_field() -> None:
-    first, second = learnings.parse(GOOD)
+    first, second = learnings.parse_learnings(GOOD)
 
     assert first == Learning(
         "the query takes a constant", "octo", "2026-11-30", fingerprint=FP, category="security"
@@ -73,7 +79,7 @@ def test_a_good_file_reads_back_every_field() -> None:
 )  # fmt: skip
 def test_a_broken_file_is_a_config_error_naming_the_file_and_entry(text: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        learnings.parse(text)
+        learnings.parse_learnings(text)
     message = str(caught.value)
     assert says in message and LEARNINGS_FILE in message
 
@@ -81,18 +87,18 @@ def test_a_broken_file_is_a_config_error_naming_the_file_and_entry(text: str, sa
 def test_the_entry_at_fault_is_named() -> None:
     bad = GOOD + '\n[[learning]]\nglob = "x"\nreason = "r"\nwho = "w"\n'
     with pytest.raises(ConfigError, match="learning 3: `when`"):
-        learnings.parse(bad)
+        learnings.parse_learnings(bad)
 
 
 def test_size_and_count_are_bounded() -> None:
     with pytest.raises(ConfigError, match="larger than"):
-        learnings.parse("# " + "x" * learnings.MAX_BYTES)
+        learnings.parse_learnings("# " + "x" * learnings.MAX_BYTES)
     many = "".join(
         f'[[learning]]\nglob = "g{i}"\nreason = "r"\nwho = "w"\nwhen = "2026-01-01"\n'
         for i in range(learnings.MAX_LEARNINGS + 1)
     )
     with pytest.raises(ConfigError, match="at most 500"):
-        learnings.parse(many)
+        learnings.parse_learnings(many)
 
 
 def test_any_text_round_trips_through_a_toml_string() -> None:
@@ -122,7 +128,7 @@ def test_appending_keeps_entries_and_comments(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.startswith(GOOD.rstrip("\n") + "\n\n[[learning]]\n")
     assert "# Findings the team dismissed." in text
-    assert learnings.parse(text)[-1] == new and len(learnings.parse(text)) == 3
+    assert learnings.parse_learnings(text)[-1] == new and len(learnings.parse_learnings(text)) == 3
 
 
 def test_appending_to_a_broken_file_changes_nothing(tmp_path: Path) -> None:
@@ -176,7 +182,7 @@ def test_a_comment_naming_the_finding_stays_one_line_of_valid_toml(breaker: str)
             {"fingerprint": "a" * 32 + ":1", "reason": "why", "who": "octo", "when": "2026-11-30"}
         ]
     }
-    assert parse(text) == (learning,)
+    assert parse_learnings(text) == (learning,)
     assert text.splitlines()[:3] == [
         "[[learning]]",
         "# finding: app.py:6",

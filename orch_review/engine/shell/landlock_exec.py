@@ -248,7 +248,7 @@ def _main(argv: list[str]) -> None:
     """Confine this process and exec the command, or, given ``--zygote FD``, serve."""
     if argv[:1] == ["--zygote"]:
         try:
-            serve(int(argv[1]))
+            _serve(int(argv[1]))
         except (IndexError, ValueError, OSError, LaunchError) as exc:
             sys.stderr.write(f"{_PREFIX} zygote: {exc}\n")
             os._exit(FAILED)
@@ -278,7 +278,7 @@ _THROWAWAY_UIDS = range(0x6F000000, 0x6F000000 + 0x00FFFFFF)
 _MESSAGE = 1 << 18  # above what one datagram may carry with the kernel's default buffers
 
 
-def serve(control: int) -> None:
+def _serve(control: int) -> None:
     """The zygote: answer requests on the socket ``control`` until the other end closes.
 
     A request is one JSON message. ``{"spawn": ARGV, "env": {...}, "cwd": DIR}`` with three
