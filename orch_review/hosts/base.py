@@ -5,29 +5,40 @@ merge requests. The command line knows a host only through this interface and th
 registry (:mod:`orch_review.hosts.registry`); the review itself never knows which host it
 serves.
 
-An adapter is a package ``hosts/<name>/`` with one module per step of a host's run, each
-holding the same-named operation whatever the host:
+:class:`Host` declares each step of a host's run as a method, and each adapter's ``host``
+module implements them by delegating to the adapter's own modules:
 
-- ``event``: read the CI event (the change, its base and head, the token) from the
-  environment;
-- ``comments`` or ``positions``: place a finding on the change's diff, or say why not;
-- ``publish``: publish the findings (``publish``), keep one summary comment edited in place,
-  and reconcile orch-review's own threads (resolve those whose finding is gone);
-- ``dismissals``: read the team's dismissals (``collect``);
-- ``questions`` or ``conversation_run``: answer the questions asked in orch-review's threads;
-- ``intent``: read the change's title, description and linked issues;
-- ``local``: fetch a change into a local clone and review it (``pr N``, ``mr N``);
-- ``run``: the CI command's flow;
-- ``host``: the adapter object this module describes, registered by name.
+- :meth:`Host.read_event`: the change the CI job is for, from its environment (``event``);
+- :meth:`Host.connect`: an open session with the host's API about that change
+  (:class:`Connection`, the adapter's own record; ``api``);
+- :meth:`Host.read_intent`: the change's title, description and linked issues (``intent``);
+- :meth:`Host.read_dismissals`: the team's dismissals in orch-review's threads
+  (``dismissals``), as the shared :class:`~orch_review.hosts.dismissals.Collected`;
+- :meth:`Host.place`: where a finding sits on the change's diff, or why it does not
+  (``comments`` or ``positions``), as the shared :class:`DiffPlace`;
+- :meth:`Host.publish`: the findings posted, the summary kept and orch-review's own threads
+  reconciled (resolved when their finding is gone) in one step (``publish``), as a
+  :class:`PublishOutcome`;
+- :meth:`Host.keep_summary`: the one summary comment, edited in place (``publish``);
+- :meth:`Host.review_local`: fetch a change into a local clone and review it (``pr N``,
+  ``mr N``; ``local``);
+- :meth:`Host.run_ci`: the CI command (``run``), which takes the steps above and the
+  shared ones of :mod:`orch_review.hosts.run_flow`.
 
-What adapters share (markers, comment body, suggestion block, summary, dismissal record,
-mention parser, replies, the local request, HTTP errors) lives in ``hosts/`` itself; an
-adapter imports it and the core, never another adapter.
+Answering the questions asked in orch-review's threads stays inside each adapter's run
+(``conversation_run`` for GitHub's comment trigger, ``questions`` on GitLab's next
+pipeline), because the two hosts start it from different events: :meth:`Host.supports`
+says which (``comment-trigger`` or ``questions-on-push``).
+
+What adapters share (markers, comment body, suggestion block, summary, dismissal record and
+conversation rules, mention parser, replies, the local request, HTTP errors, the run flow)
+lives in ``hosts/`` itself; an adapter imports it and the core, never another adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -37,8 +48,11 @@ if TYPE_CHECKING:
     from orch_review.core import PreparedReview
     from orch_review.errors import ExitCode
     from orch_review.events import EventSink
+    from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
+    from orch_review.hosts.dismissals import Collected, ConversationRules
     from orch_review.hosts.local import LocalRequest
+    from orch_review.scope.stated_intent import Intent
 
 Echo = Callable[[str], None]  # prints one line (stdout or stderr, as the caller chose)
 
@@ -61,6 +75,62 @@ class LocalReview:
     report: Report
     prepared: PreparedReview
     posted: str | None = None
+
+
+class ChangeOnHost(Protocol):
+    """The change a CI job is for, as the host's event says (the adapter's own record:
+    GitHub's ``PullRequest``, GitLab's ``MergeRequestJob``)."""
+
+    @property
+    def number(self) -> int:
+        """The change's number on the host: ``#N``, ``!N``."""
+        ...
+
+    @property
+    def head_sha(self) -> str:
+        """The commit under review."""
+        ...
+
+    @property
+    def from_fork(self) -> bool:
+        """Whether the change comes from another repository (whose jobs get no secrets or a
+        read-only token)."""
+        ...
+
+
+class Connection(Protocol):
+    """An open session with the host's API about one change (the adapter's own record,
+    made by :meth:`Host.connect`)."""
+
+    @property
+    def change(self) -> ChangeOnHost:
+        """The change the session is about."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DiffPlace:
+    """Where a finding sits on the change's diff: its file and the lines a comment covers
+    (``first`` is None when the comment sits on ``last`` alone)."""
+
+    path: str
+    first: int | None
+    last: int
+
+
+class PublishOutcome(Protocol):
+    """What publishing did (the adapter's own record: GitHub's ``Outcome``, GitLab's
+    ``Published``)."""
+
+    @property
+    def report(self) -> Report | None:
+        """The report with the team's dismissals suppressed; None when nothing was read."""
+        ...
+
+    @property
+    def said(self) -> str:
+        """One line saying what was posted, as ``pr N --post`` prints it."""
+        ...
 
 
 class Host(Protocol):
@@ -116,4 +186,40 @@ class Host(Protocol):
         """The CI command: review the change the CI job is for and discuss it on the host;
         ``run`` is the adapter's own record of the command's options. The exit code, and
         the report when the command prints it."""
+        ...
+
+    def read_event(self, env: Mapping[str, str], *, warn: Echo) -> ChangeOnHost:
+        """The change the CI job in ``env`` is for (``warn`` says what is unsafe about the
+        event, such as GitHub's ``pull_request_target``)."""
+        ...
+
+    def connect(
+        self, env: Mapping[str, str], change: ChangeOnHost
+    ) -> AbstractContextManager[Connection]:
+        """An API session about ``change`` with ``env``'s token, closed on leaving."""
+        ...
+
+    def read_intent(self, connection: Connection, other_projects: Collection[str] = ()) -> Intent:
+        """The change's title, description and linked issues; issues of another project are
+        read only when ``other_projects`` names it."""
+        ...
+
+    def read_dismissals(self, connection: Connection, rules: ConversationRules) -> Collected:
+        """The team's dismissals in orch-review's threads on the change."""
+        ...
+
+    def place(self, connection: Connection, finding: Finding) -> DiffPlace | str:
+        """Where ``finding`` sits on the change's diff, or why a comment cannot sit there."""
+        ...
+
+    def publish(
+        self, connection: Connection, report: Report, rules: ConversationRules
+    ) -> PublishOutcome:
+        """Post ``report`` on the change: the team's dismissals suppressed, the findings
+        on the diff, the rest in the one summary, orch-review's own threads reconciled.
+        Refusals by the host are in the outcome, not raised, where the host's run says so."""
+        ...
+
+    def keep_summary(self, connection: Connection, body: str) -> None:
+        """Edit orch-review's summary comment on the change in place, or add it."""
         ...

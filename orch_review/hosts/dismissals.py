@@ -18,6 +18,17 @@ _CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,39}")
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationRules:
+    """How people talk to orch-review on a change (from the configuration): the mention
+    that starts a command, the reaction that dismisses a finding (hosts without configurable
+    reactions keep their own), and the fingerprints the learnings file holds already."""
+
+    trigger: str = "@orch-review"
+    ignore_reaction: str = "-1"  # a GitHub reaction content, or "none"
+    learned: frozenset[str] = frozenset()  # fingerprints in the learnings file already
+
+
+@dataclass(frozen=True, slots=True)
 class Dismissal:
     """A finding dismissed in the pull request: by whom, when, why, where."""
 
@@ -48,6 +59,15 @@ class Dismissal:
             location=location or self.path or None,
             claim=claim,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """The dismissals found on a change, by fingerprint, and what the summary should say
+    about reading them (when some could not be read)."""
+
+    dismissed: dict[str, Dismissal]
+    notes: tuple[str, ...] = ()
 
 
 def suppress_dismissed(report: Report, dismissed: Mapping[str, Dismissal]) -> Report:

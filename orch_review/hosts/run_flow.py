@@ -1,6 +1,8 @@
-"""The steps every host's run takes around the review, parameterised by the adapter: fetch
-the change's head into a clone and review it (``pr N``, ``mr N``), with the change's intent
-read once the base revision's configuration says which other projects' issues may be read."""
+"""The steps every host's run takes around the review, parameterised by the adapter: the
+review prepared with the change's intent (read through the host once the base revision's
+configuration says which other projects' issues may be read), the conversation rules that
+configuration sets, and a change's head fetched into a clone and reviewed (``pr N``,
+``mr N``)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from orch_review.hosts.local import REMOTE, LocalRequest
 if TYPE_CHECKING:
     import git
 
-    from orch_review.core import PreparedReview
+    from orch_review.core import PreparedReview, ReviewOptions
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
+    from orch_review.hosts.dismissals import ConversationRules
     from orch_review.scope.stated_intent import Intent
 
 
@@ -42,6 +45,37 @@ def with_intent(prepared: PreparedReview, intent: Intent) -> PreparedReview:
     return replace(prepared, options=replace(prepared.options, intent=intent))
 
 
+def prepare_with_intent(
+    repo: git.Repo,
+    options: ReviewOptions,
+    env: Mapping[str, str],
+    intent_of: Callable[[Collection[str]], Intent],
+    *,
+    warn: Echo | None = None,
+) -> PreparedReview:
+    """The review of ``options`` prepared in ``repo``'s work tree, against the intent
+    ``intent_of`` reads (a host's :meth:`~orch_review.hosts.base.Host.read_intent`): it is
+    read after preparing, once the configuration (of the base revision) says which other
+    projects' issues may be read. What ``core.prepare`` raises (NothingToReview) is raised
+    before any intent is read."""
+    from orch_review import core
+    from orch_review.scope.git import work_tree
+
+    prepared = core.prepare(work_tree(repo), options, env, warn=warn)
+    return with_intent(prepared, intent_of(prepared.config.issue_projects))
+
+
+def conversation_rules(prepared: PreparedReview) -> ConversationRules:
+    """How people talk to orch-review on the change, from ``prepared``'s configuration."""
+    from orch_review.hosts.dismissals import ConversationRules
+
+    return ConversationRules(
+        trigger=prepared.config.trigger,
+        ignore_reaction=prepared.config.ignore_reaction,
+        learned=learned_fingerprints(prepared),
+    )
+
+
 def review_fetched(
     repo: git.Repo,
     request: LocalRequest,
@@ -57,7 +91,6 @@ def review_fetched(
     reads (given the projects whose issues the configuration lets it read); the report, the
     prepared review and the head commit reviewed."""
     from orch_review import core
-    from orch_review.scope.git import work_tree
     from orch_review.scope.git.fetch_change import fetch_head
 
     head = fetch_head(repo, change.source_ref, change.local_ref, change.base_sha, REMOTE)
@@ -72,9 +105,6 @@ def review_fetched(
         head=head,
         walkthrough=request.post and request.walkthrough,
     )
-    prepared = core.prepare(work_tree(repo), options, env, warn=warn)
-    # After prepare: the configuration (of the base revision) says which other projects'
-    # issues may be read.
-    prepared = with_intent(prepared, intent_of(prepared.config.issue_projects))
+    prepared = prepare_with_intent(repo, options, env, intent_of, warn=warn)
     report = core.run(prepared, events=events, notices=notices)
     return report, prepared, head

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from orch_review.config.learnings import MAX_REASON
 from orch_review.hosts import mentions
-from orch_review.hosts.dismissals import Dismissal, valid_category
+from orch_review.hosts.dismissals import Collected, ConversationRules, Dismissal, valid_category
 from orch_review.hosts.github.api import GitHubClient, PermissionDenied
 from orch_review.hosts.github.threads import Listing, Thread
 from orch_review.hosts.http_errors import HostApiError
@@ -37,15 +36,6 @@ from orch_review.wording import counted
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_THREADS = 200  # threads whose reactions are read through REST in one run
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationRules:
-    """How people talk to orch-review on the pull request (from the configuration)."""
-
-    trigger: str = "@orch-review"
-    ignore_reaction: str = "-1"  # a GitHub reaction content, or "none"
-    learned: frozenset[str] = frozenset()  # fingerprints in the learnings file already
 
 
 class Writers:
@@ -62,15 +52,6 @@ class Writers:
             except HostApiError:
                 self._known[login] = False
         return self._known[login]
-
-
-@dataclass(frozen=True, slots=True)
-class Collected:
-    """The dismissals found, by fingerprint, and what the summary should say about reading
-    them (when some could not be read)."""
-
-    dismissed: dict[str, Dismissal]
-    notes: tuple[str, ...] = ()
 
 
 def collect(

@@ -2,23 +2,83 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from orch_review.hosts.base import Capability, Echo, Host, LocalReview
+from orch_review.hosts.base import (
+    Capability,
+    ChangeOnHost,
+    Connection,
+    DiffPlace,
+    Echo,
+    Host,
+    LocalReview,
+)
 
 if TYPE_CHECKING:
     import git
 
+    from orch_review.config.choices import CommentMode
     from orch_review.errors import ExitCode
     from orch_review.events import EventSink
+    from orch_review.findings.records import Finding
     from orch_review.findings.report import Report
+    from orch_review.hosts.dismissals import Collected, ConversationRules
+    from orch_review.hosts.github.api import GitHubClient
+    from orch_review.hosts.github.comments import DiffLines
+    from orch_review.hosts.github.event import GitHubContext, PullRequest
     from orch_review.hosts.github.publish import Outcome
     from orch_review.hosts.local import LocalRequest
+    from orch_review.scope.stated_intent import Intent
 
 _CAPABILITIES: frozenset[Capability] = frozenset(
     {"comment-trigger", "resolve-threads", "suggestions", "dismiss-by-reaction", "annotations"}
 )
+
+
+@dataclass(slots=True)
+class GitHubConnection:
+    """An API session about one pull request; ``mode`` is how findings are posted."""
+
+    client: GitHubClient
+    context: GitHubContext
+    pull: PullRequest
+    mode: CommentMode = "review"
+    _diff: DiffLines | None = field(default=None, repr=False)
+
+    @property
+    def change(self) -> PullRequest:
+        """The pull request."""
+        return self.pull
+
+    def diff(self) -> DiffLines:
+        """The pull request's diff lines, read once."""
+        if self._diff is None:
+            from orch_review.hosts.github.comments import DiffLines
+
+            self._diff = DiffLines.from_files(self.client.pull_files(self.pull.number))
+        return self._diff
+
+
+@contextmanager
+def connect(
+    context: GitHubContext, pull: PullRequest, mode: CommentMode = "review"
+) -> Iterator[GitHubConnection]:
+    """A session with ``context``'s API (REST and GraphQL) about ``pull``."""
+    from orch_review.hosts.github.api import GitHubClient
+
+    with GitHubClient(
+        context.api_url, context.repository, context.token, graphql_url=context.graphql_url
+    ) as client:
+        yield GitHubConnection(client, context, pull, mode)
+
+
+def _own(connection: Connection) -> GitHubConnection:
+    if not isinstance(connection, GitHubConnection):
+        raise TypeError(f"the GitHub adapter needs a GitHubConnection, not {type(connection)}")
+    return connection
 
 
 class GitHubHost:
@@ -47,7 +107,7 @@ class GitHubHost:
         from orch_review.hosts.github.local import review_pull
 
         report, prepared, outcome = review_pull(repo, request, env, events=events, warn=warn)
-        return LocalReview(report, prepared, None if outcome is None else _posted(outcome))
+        return LocalReview(report, prepared, None if outcome is None else outcome.said)
 
     def run_ci(
         self,
@@ -67,12 +127,63 @@ class GitHubHost:
             raise TypeError(f"the GitHub adapter runs a GitHubRun, not {type(run).__name__}")
         return run_github(repo, run, env, echo=echo, warn=warn, events=events), None
 
+    def read_event(self, env: Mapping[str, str], *, warn: Echo) -> PullRequest:
+        """The pull request of the Actions event in ``env`` (``GITHUB_EVENT_PATH``)."""
+        from orch_review.hosts.github.event import GitHubContext
+        from orch_review.hosts.github.run import GitHubRun, find_pull_request
 
-def _posted(outcome: Outcome) -> str:
-    inline = len(outcome.placement.inline)
-    if outcome.fallback:
-        return f"orch-review: not posted: {outcome.fallback}."
-    return f"orch-review: posted the summary comment and {inline} inline comment(s)."
+        return find_pull_request(GitHubRun(), GitHubContext.from_env(env), env, warn)
+
+    def connect(
+        self, env: Mapping[str, str], change: ChangeOnHost
+    ) -> AbstractContextManager[GitHubConnection]:
+        """A session with ``env``'s GitHub API and token about pull request ``change``."""
+        from orch_review.hosts.github.event import GitHubContext, PullRequest
+
+        if not isinstance(change, PullRequest):
+            raise TypeError(f"the GitHub adapter needs a PullRequest, not {type(change)}")
+        return connect(GitHubContext.from_env(env, change.base_repository), change)
+
+    def read_intent(self, connection: Connection, other_projects: Collection[str] = ()) -> Intent:
+        """The pull request's title, body and linked issues."""
+        from orch_review.hosts.github.intent import pull_intent
+
+        own = _own(connection)
+        return pull_intent(own.context, own.pull, other_projects, own.client)
+
+    def read_dismissals(self, connection: Connection, rules: ConversationRules) -> Collected:
+        """The writers' ``ignore`` replies and reactions in orch-review's threads."""
+        from orch_review.hosts.github.api import ACTIONS_BOT
+        from orch_review.hosts.github.publish import read_threads
+
+        own = _own(connection)
+        author = own.client.login() or ACTIONS_BOT
+        return read_threads(own.client, own.pull, author, rules)[3]
+
+    def place(self, connection: Connection, finding: Finding) -> DiffPlace | str:
+        """The lines of the pull request's diff an inline comment on ``finding`` covers."""
+        placed = _own(connection).diff().place(finding)
+        if isinstance(placed, str):
+            return placed
+        first, last = placed
+        return DiffPlace(finding.path, first, last)
+
+    def publish(self, connection: Connection, report: Report, rules: ConversationRules) -> Outcome:
+        """Post ``report`` as the connection's comment mode asks; a refusal falls back in the
+        outcome (``fallback``), never raised."""
+        from orch_review.hosts.github.publish import publish
+
+        own = _own(connection)
+        return publish(own.client, own.pull, report, own.mode, conversation=rules)
+
+    def keep_summary(self, connection: Connection, body: str) -> None:
+        """Edit orch-review's summary comment on the pull request, or add it."""
+        from orch_review.hosts.github.api import ACTIONS_BOT
+        from orch_review.hosts.github.publish import upsert_summary
+
+        own = _own(connection)
+        upsert_summary(own.client, own.pull.number, body, own.client.login() or ACTIONS_BOT)
 
 
-HOST: Host = GitHubHost()
+GITHUB = GitHubHost()  # the adapter, as its own modules call it
+HOST: Host = GITHUB

@@ -53,10 +53,14 @@ def _read(client: GitHubClient, ref: IssueRef) -> LinkedIssue:
 
 
 def pull_intent(
-    context: GitHubContext, pull: PullRequest, other_projects: Collection[str] = ()
+    context: GitHubContext,
+    pull: PullRequest,
+    other_projects: Collection[str] = (),
+    client: GitHubClient | None = None,
 ) -> Intent:
-    """The pull request's intent; its linked issues are read through the API, those of
-    another repository only when ``other_projects`` names it."""
+    """The pull request's intent; its linked issues are read through the API (``client``,
+    else one opened for them), those of another repository only when ``other_projects``
+    names it."""
     title = clean(pull.title, TITLE_LIMIT)
     body = clean(pull.body, DESCRIPTION_LIMIT)
     refs = linked_issues(
@@ -66,7 +70,9 @@ def pull_intent(
     )
     refs = [r for r in refs if r != IssueRef(None, pull.number)]  # the pull request itself
     issues: tuple[LinkedIssue, ...] = ()
-    if refs:
-        with GitHubClient(context.api_url, context.repository, context.token) as client:
-            issues = read_linked(refs, partial(_read, client), other_projects)
+    if refs and client is not None:
+        issues = read_linked(refs, partial(_read, client), other_projects)
+    elif refs:
+        with GitHubClient(context.api_url, context.repository, context.token) as opened:
+            issues = read_linked(refs, partial(_read, opened), other_projects)
     return Intent(f"pull request #{pull.number}", title, body, issues)

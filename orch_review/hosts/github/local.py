@@ -101,10 +101,8 @@ def review_pull(
 ) -> tuple[Report, PreparedReview, Outcome | None]:
     """Review pull request ``request.number``; post the results if asked. The report, the
     prepared review (its configuration says what fails) and the posting's outcome."""
-    from orch_review.hosts.github.dismissals import ConversationRules
-    from orch_review.hosts.github.intent import pull_intent
-    from orch_review.hosts.github.publish import publish
-    from orch_review.hosts.run_flow import FetchedChange, learned_fingerprints, review_fetched
+    from orch_review.hosts.github.host import GITHUB, GitHubConnection
+    from orch_review.hosts.run_flow import FetchedChange, conversation_rules, review_fetched
 
     context = GitHubContext.from_env(env, repository_of(repo, request.repository, env))
     if request.post and not context.token:
@@ -127,18 +125,13 @@ def review_pull(
             request,
             env,
             change,
-            lambda projects: pull_intent(context, pull, projects),
+            lambda projects: GITHUB.read_intent(GitHubConnection(client, context, pull), projects),
             events=events,
             warn=warn,
             notices=warn,
         )
         if not request.post:
             return report, prepared, None
-        conversation = ConversationRules(
-            trigger=prepared.config.trigger,
-            ignore_reaction=prepared.config.ignore_reaction,
-            learned=learned_fingerprints(prepared),
-        )
-        fetched = replace(pull, head_sha=head)
-        outcome = publish(client, fetched, report, "review", conversation=conversation)
+        fetched = GitHubConnection(client, context, replace(pull, head_sha=head))
+        outcome = GITHUB.publish(fetched, report, conversation_rules(prepared))
     return outcome.report or report, prepared, outcome

@@ -20,11 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from orch_review.config.choices import CommentMode
 from orch_review.findings.records import Finding
 from orch_review.findings.report import Report
-from orch_review.hosts.dismissals import learnings_to_commit, suppress_dismissed
+from orch_review.hosts.dismissals import (
+    Collected,
+    ConversationRules,
+    learnings_to_commit,
+    suppress_dismissed,
+)
 from orch_review.hosts.github import dismissals, threads
 from orch_review.hosts.github.api import (
     ACTIONS_BOT,
@@ -39,10 +45,10 @@ from orch_review.hosts.github.comments import (
     posted_comments,
     written_by,
 )
-from orch_review.hosts.github.dismissals import ConversationRules
 from orch_review.hosts.github.event import PullRequest
 from orch_review.hosts.http_errors import HostApiError
 from orch_review.hosts.markers import SUMMARY_MARKER
+from orch_review.hosts.posted import PostedComment
 from orch_review.hosts.summary import Placement, fit_comment, render
 from orch_review.wording import counted
 
@@ -61,6 +67,16 @@ class Outcome:
     summary_url: str | None = None
     fallback: str | None = None  # set when comments could not be posted: annotate instead
     report: Report | None = None  # the report with the team's dismissals suppressed
+
+    @property
+    def said(self) -> str:
+        """One line saying what was posted, as ``pr N --post`` prints it."""
+        if self.fallback:
+            return f"orch-review: not posted: {self.fallback}."
+        return (
+            f"orch-review: posted the summary comment and {len(self.placement.inline)} "
+            "inline comment(s)."
+        )
 
     @property
     def annotate(self) -> bool:
@@ -87,15 +103,7 @@ def publish(
         author = client.login() or ACTIONS_BOT
         if mode == "review":
             diff = DiffLines.from_files(client.pull_files(pull.number))
-            raw = client.review_comments(pull.number)
-            earlier = posted_comments(raw, author)
-            reaction = (
-                None if conversation.ignore_reaction == "none" else conversation.ignore_reaction
-            )
-            # One GraphQL listing of the threads (made when first needed) serves both the
-            # dismissing reactions and the resolving of threads.
-            listing = threads.Listing(client, pull.base_repository, pull.number, reaction)
-            collected = dismissals.collect(client, raw, earlier, conversation, listing)
+            raw, earlier, listing, collected = read_threads(client, pull, author, conversation)
             dismissed = collected.dismissed
             report = suppress_dismissed(report, dismissed)
             plan = plan_comments(report.confirmed, diff, earlier)
@@ -134,6 +142,20 @@ def publish(
             report=report,
         )
     return Outcome(mode, placement, len(posted), reviews, url, report=report)
+
+
+def read_threads(
+    client: GitHubClient, pull: PullRequest, author: str, conversation: ConversationRules
+) -> tuple[list[dict[str, Any]], list[PostedComment], threads.Listing, Collected]:
+    """The pull request's review comments, those of them ``author`` (orch-review) posted,
+    the listing of their threads, and the team's dismissals in those threads."""
+    raw = client.review_comments(pull.number)
+    earlier = posted_comments(raw, author)
+    reaction = None if conversation.ignore_reaction == "none" else conversation.ignore_reaction
+    # One GraphQL listing of the threads (made when first needed) serves both the
+    # dismissing reactions and the resolving of threads.
+    listing = threads.Listing(client, pull.base_repository, pull.number, reaction)
+    return raw, earlier, listing, dismissals.collect(client, raw, earlier, conversation, listing)
 
 
 _Results = tuple[list[InlineComment], list[tuple[Finding, str]], list[str]]

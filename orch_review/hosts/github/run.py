@@ -10,7 +10,7 @@ package does not depend on the engine that produces reports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,10 +19,10 @@ from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.report import Report
 from orch_review.hosts import summary
 from orch_review.hosts.base import Echo
+from orch_review.hosts.dismissals import ConversationRules
 from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import GitHubClient
 from orch_review.hosts.github.conversation_run import run_comment
-from orch_review.hosts.github.dismissals import ConversationRules
 from orch_review.hosts.github.event import (
     COMMENT_EVENTS,
     GitHubContext,
@@ -31,8 +31,9 @@ from orch_review.hosts.github.event import (
     load_event,
     pull_request_from_event,
 )
-from orch_review.hosts.github.publish import CommentMode, Outcome, publish
-from orch_review.hosts.run_flow import learned_fingerprints, with_intent
+from orch_review.hosts.github.host import GITHUB, connect
+from orch_review.hosts.github.publish import CommentMode, Outcome
+from orch_review.hosts.run_flow import conversation_rules, prepare_with_intent
 from orch_review.reporters import workflow_commands
 from orch_review.reporters.files import ReportNotWritten, report_files, write_reports
 from orch_review.sanitize import line as safe_line
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
     from orch_review.config.choices import FilterMode
     from orch_review.events import EventSink
+    from orch_review.scope.stated_intent import Intent
 
 
 PR_TARGET_WARNING = (
@@ -105,7 +107,6 @@ def run_github(
 ) -> ExitCode:
     """Review the pull request, post the results, write outputs; returns the exit code."""
     from orch_review import core
-    from orch_review.scope.git import work_tree
     from orch_review.scope.resolve import NothingToReview
 
     context = GitHubContext.from_env(env, run.repository)
@@ -131,8 +132,6 @@ def run_github(
             env=auth_env(context.server_url, context.token, repo),
         ):
             warn(f"orch-review: {safe_line(line)}")
-    from orch_review.hosts.github.intent import pull_intent
-
     options = core.ReviewOptions(
         base=pull.base_sha,
         head=pull.head_sha,
@@ -144,15 +143,17 @@ def run_github(
         json_file=run.json_file,
         sarif_file=run.sarif_file,
     )
+
+    def intent_of(projects: Collection[str]) -> Intent:
+        with connect(context, pull) as connection:
+            return GITHUB.read_intent(connection, projects)
+
     try:
-        prepared = core.prepare(work_tree(repo), options, env)
+        prepared = prepare_with_intent(repo, options, env, intent_of)
     except NothingToReview as exc:
         core.write_empty_reports(options, str(exc))
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {exc}\n")
         return ExitCode.CLEAN
-    # After prepare: the configuration says which other repositories' issues may be read.
-    intent = pull_intent(context, pull, prepared.config.issue_projects)
-    prepared = with_intent(prepared, intent)
     nothing = prepared.scope.nothing_reviewable()
     if nothing is not None:  # every changed file skipped: said as when none changed
         _finish(env, None, run, f"## orch-review\n\nNothing to review: {nothing}\n")
@@ -165,12 +166,7 @@ def run_github(
         report, unwritten = exc.report, exc
     if run.conversation_file is not None:
         keep_conversation(run.conversation_file, core.review_conversation(prepared), report, pull)
-    conversation = ConversationRules(
-        trigger=prepared.config.trigger,
-        ignore_reaction=prepared.config.ignore_reaction,
-        learned=learned_fingerprints(prepared),
-    )
-    code = _report_on(report, run, pull, context, env, echo, warn, conversation)
+    code = _report_on(report, run, pull, context, env, echo, warn, conversation_rules(prepared))
     if unwritten is not None:
         raise unwritten
     return code
@@ -268,10 +264,8 @@ def _post(
     if mode in ("review", "summary") and not context.token:
         placement = summary.Placement.none_inline(report, "not posted: no GitHub token")
         return Outcome(mode, placement, fallback="no GitHub token (set GITHUB_TOKEN)")
-    with GitHubClient(
-        context.api_url, context.repository, context.token, graphql_url=context.graphql_url
-    ) as client:
-        return publish(client, pull, report, mode, conversation=conversation)
+    with connect(context, pull, mode) as connection:
+        return GITHUB.publish(connection, report, conversation or ConversationRules())
 
 
 def _finish(env: Mapping[str, str], report: Report | None, run: GitHubRun, markdown: str) -> None:

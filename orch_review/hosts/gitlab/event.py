@@ -78,6 +78,11 @@ class MergeRequestJob:
     ca_file: str | None = None
 
     @property
+    def number(self) -> int:
+        """The merge request's number in its project (``!N``): its iid."""
+        return self.iid
+
+    @property
     def from_fork(self) -> bool:
         """A merge request whose source branch lives in another project."""
         return self.source_project_id is not None and self.source_project_id != self.project_id

@@ -60,8 +60,9 @@ def review_merge_request(
     warn: Callable[[str], None] | None = None,
 ) -> tuple[Report, PreparedReview, Published | None]:
     """Review merge request ``request.number``; post the results if asked."""
+    from orch_review.hosts.gitlab.host import GitLabConnection
     from orch_review.hosts.gitlab.intent import merge_request_intent
-    from orch_review.hosts.gitlab.run import _discuss, _latest
+    from orch_review.hosts.gitlab.run import _discuss, latest_version
     from orch_review.hosts.run_flow import FetchedChange, learned_fingerprints, review_fetched
 
     token = (env.get("GITLAB_TOKEN") or "").strip() or None
@@ -93,7 +94,7 @@ def review_merge_request(
             token=token,
             ca_file=ca_file,
         )
-        refs, version = _latest(client, job)
+        refs, version = latest_version(client, job)
         change = FetchedChange(
             source_ref=f"refs/merge-requests/{request.number}/head",
             local_ref=f"refs/orch-review/merge-requests/{request.number}/head",
@@ -115,5 +116,6 @@ def review_merge_request(
         )
         if not request.post:
             return report, prepared, None
-        report, done = _discuss(client, job, report, refs, version, learned_fingerprints(prepared))
+        connection = GitLabConnection(client, job, env, latest=(refs, version))
+        report, done = _discuss(connection, report, learned_fingerprints(prepared))
     return report, prepared, done

@@ -60,6 +60,15 @@ class Published:
     summary_note: int | None = None
     answered: int = 0
     not_resolved: int = 0  # threads GitLab would not let the token resolve
+    report: Report | None = None  # the report with the team's dismissals suppressed
+
+    @property
+    def said(self) -> str:
+        """One line saying what was posted, as ``mr N --post`` prints it."""
+        return (
+            f"orch-review: {self.posted} new discussion(s), {self.already} already posted, "
+            f"{len(self.outside)} in the summary only, {self.resolved} resolved."
+        )
 
 
 def suggestion(finding: Finding, first: int, last: int) -> str | None:

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
 from orch_review.hosts.base import Echo
+from orch_review.hosts.dismissals import ConversationRules
 from orch_review.hosts.gitlab import questions
 from orch_review.hosts.gitlab.api import Forbidden, GitLabClient
 from orch_review.hosts.gitlab.event import GitLabEventError, MergeRequestJob
-from orch_review.hosts.gitlab.positions import Refs, files_from_version, refs_of
-from orch_review.hosts.gitlab.publish import Published, own_threads, publish, whoami
+from orch_review.hosts.gitlab.host import GITLAB, GitLabConnection, connect
+from orch_review.hosts.gitlab.positions import Refs, refs_of
 from orch_review.hosts.http_errors import HostApiError
-from orch_review.hosts.run_flow import learned_fingerprints, with_intent
+from orch_review.hosts.run_flow import learned_fingerprints, prepare_with_intent
 from orch_review.scope.stated_intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Intent, clean
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from orch_review.core import PreparedReview
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
+    from orch_review.hosts.gitlab.publish import Published
 
 DEPTH_HINT = "set `GIT_DEPTH: 0` in the job's variables so the merge request's history is there"
 JOB_TOKEN_ONLY = (
@@ -93,7 +95,8 @@ def job_intent(
     )
 
 
-def _latest(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str, object]]:
+def latest_version(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, dict[str, object]]:
+    """The diff version of the commit under review (else the latest): its refs and diffs."""
     versions = client.versions(job.iid)
     for version in versions:
         if version.get("head_commit_sha") == job.head_sha:
@@ -134,41 +137,22 @@ def _answerer(
 
 
 def _discuss(
-    client: GitLabClient,
-    job: MergeRequestJob,
+    connection: GitLabConnection,
     report: Report,
-    refs: Refs,
-    version: Mapping[str, object],
     learned: frozenset[str],
     answer: questions.Answerer | None = None,
 ) -> tuple[Report, Published]:
     """The team's dismissals applied to ``report``, then everything posted, then the
     pending questions answered."""
-    from orch_review.hosts.dismissals import learnings_to_commit, suppress_dismissed
-    from orch_review.hosts.gitlab import dismissals
-
-    me = whoami(client)
-    discussions = client.discussions(job.iid)
-    threads = own_threads(discussions, me)
-    developer = dismissals.Developers(client, me)
-    dismissed = dismissals.collect(client, job.iid, discussions, threads, me, developer)
-    report = suppress_dismissed(report, dismissed)
-    done = publish(
-        client,
-        job.iid,
-        report,
-        refs,
-        files_from_version(version),
-        me=me,
-        threads=threads,
-        dismissed=list(dismissed.values()),
-        to_learn=learnings_to_commit(report, dismissed, learned),
-    )
+    done = GITLAB.publish(connection, report, ConversationRules(learned=learned))
+    report = done.report or report  # the team's dismissals suppressed
     if answer is not None:
-        asked = questions.pending(discussions, threads, me, developer)
+        read = connection.discussions()
+        asked = questions.pending(read.found, read.threads, read.me, read.developer)
         findings = {f.fingerprint: f for f in report.findings}
+        refs, _ = connection.version()
         done.answered = questions.answer_all(
-            client, job.iid, asked, findings, answer, refs.head_sha
+            connection.client, connection.job.iid, asked, findings, answer, refs.head_sha
         )
     return report, done
 
@@ -185,7 +169,6 @@ def run_gitlab(
     """Review the merge request, report on it; the exit code and the report."""
     from orch_review import core
     from orch_review.reporters.files import check_writable_path, write_text
-    from orch_review.scope.git import work_tree
     from orch_review.scope.git.fetch_change import ensure_history
 
     job = MergeRequestJob.from_env(env)
@@ -203,13 +186,12 @@ def run_gitlab(
     # Posting needs GITLAB_TOKEN, and a fork's pipeline cannot write to the target: then the
     # review's range comes from CI's own variables, with no API call.
     can_post = run.post and job.token is not None and not job.from_fork
-    with GitLabClient(
-        job.api_url, job.project_id, job.token, job_token=job.job_token, ca_file=job.ca_file
-    ) as client:
+    with connect(job, env) as connection:
         if can_post:
-            refs, version = _latest(client, job)
+            refs, version = latest_version(connection.client, job)
         else:
             refs, version = Refs(job.diff_base_sha, job.diff_base_sha, job.head_sha), {}
+        connection.latest = (refs, version)
         if run.codequality_file is not None:
             check_writable_path(run.codequality_file, "the Code Quality report")
         learned: frozenset[str] = frozenset()
@@ -231,10 +213,9 @@ def run_gitlab(
                 settings=run.overrides,
                 json_file=run.json_file,
             )
-            prepared = core.prepare(work_tree(repo), options, env)
-            issues = prepared.config.issue_projects
-            intent = job_intent(client, job, env, job.token is not None, issues)
-            prepared = with_intent(prepared, intent)
+            prepared = prepare_with_intent(
+                repo, options, env, lambda issues: GITLAB.read_intent(connection, issues)
+            )
             learned = learned_fingerprints(prepared)
             report = core.run(prepared, events=events, notices=warn)  # the sandbox in force
             answerer = _answerer(prepared, env, refs, job.iid)
@@ -250,7 +231,7 @@ def run_gitlab(
             warn(JOB_TOKEN_ONLY)
         else:
             try:
-                report, done = _discuss(client, job, report, refs, version, learned, answerer)
+                report, done = _discuss(connection, report, learned, answerer)
             except Forbidden as exc:
                 warn(f"orch-review: could not post to the merge request ({exc}).")
             else:
