@@ -217,7 +217,8 @@ class Host(Protocol):
     ) -> PublishOutcome:
         """Post ``report`` on the change: the team's dismissals suppressed, the findings
         on the diff, the rest in the one summary, orch-review's own threads reconciled.
-        Refusals by the host are in the outcome, not raised, where the host's run says so."""
+        A refusal to write is the adapter's to report: GitHub's falls back in the outcome,
+        GitLab's is raised for its run to say."""
         ...
 
     def keep_summary(self, connection: Connection, body: str) -> None:
