@@ -111,7 +111,7 @@ class Connection(Protocol):
 @dataclass(frozen=True, slots=True)
 class DiffPlace:
     """Where a finding sits on the change's diff: its file and the lines a comment covers
-    (``first`` is None when the comment sits on ``last`` alone)."""
+    (``first`` is None when it covers line ``last`` alone)."""
 
     path: str
     first: int | None

@@ -195,7 +195,8 @@ class GitLabHost:
         placed = place(finding, files_from_version(version), refs)
         if isinstance(placed, str):
             return placed
-        return DiffPlace(finding.path, placed.first, placed.last)
+        first = placed.first if placed.first < placed.last else None  # one line: as GitHub
+        return DiffPlace(finding.path, first, placed.last)
 
     def publish(
         self, connection: Connection, report: Report, rules: ConversationRules

@@ -26,6 +26,7 @@ def test_gitlab_read_intent_dismissals_and_publish_through_the_interface(
 ) -> None:
     host = registry.host("gitlab")
     added, far = finding("a.py", 21, fp="added"), finding("a.py", 40, fp="far")
+    spanning = finding("a.py", 20, 22, fp="spanning")  # placed only, never posted
     report = replace(
         clean_report(),
         findings=(added, far),
@@ -47,7 +48,7 @@ def test_gitlab_read_intent_dismissals_and_publish_through_the_interface(
         change = host.read_event(env, warn=pytest.fail)
         with host.connect(env, change) as connection:
             intent = host.read_intent(connection)
-            placed = [host.place(connection, f) for f in (added, far)]
+            placed = [host.place(connection, f) for f in (added, spanning, far)]
             first = host.publish(connection, report, ConversationRules())
         (thread,) = gitlab.diff_threads(1)
         gitlab.reply_as(1, thread["id"], "@orch-review ignore the line is wanted", DEVELOPER)
@@ -63,7 +64,9 @@ def test_gitlab_read_intent_dismissals_and_publish_through_the_interface(
         "merge request !1", "Add a line", "Closes #3."
     )  # fmt: skip
     assert [(i.reference, i.title) for i in intent.read_issues] == [("#3", "A line is missing")]
-    assert placed == [DiffPlace("a.py", 21, 21), "lines outside the diff"]
+    assert placed == [
+        DiffPlace("a.py", None, 21), DiffPlace("a.py", 20, 22), "lines outside the diff"
+    ]  # fmt: skip
     assert first.said == (
         "orch-review: 1 new discussion(s), 0 already posted, 1 in the summary only, 0 resolved."
     )
