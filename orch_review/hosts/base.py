@@ -20,15 +20,18 @@ module implements them by delegating to the adapter's own modules:
   reconciled (resolved when their finding is gone) in one step (``publish``), as a
   :class:`PublishOutcome`;
 - :meth:`Host.keep_summary`: the one summary comment, edited in place (``publish``);
+- :meth:`Host.answer_questions`: the questions asked of orch-review on the change answered
+  where they were asked, as the shared :class:`Answered` (``conversation_run`` for GitHub,
+  ``questions`` for GitLab), from the run's :class:`Asking`;
 - :meth:`Host.review_local`: fetch a change into a local clone and review it (``pr N``,
   ``mr N``; ``local``);
 - :meth:`Host.run_ci`: the CI command (``run``), which takes the steps above and the
   shared ones of :mod:`orch_review.hosts.run_flow`.
 
-Answering the questions asked in orch-review's threads stays inside each adapter's run
-(``conversation_run`` for GitHub's comment trigger, ``questions`` on GitLab's next
-pipeline), because the two hosts start it from different events: :meth:`Host.supports`
-says which (``comment-trigger`` or ``questions-on-push``).
+The two hosts start answering from different events, and :meth:`Host.supports` says which:
+GitHub's run started by a comment answers that comment (``comment-trigger``; the connection
+carries it), GitLab's pipeline run answers the questions asked since the last one, after
+publishing (``questions-on-push``).
 
 What adapters share (markers, comment body, suggestion block, summary, dismissal record and
 conversation rules, mention parser, replies, the local request, HTTP errors, the run flow)
@@ -39,12 +42,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     import git
 
+    from orch_review.config.settings import Config
     from orch_review.core import PreparedReview
     from orch_review.errors import ExitCode
     from orch_review.events import EventSink
@@ -131,6 +135,36 @@ class PublishOutcome(Protocol):
     def said(self) -> str:
         """One line saying what was posted, as ``pr N --post`` prints it."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """What answering questions takes from the run: the clone, the configuration (its
+    trigger, model and sandbox), the environment, the review's conversation to continue
+    (JSON-ready, as :func:`orch_review.core.review_conversation` gives it; None when the run
+    made none or the adapter keeps it elsewhere, as GitHub's artifact) and the run's
+    findings by fingerprint (the thread's finding is given with its question)."""
+
+    repo: git.Repo
+    config: Config
+    env: Mapping[str, str]
+    conversation: Mapping[str, Any] | None = None
+    findings: Mapping[str, Finding] = field(default_factory=dict)
+    events: EventSink | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What answering did: the replies posted, in order, and the address of each one where
+    the host gives it ("" otherwise)."""
+
+    replies: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """How many questions were answered."""
+        return len(self.replies)
 
 
 class Host(Protocol):
@@ -223,4 +257,10 @@ class Host(Protocol):
 
     def keep_summary(self, connection: Connection, body: str) -> None:
         """Edit orch-review's summary comment on the change in place, or add it."""
+        ...
+
+    def answer_questions(self, connection: Connection, asking: Asking) -> Answered:
+        """Answer the questions asked of orch-review on the change, each where it was
+        asked: the comment that started the run (``comment-trigger``), or the questions
+        pending in orch-review's threads (``questions-on-push``)."""
         ...

@@ -31,7 +31,7 @@ def _parameters(function: Any) -> list[tuple[str, Any, bool]]:
 def test_the_interface_declares_every_step_of_a_hosts_run() -> None:
     assert {
         "read_event", "connect", "read_intent", "read_dismissals", "place", "publish",
-        "keep_summary", "review_local", "run_ci", "supports",
+        "keep_summary", "answer_questions", "review_local", "run_ci", "supports",
     } <= set(_declared())  # fmt: skip
 
 

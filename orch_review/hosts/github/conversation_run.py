@@ -29,12 +29,13 @@ from orch_review.config.learnings import LEARNINGS_FILE, Learning, to_toml
 from orch_review.errors import CredentialsMissing, ExitCode
 from orch_review.findings.records import Finding
 from orch_review.hosts import mentions
-from orch_review.hosts.base import Echo
+from orch_review.hosts.base import Answered, Asking, Echo
 from orch_review.hosts.comment_body import posted_category
 from orch_review.hosts.github import artifacts, outputs
 from orch_review.hosts.github.api import ACTIONS_BOT, GitHubClient, PermissionDenied
 from orch_review.hosts.github.comments import written_by
 from orch_review.hosts.github.event import CommentEvent, GitHubContext, PullRequest
+from orch_review.hosts.github.host import GITHUB, GitHubConnection
 from orch_review.hosts.markers import FINDING_MARKER, REPLY_MARKER, marked_fingerprint
 from orch_review.hosts.replies import reply_body
 from orch_review.sanitize import fence, line, markdown, markdown_url
@@ -134,20 +135,44 @@ def run_comment(
                     "no Anthropic API key to answer with: set the `anthropic-api-key` input "
                     "(or ANTHROPIC_API_KEY) from a repository secret."
                 )
-        author = client.login() or ACTIONS_BOT
-        thread = find_thread(client, comment, author)
-        if mention.kind == "ignore":
-            body = dismissal_reply(comment, thread, mention.text, pull, today())
-        else:
-            body = _answer(repo, config, env, client, comment, pull, thread, mention, events)
-        posted = _post_reply(client, comment, pull, body)
+        connection = GitHubConnection(client, context, pull, comment=comment, today=today)
+        answered = GITHUB.answer_questions(connection, Asking(repo, config, env, events=events))
     echo(f"orch-review: replied to comment {comment.comment_id} ({mention.kind}).")
-    url = str(posted.get("html_url") or "") if isinstance(posted, dict) else ""
+    url = answered.links[0] if answered.links else ""
     where = f"[a reply]({markdown_url(url)})" if markdown_url(url) else "a reply"
     _job_summary(
         env, f"Posted {where} to comment {comment.comment_id} of {markdown(comment.login, 100)}."
     )
     return ExitCode.CLEAN
+
+
+def answer_comment(connection: GitHubConnection, asking: Asking) -> Answered:
+    """Reply to the comment that started the run (``connection.comment``): an answer to
+    its question, or the acknowledgement of its ``ignore``; nothing when it asks nothing."""
+    comment = connection.comment
+    mention = None if comment is None else mentions.parse(comment.body, asking.config.trigger)
+    if comment is None or mention is None:
+        return Answered()
+    client, pull = connection.client, connection.pull
+    author = client.login() or ACTIONS_BOT
+    thread = find_thread(client, comment, author)
+    if mention.kind == "ignore":
+        body = dismissal_reply(comment, thread, mention.text, pull, connection.today())
+    else:
+        body = _answer(
+            asking.repo,
+            asking.config,
+            asking.env,
+            client,
+            comment,
+            pull,
+            thread,
+            mention,
+            asking.events,
+        )
+    posted = _post_reply(client, comment, pull, body)
+    url = str(posted.get("html_url") or "") if isinstance(posted, dict) else ""
+    return Answered((body,), (url,))
 
 
 def _job_summary(env: Mapping[str, str], text: str) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+import datetime as dt
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from orch_review.hosts.base import (
+    Answered,
+    Asking,
     Capability,
     ChangeOnHost,
     Connection,
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from orch_review.hosts.dismissals import Collected, ConversationRules
     from orch_review.hosts.github.api import GitHubClient
     from orch_review.hosts.github.comments import DiffLines
-    from orch_review.hosts.github.event import GitHubContext, PullRequest
+    from orch_review.hosts.github.event import CommentEvent, GitHubContext, PullRequest
     from orch_review.hosts.github.publish import Outcome
     from orch_review.hosts.local import LocalRequest
     from orch_review.scope.stated_intent import Intent
@@ -40,12 +43,16 @@ _CAPABILITIES: frozenset[Capability] = frozenset(
 
 @dataclass(slots=True)
 class GitHubConnection:
-    """An API session about one pull request; ``mode`` is how findings are posted."""
+    """An API session about one pull request; ``mode`` is how findings are posted,
+    ``comment`` the comment that started the run (None for a review's run) and ``today``
+    the date a dismissal is learned on when the comment has none."""
 
     client: GitHubClient
     context: GitHubContext
     pull: PullRequest
     mode: CommentMode = "review"
+    comment: CommentEvent | None = None
+    today: Callable[[], dt.date] = dt.date.today
     _diff: DiffLines | None = field(default=None, repr=False)
 
     @property
@@ -183,6 +190,16 @@ class GitHubHost:
 
         own = _own(connection)
         upsert_summary(own.client, own.pull.number, body, own.client.login() or ACTIONS_BOT)
+
+    def answer_questions(self, connection: Connection, asking: Asking) -> Answered:
+        """Reply to the comment that started the run (``connection.comment``), in its
+        review thread or as a conversation comment: the answer continues the review's
+        conversation stored with the run's artifact (``asking.conversation`` is not used),
+        or acknowledges an ``ignore``. Nothing when the run was not started by a comment
+        asking orch-review something."""
+        from orch_review.hosts.github.conversation_run import answer_comment
+
+        return answer_comment(_own(connection), asking)
 
 
 GITHUB = GitHubHost()  # the adapter, as its own modules call it

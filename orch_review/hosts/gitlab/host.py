@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from orch_review.hosts.base import (
+    Answered,
+    Asking,
     Capability,
     ChangeOnHost,
     Connection,
@@ -234,6 +236,38 @@ class GitLabHost:
         own = _own(connection)
         read = own._discussions
         upsert_summary(own.client, own.job.iid, body, read.me if read else whoami(own.client))
+
+    def answer_questions(self, connection: Connection, asking: Asking) -> Answered:
+        """The questions pending in orch-review's threads (at most
+        :data:`~orch_review.hosts.gitlab.questions.MAX_ANSWERS`), each answered in its thread
+        by a follow-up continuing ``asking.conversation`` (orchestration mode off unless
+        ``deep``). Its replies have no address: GitLab's notes are answered in place."""
+        from orch_review import core
+        from orch_review.hosts.gitlab import questions
+
+        own = _own(connection)
+        read = own.discussions()
+        asked = questions.pending(read.found, read.threads, read.me, read.developer)
+        refs, _ = own.version()
+        iid = own.job.iid
+
+        def answer(question: str, deep: bool) -> tuple[str, bool, list[str]]:
+            result = core.answer_follow_up(
+                asking.repo,
+                asking.config,
+                asking.env,
+                question,
+                commit=refs.head_sha,
+                scope=f"merge request !{iid} at {refs.head_sha[:12]}",
+                conversation=asking.conversation,
+                orchestrate=deep,
+            )
+            return result.text, result.orchestrated, list(result.notes)
+
+        replies = questions.answer_all(
+            own.client, iid, asked, asking.findings, answer, refs.head_sha
+        )
+        return Answered(tuple(replies), ("",) * len(replies))
 
 
 GITLAB = GitLabHost()  # the adapter, as its own modules call it

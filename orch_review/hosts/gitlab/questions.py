@@ -95,12 +95,14 @@ def answer_all(
     findings: Mapping[str, Finding],
     answer: Answerer,
     head_sha: str,
-) -> int:
-    """Answer each question in its thread; how many were answered."""
+) -> list[str]:
+    """Answer each question in its thread; the replies posted, in order."""
+    replies: list[str] = []
     for question in questions:
         text, orchestrated, notes = answer(
             question_prompt(question, findings.get(question.fingerprint), iid),
             question.mention.kind == "deep",
         )
-        client.reply(iid, question.discussion_id, reply_body(text, orchestrated, notes, head_sha))
-    return len(questions)
+        replies.append(reply_body(text, orchestrated, notes, head_sha))
+        client.reply(iid, question.discussion_id, replies[-1])
+    return replies

@@ -11,14 +11,13 @@ token may write, and an exit code per ``fail_on``.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.errors import CredentialsMissing, ExitCode, GitError
-from orch_review.hosts.base import Echo
+from orch_review.hosts.base import Asking, Echo
 from orch_review.hosts.dismissals import ConversationRules
-from orch_review.hosts.gitlab import questions
 from orch_review.hosts.gitlab.api import Forbidden, GitLabClient
 from orch_review.hosts.gitlab.event import GitLabEventError, MergeRequestJob
 from orch_review.hosts.gitlab.host import GITLAB, GitLabConnection, connect
@@ -30,7 +29,6 @@ from orch_review.scope.stated_intent import DESCRIPTION_LIMIT, TITLE_LIMIT, Inte
 if TYPE_CHECKING:
     import git
 
-    from orch_review.core import PreparedReview
     from orch_review.events import EventSink
     from orch_review.findings.report import Report
     from orch_review.hosts.gitlab.publish import Published
@@ -112,48 +110,20 @@ def latest_version(client: GitLabClient, job: MergeRequestJob) -> tuple[Refs, di
     return refs, client.version(job.iid, int(chosen["id"]))
 
 
-def _answerer(
-    prepared: PreparedReview, env: Mapping[str, str], refs: Refs, iid: int
-) -> questions.Answerer:
-    """Follow-ups that continue this review's conversation (mode off unless ``deep``)."""
-    from orch_review import core
-
-    conversation = core.review_conversation(prepared)
-
-    def answer(question: str, deep: bool) -> tuple[str, bool, list[str]]:
-        result = core.answer_follow_up(
-            prepared.repo,
-            prepared.config,
-            env,
-            question,
-            commit=refs.head_sha,
-            scope=f"merge request !{iid} at {refs.head_sha[:12]}",
-            conversation=conversation,
-            orchestrate=deep,
-        )
-        return result.text, result.orchestrated, list(result.notes)
-
-    return answer
-
-
 def _discuss(
     connection: GitLabConnection,
     report: Report,
     learned: frozenset[str],
-    answer: questions.Answerer | None = None,
+    asking: Asking | None = None,
 ) -> tuple[Report, Published]:
     """The team's dismissals applied to ``report``, then everything posted, then the
     pending questions answered."""
     done = GITLAB.publish(connection, report, ConversationRules(learned=learned))
     report = done.report or report  # the team's dismissals suppressed
-    if answer is not None:
-        read = connection.discussions()
-        asked = questions.pending(read.found, read.threads, read.me, read.developer)
+    if asking is not None:
         findings = {f.fingerprint: f for f in report.findings}
-        refs, _ = connection.version()
-        done.answered = questions.answer_all(
-            connection.client, connection.job.iid, asked, findings, answer, refs.head_sha
-        )
+        asked = replace(asking, findings=findings)
+        done.answered = GITLAB.answer_questions(connection, asked).count
     return report, done
 
 
@@ -195,7 +165,7 @@ def run_gitlab(
         if run.codequality_file is not None:
             check_writable_path(run.codequality_file, "the Code Quality report")
         learned: frozenset[str] = frozenset()
-        answerer: questions.Answerer | None = None  # no review here, so no conversation
+        asking: Asking | None = None  # no review here, so no conversation
         if run.from_reports:
             report = core.merge(
                 run.from_reports, json_file=run.json_file, asked_by="orch-review gitlab"
@@ -218,7 +188,7 @@ def run_gitlab(
             )
             learned = learned_fingerprints(prepared)
             report = core.run(prepared, events=events, notices=warn)  # the sandbox in force
-            answerer = _answerer(prepared, env, refs, job.iid)
+            asking = Asking(repo, prepared.config, env, core.review_conversation(prepared))
         if run.codequality_file is not None:
             from orch_review.reporters import codequality
 
@@ -231,7 +201,7 @@ def run_gitlab(
             warn(JOB_TOKEN_ONLY)
         else:
             try:
-                report, done = _discuss(connection, report, learned, answerer)
+                report, done = _discuss(connection, report, learned, asking)
             except Forbidden as exc:
                 warn(f"orch-review: could not post to the merge request ({exc}).")
             else:
