@@ -25,7 +25,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from orch_review.engine.api.admission import NO_AMOUNT, Amount, CostFunction, Estimates, fits
 from orch_review.findings.usage import Usage, UsageReport
@@ -42,6 +44,8 @@ _POLL_SECONDS = 0.2
 # Spend plus reservations within this share of every cap is far from it: requests reserve
 # their expected output. Past it, what is left is held for requests at their maximum.
 FAR_SHARE = 0.8
+
+_N = TypeVar("_N", int, float)
 
 # The replies per role the expected output is taken from (the latest ones).
 OUTPUTS_KEPT = 200
@@ -67,6 +71,12 @@ class _Hold:
     agent: AgentKey | None
 
 
+def nearest_rank(values: Iterable[_N], share: float) -> _N:
+    """The ``share`` percentile of ``values`` (not empty) by the nearest-rank method."""
+    ranked = sorted(values)
+    return ranked[max(1, math.ceil(share * len(ranked))) - 1]
+
+
 class Outputs:
     """Output tokens of this review's replies, per role, and the share of them a request
     expects (not thread-safe: the budget locks)."""
@@ -86,9 +96,7 @@ class Outputs:
         seen = self._by_role.get(role or "") or self._all
         if not seen:
             return max_tokens
-        ranked = sorted(seen)
-        rank = max(1, math.ceil(OUTPUT_PERCENTILE * len(ranked)))  # nearest rank
-        return min(max_tokens, ranked[rank - 1])
+        return min(max_tokens, nearest_rank(seen, OUTPUT_PERCENTILE))
 
 
 class Budget:

@@ -20,7 +20,6 @@ output (none of it was read): ``docs/performance.md``.
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 import time
 from collections import deque
@@ -28,6 +27,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol, cast
 
+from orch_review.engine.api.budget import nearest_rank
 from orch_review.engine.api.scheduler import AGENTS_AFTER, Rank
 
 if TYPE_CHECKING:
@@ -135,11 +135,10 @@ class Latencies:
         """Seconds a request of ``role`` may be outstanding before it is hedged; None while
         fewer than :data:`MIN_SAMPLE` of its replies were seen."""
         with self._lock:
-            seen = sorted(self._by_role.get(role, ()))
+            seen = list(self._by_role.get(role, ()))
         if len(seen) < MIN_SAMPLE:
             return None
-        rank = max(1, math.ceil(HEDGE_PERCENTILE * len(seen)))  # nearest rank
-        return seen[rank - 1]
+        return nearest_rank(seen, HEDGE_PERCENTILE)
 
 
 # charge(input, output, cache_write, cache_read, requests): count what a copy that was not the
