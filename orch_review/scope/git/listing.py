@@ -31,6 +31,8 @@ class TreeListing:
 
     def submodules(self) -> list[str]:
         """Paths of the submodules in the tree."""
+        if "160000 commit " not in self._raw:
+            return []  # most trees: one scan for the bytes, not the pattern at every entry
         return _SUBMODULE.findall(self._raw)
 
     def entries(self) -> list[tuple[str, str, str]]:
