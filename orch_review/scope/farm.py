@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.scope import git as gitops
+from orch_review.tempdirs import remove_tree
 
 if TYPE_CHECKING:
     import git
@@ -51,6 +52,7 @@ MIN_SHELLS = 4
 WORTH_LISTING = 0.5
 
 _MODES = {"100644": 0o444, "100755": 0o555}
+_DIRECTORY_MODES = ("040000", "160000")
 
 
 def start_seconds(mounts: int) -> float:
@@ -79,61 +81,152 @@ def build_farm(
     with ``.git`` an empty directory to mount the snapshot's git directory on. ``private``
     paths are always copies. False (and ``farm`` left for the caller to remove) when no hard
     link can be made into ``work``, a folder on another filesystem."""
-    private = set(private)
     farm.mkdir()
     farm.chmod(0o755)
-    (farm / ".git").mkdir()
-    (farm / ".git").chmod(0o755)
+    return update_farm(repo, entries, work=work, farm=farm, private=private)
+
+
+def update_farm(
+    repo: git.Repo,
+    entries: list[tuple[str, str, str]],
+    *,
+    work: Path,
+    farm: Path,
+    private: Collection[str],
+) -> bool:
+    """Bring the tree at ``farm`` (a directory, maybe empty) to exactly ``entries``, trusting
+    nothing it held: a link stays only where it is the working copy's own file (same device
+    and inode, the right kind and executable bit); every copy and symbolic link is written
+    anew, every other entry removed. Each directory is read once, here and in ``work``, so
+    the links of an unchanged repository cost no write. False when no hard link can be made
+    into ``work``, a folder on another filesystem."""
+    children: dict[str, list[tuple[str, str, str]]] = {}
+    directories = {"": None}  # in the listing's order: each after the one that holds it
+    for mode, oid, path in entries:
+        parent, _, name = path.rpartition("/")
+        if name in ("", ".", "..") or name.lower() == ".git" or path[0] == "/":
+            continue  # no checkout writes these; neither does this
+        children.setdefault(parent, []).append((mode, oid, name))
+        if mode in _DIRECTORY_MODES:
+            directories[path] = None
+    copied: dict[str, set[str]] = {}
+    for path in private:
+        parent, _, name = path.rpartition("/")
+        copied.setdefault(parent, set()).add(name)
     copies: list[tuple[str, Path]] = []
     modes: list[tuple[Path, int]] = []
-    links: list[tuple[str, Path]] = []
-    checked: dict[str, bool] = {"": True}
+    symlinks: list[tuple[str, Path]] = []
+    made = {""}  # directories of the tree, made or kept
+    real = {""}  # directories of the working tree reached through real directories only
     top, source = str(farm), str(work)
+    device = os.lstat(work).st_dev
+    nothing: set[str] = set()
     try:
-        for mode, oid, path in entries:
-            parts = path.split("/")
-            if any(p in ("", ".", "..") for p in parts) or parts[0].lower() == ".git":
-                continue  # no checkout writes these; neither does this
-            target = f"{top}/{path}"
-            if mode in ("040000", "160000"):
-                os.mkdir(target)
-                os.chmod(target, 0o755)
-            elif mode == "120000":
-                links.append((oid, Path(target)))
-            elif mode in _MODES and (
-                path in private or not _link(source, path, mode, target, checked)
-            ):
-                copies.append((oid, Path(target)))
-                modes.append((Path(target), _MODES[mode]))
+        for directory in directories:
+            if directory not in made:
+                continue  # named as a file first, or inside one, or no checkout's
+            at = f"{top}/{directory}" if directory else top
+            there = _listing(at)
+            here = _listing(f"{source}/{directory}") if directory in real else {}
+            ours = copied.get(directory, nothing)
+            done: set[str] = set()
+            for mode, oid, name in children.get(directory, ()):
+                if name in done:
+                    continue  # a tree naming an entry twice: the first one counts
+                done.add(name)
+                old = there.pop(name, None)
+                if mode in _MODES:
+                    mine = here.get(name) if name not in ours else None
+                    if _same_file(old, mine, mode, device):
+                        continue
+                    _remove(old)
+                    target = f"{at}/{name}"
+                    if mine is not None and _link(mine, mode, target):
+                        continue
+                    copies.append((oid, Path(target)))
+                    modes.append((Path(target), _MODES[mode]))
+                elif mode in _DIRECTORY_MODES:
+                    path = f"{directory}/{name}" if directory else name
+                    if old is None or not old.is_dir(follow_symlinks=False):
+                        _remove(old)
+                        os.mkdir(f"{at}/{name}")
+                        os.chmod(f"{at}/{name}", 0o755)
+                    made.add(path)
+                    mine = here.get(name)
+                    if mine is not None and mine.is_dir(follow_symlinks=False):
+                        real.add(path)
+                elif mode == "120000":
+                    _remove(old)
+                    symlinks.append((oid, Path(f"{at}/{name}")))
+            if not directory:
+                there.pop(".git", None)  # where the snapshot's git directory is mounted
+            for old in there.values():
+                _remove(old)
     except _OtherFilesystem:
         return False
+    git_mount = farm / ".git"
+    if not git_mount.is_dir() or git_mount.is_symlink():
+        remove_tree(git_mount)
+        git_mount.mkdir()
+    git_mount.chmod(0o755)
     gitops.write_blobs(repo, copies)
     for copy, mode_bits in modes:
         copy.chmod(mode_bits)
-    if links:
+    if symlinks:
         scratch = farm.with_name(f"{farm.name}-links")
+        remove_tree(scratch)
         scratch.mkdir()
-        names = [(oid, scratch / str(n)) for n, (oid, _) in enumerate(links)]
-        gitops.write_blobs(repo, names)
-        for (_, link), (_, holder) in zip(links, names, strict=True):
-            os.symlink(holder.read_bytes().decode("utf-8", "surrogateescape"), link)
+        try:
+            names = [(oid, scratch / str(n)) for n, (oid, _) in enumerate(symlinks)]
+            gitops.write_blobs(repo, names)
+            for (_, link), (_, holder) in zip(symlinks, names, strict=True):
+                os.symlink(holder.read_bytes().decode("utf-8", "surrogateescape"), link)
+        finally:
+            remove_tree(scratch)
     return True
 
 
-def _link(work: str, path: str, mode: str, target: str, checked: dict[str, bool]) -> bool:
-    """Hard-link the working copy of ``path`` at ``target`` when it is a regular file of
-    ``mode`` reached through real directories only; False when it is not."""
-    if not _real_directory(work, path.rpartition("/")[0], checked):
-        return False
-    source = f"{work}/{path}"
+def _listing(directory: str) -> dict[str, os.DirEntry[str]]:
+    """The entries of ``directory`` by name; none when it cannot be read (it is gone, or
+    no directory)."""
     try:
-        st = os.lstat(source)
+        with os.scandir(directory) as entries:
+            return {entry.name: entry for entry in entries}
+    except OSError:
+        return {}
+
+
+def _same_file(
+    old: os.DirEntry[str] | None, mine: os.DirEntry[str] | None, mode: str, device: int
+) -> bool:
+    """True when the tree's entry ``old`` is a link to the working copy ``mine`` (listed in
+    the working tree, on ``device``) and that is a regular file of ``mode``'s executable
+    bit. The inode numbers the directories list rule out most others without a ``stat``."""
+    if old is None or mine is None or old.inode() != mine.inode():
+        return False
+    try:
+        ours = old.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return (
+        ours.st_dev == device
+        and ours.st_ino == mine.inode()
+        and stat.S_ISREG(ours.st_mode)
+        and bool(ours.st_mode & stat.S_IXUSR) == (mode == "100755")
+    )
+
+
+def _link(mine: os.DirEntry[str], mode: str, target: str) -> bool:
+    """Hard-link the working copy ``mine`` (an entry of a real directory) at ``target``
+    when it is a regular file of ``mode``; False when it is not, or cannot be linked."""
+    try:
+        st = mine.stat(follow_symlinks=False)
     except OSError:
         return False
     if not stat.S_ISREG(st.st_mode) or bool(st.st_mode & stat.S_IXUSR) != (mode == "100755"):
         return False
     try:
-        os.link(source, target, follow_symlinks=False)
+        os.link(mine.path, target, follow_symlinks=False)
     except OSError as exc:
         if exc.errno == errno.EXDEV:
             raise _OtherFilesystem from None
@@ -141,16 +234,7 @@ def _link(work: str, path: str, mode: str, target: str, checked: dict[str, bool]
     return True
 
 
-def _real_directory(work: str, directory: str, checked: dict[str, bool]) -> bool:
-    """True when every component of ``directory`` in the working tree is a directory, not a
-    symbolic link (so a link never reaches outside it)."""
-    if directory in checked:
-        return checked[directory]
-    real = _real_directory(work, directory.rpartition("/")[0], checked)
-    if real:
-        try:
-            real = stat.S_ISDIR(os.lstat(f"{work}/{directory}").st_mode)
-        except OSError:
-            real = False
-    checked[directory] = real
-    return real
+def _remove(entry: os.DirEntry[str] | None) -> None:
+    """Remove what the tree holds at ``entry`` (nothing when None)."""
+    if entry is not None:
+        remove_tree(Path(entry.path))
