@@ -31,6 +31,7 @@ from orch_review import tempdirs, waiting
 from orch_review.errors import ScratchSpaceError
 from orch_review.scope import farm
 from orch_review.scope import git as gitops
+from orch_review.scope.kept_tree import kept_tree
 from orch_review.scope.resolve import Scope
 from orch_review.scope.view import MAX_MOUNTS, View, ViewPlan, build_view, farm_view, plan_view
 
@@ -229,6 +230,7 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
         _directory(scope.root) as top,
         ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
         ThreadPoolExecutor(3, thread_name_prefix="orch-review-listing") as lister,
+        contextlib.ExitStack() as held,
     ):
         root, git_dir, private = top / "content", top / "git", top / "private"
         private.mkdir()
@@ -265,7 +267,9 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             submodules=submodule_paths,
             listing=listed,
         )
-        view = _view(own, plan, commit, root, private, git_dir, under_review, differences, listed)
+        view = _view(
+            own, plan, commit, root, private, git_dir, under_review, differences, listed, held
+        )
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
         blobs = gitops.BlobReader(own)
         reviewed = [f.path for f in scope.files]
@@ -301,28 +305,67 @@ def _view(
     git_dir: Path,
     under_review: list[str],
     differ: list[str],
-    listing: gitops.TreeListing | None = None,
+    listing: gitops.TreeListing | None,
+    held: contextlib.ExitStack,
 ) -> View | None:
     """How bubblewrap shows the content: the plan's mounts when the review's shells pay
     little for them, else one tree of links shared by every shell when it costs less to
-    make (or the mounts are too many); None when neither can (the content is copied)."""
+    make, or when mounts cannot show the content (too many, or a symbolic link in the way)
+    in a repository not small enough to copy; None when neither can (the content is
+    copied)."""
+    entries = None
     if plan is None:
-        return None
-    cost = farm.mount_seconds(plan.mounts, len(under_review))
-    indexed = gitops.indexed_files(repo)
-    likely = indexed is None or indexed * farm.LINK_SECONDS < cost
-    if (cost >= farm.WORTH_LISTING and likely) or plan.mounts > MAX_MOUNTS:
-        entries = listing.entries() if listing is not None else gitops.whole_tree(repo, commit)
-        if plan.mounts > MAX_MOUNTS or len(entries) * farm.LINK_SECONDS < cost:
-            tree = private / "tree"
-            work = gitops.work_tree(repo)
-            if farm.build_farm(
-                repo, entries, work=work, farm=tree, private=[*differ, *under_review]
-            ):
-                return farm_view(tree, repo, root=root, git_directory=git_dir)
-    if plan.mounts > MAX_MOUNTS:
+        # Mounts cannot show it: copying costs a file written per file of the repository,
+        # a tree of links (at most) a link; worth it past a small repository.
+        indexed = gitops.indexed_files(repo)
+        if indexed is not None and indexed * farm.LINK_SECONDS < farm.WORTH_LISTING:
+            return None
+    elif plan.mounts <= MAX_MOUNTS:
+        # Mounts, unless the tree costs clearly less: the tree is listed only when it may.
+        cost = farm.mount_seconds(plan.mounts, len(under_review))
+        indexed = gitops.indexed_files(repo)
+        unlikely = indexed is not None and indexed * farm.LINK_SECONDS >= cost
+        if cost < farm.WORTH_LISTING or unlikely:
+            return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
+        entries = _entries(repo, commit, listing)
+        if len(entries) * farm.LINK_SECONDS >= cost:
+            return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
+    if entries is None:
+        entries = _entries(repo, commit, listing)
+    tree = _tree(repo, entries, private / "tree", [*differ, *under_review], held)
+    if tree is not None:
+        return farm_view(tree, repo, root=root, git_directory=git_dir)
+    if plan is None or plan.mounts > MAX_MOUNTS:
         return None
     return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
+
+
+def _entries(
+    repo: git.Repo, commit: str, listing: gitops.TreeListing | None
+) -> list[tuple[str, str, str]]:
+    """Every entry of ``commit``'s tree, from ``listing`` when it was listed already."""
+    return listing.entries() if listing is not None else gitops.whole_tree(repo, commit)
+
+
+def _tree(
+    repo: git.Repo,
+    entries: list[tuple[str, str, str]],
+    fresh: Path,
+    copied: list[str],
+    held: contextlib.ExitStack,
+) -> Path | None:
+    """The tree of links of ``entries``: the one kept in the git directory (held until
+    ``held`` closes) when it can be had, else a new one at ``fresh``; None when neither can
+    be made (the working tree is on another filesystem)."""
+    work = gitops.work_tree(repo)
+    kept = held.enter_context(
+        kept_tree(repo, entries, work=work, git_directory=Path(repo.git_dir), private=copied)
+    )
+    if kept is not None:
+        return kept
+    if farm.build_farm(repo, entries, work=work, farm=fresh, private=copied):
+        return fresh
+    return None
 
 
 def _commit_and_index(

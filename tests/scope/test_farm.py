@@ -1,4 +1,5 @@
-"""A large change: every shell of the review shares one tree of links, two mounts each."""
+"""A large change: every shell of the review shares one tree of links, two mounts each,
+kept in the git directory for the next review."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_a_large_change_is_shown_through_one_shared_tree(large_change: Path) -> 
     assert status == ""
     assert f"{CHANGED} files changed" in diff
     after = {p: os.lstat(large_change / p).st_mode for p in before}
-    assert os.stat(large_change / "run.sh").st_nlink == 1
+    kept = large_change / ".git" / "orch-review-tree" / "tree"
+    assert os.stat(large_change / "run.sh").st_ino == os.stat(kept / "run.sh").st_ino
     assert after == before and stat.S_IMODE(after["run.sh"]) & 0o200  # links left alone
     assert (large_change / "pkg" / "m5.py").read_text() == "value = 6\n"
     assert (large_change / "pkg" / "m1.py").read_text() == "edited on disk\n"
