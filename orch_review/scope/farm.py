@@ -23,6 +23,7 @@ to see that they are unchanged (nothing is reported as changed).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -127,7 +128,8 @@ def update_farm(
                 continue  # named as a file first, or inside one, or no checkout's
             at = f"{top}/{directory}" if directory else top
             there = _listing(at)
-            here = _listing(f"{source}/{directory}") if directory in real else {}
+            listed = directory in real and directory in children
+            here = _listing(f"{source}/{directory}") if listed else {}
             ours = copied.get(directory, nothing)
             done: set[str] = set()
             for mode, oid, name in children.get(directory, ()):
@@ -158,6 +160,8 @@ def update_farm(
                 elif mode == "120000":
                     _remove(old)
                     symlinks.append((oid, Path(f"{at}/{name}")))
+                else:
+                    _remove(old)  # a mode no checkout writes
             if not directory:
                 there.pop(".git", None)  # where the snapshot's git directory is mounted
             for old in there.values():
@@ -236,5 +240,10 @@ def _link(mine: os.DirEntry[str], mode: str, target: str) -> bool:
 
 def _remove(entry: os.DirEntry[str] | None) -> None:
     """Remove what the tree holds at ``entry`` (nothing when None)."""
-    if entry is not None:
+    if entry is None:
+        return
+    if entry.is_dir(follow_symlinks=False):
         remove_tree(Path(entry.path))
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(entry.path)

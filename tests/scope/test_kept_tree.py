@@ -67,7 +67,9 @@ def _committed(repo: Path, rev: str) -> dict[bytes, tuple[str, bytes]]:
         meta, path = entry.split(b"\t", 1)
         mode, _, oid = meta.decode().split()
         content = b""
-        if mode != "040000":
+        if mode == "160000":  # a submodule: an empty directory, as a checkout leaves it
+            mode = "040000"
+        elif mode != "040000":
             content = subprocess.run(
                 ["git", "cat-file", "blob", oid], cwd=repo, capture_output=True, check=True
             ).stdout
@@ -110,7 +112,7 @@ def test_what_changed_between_reviews_is_shown_as_the_new_commit_has_it(
     _review(large_change)
     # Between reviews: a file edited in place and committed, one replaced by a new file of
     # the same content, the script no longer executable, a file where a directory was, a
-    # file deleted, a directory made, an untracked file.
+    # file deleted, a directory made, a submodule checked out, an untracked file.
     git(large_change, "checkout", "-q", "-b", "next")
     write(large_change, {"pkg/m3.py": "edited in place\n"})
     (large_change / "pkg" / "m4.py").unlink()
@@ -120,11 +122,16 @@ def test_what_changed_between_reviews_is_shown_as_the_new_commit_has_it(
     (large_change / "docs").rmdir()
     write(large_change, {"docs": "now a file\n", "new/deep/file.py": "new\n"})
     (large_change / "pkg" / "m7.py").unlink()
+    (large_change / "sub").mkdir()
+    git(large_change / "sub", "init", "-q")
+    commit(large_change / "sub", {"checked-out.py": "a submodule's own files\n"})
     commit(large_change, {f"pkg/m{n}.py": f"value = {n + 2}\n" for n in range(10, CHANGED)})
+    assert "160000 commit" in git(large_change, "ls-tree", "HEAD", "sub")
     write(large_change, {"untracked.txt": "not in any commit\n", "pkg/m9.py": "on disk only\n"})
 
     tree = _review(large_change, "HEAD~1", "HEAD")
 
+    assert tree == _kept(large_change)
     assert _shown(tree) == _committed(large_change, "HEAD")
     # Files the working tree now has in another version are shown as the commit has them.
     git(large_change, "checkout", "-q", "HEAD~1", "--", "pkg", "run.sh")
