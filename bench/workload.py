@@ -51,7 +51,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orch_review.engine.api.hedging import HEDGE_PERCENTILE, HEDGE_RANK, LATENCIES_KEPT, MIN_SAMPLE
+from orch_review.engine.api.hedging import (
+    HEDGE_PERCENTILE,
+    HEDGE_RANK,
+    IDLE_HEDGE_PERCENTILE,
+    LATENCIES_KEPT,
+    MIN_SAMPLE,
+)
 from orch_review.engine.api.scheduler import (
     AGENTS_PER_SLOT,
     CRITIC,
@@ -440,9 +446,9 @@ def hedged_schedule(
 ) -> tuple[float, int]:
     """:func:`engine_schedule`, and the copies sent. With ``hedge``, as
     :mod:`orch_review.engine.api.hedging` does: a request outstanding longer than its role's
-    threshold (of the replies so far) is queued once more, first in line; the first copy to
-    answer ends both (the other's slot is freed at once); a copy meets
-    :meth:`LatencyModel.copy_seconds`."""
+    threshold (of the replies so far; the earlier one while a slot is free and no request
+    waits) is queued once more, first in line; the first copy to answer ends both (the
+    other's slot is freed at once); a copy meets :meth:`LatencyModel.copy_seconds`."""
     cap = agents if agents is not None else AGENTS_PER_SLOT * workers
     order = itertools.count()
     admit: list[tuple[int, int, str, int]] = []  # (priority, fifo, role, concern index)
@@ -463,11 +469,12 @@ def hedged_schedule(
         rank = request_rank(role, turn, index)
         heapq.heappush(ready, (rank, next(order), (role, index, turn), 0))
 
-    def threshold(role: str) -> float | None:
+    def threshold(role: str, idle: bool) -> float | None:
         seen = sorted(samples.get(role, [])[-LATENCIES_KEPT:])
         if len(seen) < MIN_SAMPLE:
             return None
-        return seen[max(1, math.ceil(HEDGE_PERCENTILE * len(seen))) - 1]
+        percentile = IDLE_HEDGE_PERCENTILE if idle else HEDGE_PERCENTILE
+        return seen[max(1, math.ceil(percentile * len(seen))) - 1]
 
     if critic_concerns is not None:
         submit("critic", -1)
@@ -487,8 +494,10 @@ def hedged_schedule(
             copies += 1
         due: tuple[float, RequestId] | None = None
         if hedge:
+            # Slots were just filled: one is free only if no request waits.
+            idle = len(running) < workers
             for _, _, rid, _, sent in running:
-                after = None if rid in hedged else threshold(rid[0])
+                after = None if rid in hedged else threshold(rid[0], idle)
                 if after is not None and (due is None or sent + after < due[0]):
                     due = (sent + after, rid)
         if due is not None and due[0] < running[0][0]:

@@ -329,8 +329,9 @@ _KEYS: tuple[_Key, ...] = (
         "hedge",
         _BOOL,
         "Send a fan-out agent's request once more when it is late (outstanding as long as"
-        " its role's 95th percentile in this review) and take the first answer: a few more"
-        " requests, a shorter tail; never near a cap. `false` sends each request once.",
+        " its role's 95th percentile in this review, or its 75th while a request slot is"
+        " free) and take the first answer: a few more requests, a shorter tail; never near a"
+        " cap. `false` sends each request once.",
     ),
     _Key("main_max_turns", _integer(1, 500), "Turn limit for the main agent."),
     _Key("bash_timeout", _SECONDS_TO_HOUR, "Seconds before a bash tool call is stopped."),

@@ -130,6 +130,7 @@ class GatedClient:
                     partial(self._hedge_gate, request_budget, model, tokens),
                     partial(request_budget.budget.charge_unused, agent, self._role, model),
                     tokens,
+                    self._pool.free_slot,
                 )
             except BaseException:
                 if request_budget is not None:

@@ -7,6 +7,12 @@ have come back), the same request is sent once more and the first answer is the 
 other is cancelled: its response is closed through the SDK as soon as there is one. At most
 one hedge per request.
 
+While a request slot is free and no request waits for one (the end of a review, when only
+the last chains are left), a copy takes nothing from anyone but a request: a request is then
+hedged once outstanding as long as its role's 75th percentile. While requests wait, a copy
+would take a slot from one of them, and only the 95th percentile's stragglers, whose copies
+save more slot time than they take, are copied.
+
 A hedge is a request like any other: it waits at the pool's gate for a request slot (first in
 line: the chain behind it is waiting), and reserves what it may cost under the caps; but it is
 sent only while the spend and the reservations stay far from every cap
@@ -33,8 +39,10 @@ from orch_review.engine.api.scheduler import AGENTS_AFTER, Rank
 if TYPE_CHECKING:
     from orch_review.engine.api.client import Reply
 
-# A request is hedged once outstanding as long as this percentile of its role's replies.
+# A request is hedged once outstanding as long as this percentile of its role's replies...
 HEDGE_PERCENTILE = 0.95
+# ... or this one while a request slot is free and no request waits for one.
+IDLE_HEDGE_PERCENTILE = 0.75
 # Replies of a role seen before its requests are hedged.
 MIN_SAMPLE = 20
 # Replies per role the percentile is taken from (the latest ones).
@@ -131,14 +139,15 @@ class Latencies:
         with self._lock:
             self._by_role.setdefault(role, deque(maxlen=LATENCIES_KEPT)).append(seconds)
 
-    def hedge_after(self, role: str) -> float | None:
-        """Seconds a request of ``role`` may be outstanding before it is hedged; None while
-        fewer than :data:`MIN_SAMPLE` of its replies were seen."""
+    def hedge_after(self, role: str, idle: bool = False) -> float | None:
+        """Seconds a request of ``role`` may be outstanding before it is hedged (``idle``:
+        while a copy would take a slot no request waits for); None while fewer than
+        :data:`MIN_SAMPLE` of its replies were seen."""
         with self._lock:
             seen = list(self._by_role.get(role, ()))
         if len(seen) < MIN_SAMPLE:
             return None
-        return nearest_rank(seen, HEDGE_PERCENTILE)
+        return nearest_rank(seen, IDLE_HEDGE_PERCENTILE if idle else HEDGE_PERCENTILE)
 
 
 # charge(input, output, cache_write, cache_read, requests): count what a copy that was not the
@@ -198,11 +207,12 @@ class Hedging:
         self,
         latencies: Latencies | None = None,
         *,
-        after: Callable[[str], float | None] | None = None,
+        after: Callable[[str, bool], float | None] | None = None,
         clock: Clock | None = None,
     ) -> None:
-        """``after(role)``: the hedging threshold in seconds, None for no hedge (default:
-        ``latencies``' percentile); ``clock``: where time comes from."""
+        """``after(role, idle)``: the hedging threshold in seconds, None for no hedge, while
+        the request slots are busy and while one is idle (default: ``latencies``'
+        percentiles); ``clock``: where time comes from."""
         self.latencies = latencies if latencies is not None else Latencies()
         self._after = after if after is not None else self.latencies.hedge_after
         self._clock: Clock = clock if clock is not None else MonotonicClock()
@@ -212,12 +222,20 @@ class Hedging:
         self.declined = 0  # hedges due but not sent: near a cap, or answered meanwhile
 
     def complete(
-        self, role: str, send: Send, gate: HedgeGate, charge: Charge, estimate: int
+        self,
+        role: str,
+        send: Send,
+        gate: HedgeGate,
+        charge: Charge,
+        estimate: int,
+        idle: Callable[[], bool] = lambda: False,
     ) -> Reply:
         """One request of an agent of ``role``: ``send`` it, hedge it through ``gate`` once
-        it is late, return the first reply. ``charge`` counts the other copy: its usage if
-        it answered too, else ``estimate`` input tokens (and what it wrote, should its
-        answer still come). Raises the first attempt's error when no attempt answers."""
+        it is late, return the first reply. ``idle()``: a request slot is free and no
+        request waits for one (the earlier threshold applies). ``charge`` counts the other
+        copy: its usage if it answered too, else ``estimate`` input tokens (and what it
+        wrote, should its answer still come). Raises the first attempt's error when no
+        attempt answers."""
         race = _Race(charge)
         aborts = [Abort(), Abort()]
         clock = self._clock
@@ -231,19 +249,16 @@ class Hedging:
                     race.taken = True
                     race.changed.notify_all()
                     raise race.errors[0]
-                until = None
-                threshold = None if hedged else self._after(role)
-                if threshold is not None:
-                    until = started + threshold
-                    if clock.now() >= until:
-                        hedged = True
-                        threading.Thread(
-                            target=self._hedge,
-                            args=(race, role, send, aborts[1], gate),
-                            name="orch-review-hedge",
-                            daemon=True,
-                        ).start()
-                        continue
+                due, until = (False, None) if hedged else self._due(role, started, idle)
+                if due:
+                    hedged = True
+                    threading.Thread(
+                        target=self._hedge,
+                        args=(race, role, send, aborts[1], gate),
+                        name="orch-review-hedge",
+                        daemon=True,
+                    ).start()
+                    continue
                 clock.wait(race.changed, until)
             race.taken = True
             race.changed.notify_all()
@@ -266,6 +281,27 @@ class Hedging:
             with self._lock:
                 self.won += 1
         return cast("Reply", reply)
+
+    def _due(
+        self, role: str, started: float, idle: Callable[[], bool]
+    ) -> tuple[bool, float | None]:
+        """Whether a request of ``role`` sent at ``started`` is to be hedged now, and else
+        when to look again (None: after a short while)."""
+        now = self._clock.now()
+        busy = self._after(role, False)
+        if busy is None:
+            return False, None
+        if now >= started + busy:
+            return True, None
+        quiet = self._after(role, True)
+        if quiet is None or quiet >= busy:
+            return False, started + busy
+        if now < started + quiet:
+            return False, started + quiet
+        if idle():
+            return True, None
+        # Late for an idle pool, not for a busy one: look again soon, a slot may free up.
+        return False, min(started + busy, now + POLL_SECONDS)
 
     def _start(
         self, race: _Race, attempt: int, call: Callable[[], Reply], role: str, t0: float

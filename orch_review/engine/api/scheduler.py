@@ -116,6 +116,12 @@ class PriorityPool:
             else:
                 self._in_flight -= 1
 
+    def free_slot(self) -> bool:
+        """True while a request slot is free, hence no request waits for one (a slot given
+        back goes to a waiting request at once)."""
+        with self._gate:
+            return self._in_flight < self._slots
+
     def waiting_requests(self) -> int:
         """How many requests wait for a slot."""
         with self._gate:

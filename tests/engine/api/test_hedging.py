@@ -29,6 +29,7 @@ from tests.fakes.messages_api import Reply as FakeReply
 KEY = "sk-ant-test-key-0123"
 PROMPT = "Review this change."
 LATE = 10.0  # seconds after which the tests' requests are hedged
+EARLY = 4.0  # and after which they are while a request slot is free (where a test says so)
 DEADLINE = 20.0  # real seconds any wait for the fake or a thread may take
 
 
@@ -167,8 +168,14 @@ class Agent:
         return self.replies[0]
 
 
-def _hedging(clock: ManualClock, after: float | None = LATE) -> Hedging:
-    return Hedging(after=lambda role: after, clock=clock)
+def _hedging(
+    clock: ManualClock, after: float | None = LATE, idle_after: float | None = None
+) -> Hedging:
+    """Hedging at ``after`` seconds, or at ``idle_after`` while a request slot is free."""
+    return Hedging(
+        after=lambda role, idle: idle_after if idle and idle_after is not None else after,
+        clock=clock,
+    )
 
 
 def test_a_late_request_is_sent_again_after_the_threshold_and_the_first_answer_wins(
@@ -275,13 +282,15 @@ def test_no_hedge_before_the_role_has_enough_replies(
     held.release()
 
 
-def test_the_threshold_is_the_roles_95th_percentile() -> None:
+def test_the_threshold_is_the_roles_95th_percentile_or_75th_while_a_slot_is_free() -> None:
     latencies = Latencies()
     for seconds in range(1, MIN_SAMPLE + 1):
         latencies.learn("verifier", float(seconds))
     latencies.learn("subagent", 1000.0)
     assert latencies.hedge_after("verifier") == 19.0
+    assert latencies.hedge_after("verifier", idle=True) == 15.0  # the 75th
     assert latencies.hedge_after("subagent") is None
+    assert latencies.hedge_after("subagent", idle=True) is None
 
 
 @pytest.mark.parametrize(("cap", "copies"), [(1.0, 2), (0.004, 1)])
@@ -456,3 +465,49 @@ def test_hedge_false_in_the_configuration_turns_hedging_off(tmp_path: Path) -> N
     assert isinstance(hedging_for(load_config(tmp_path, {}, {})), Hedging)  # on by default
     (tmp_path / ".orch-review.toml").write_text("hedge = false\n", encoding="utf-8")
     assert hedging_for(load_config(tmp_path, {}, {})) is None
+
+
+def test_while_a_request_slot_is_free_a_request_is_hedged_at_the_earlier_threshold(
+    numbered: FakeMessagesAPI, client: ModelClient
+) -> None:
+    held = numbered.add_fault("held")
+    clock = ManualClock()
+    hedging = _hedging(clock, idle_after=EARLY)
+    pool = PriorityPool(2)  # the request holds one slot; the other is free
+    agent = Agent(client, hedging, pool=pool).start()
+    _until(lambda: held.held == 1)
+    clock.advance(EARLY - 0.1)
+    assert len(numbered.message_requests) == 1
+    clock.advance(0.2, settle=False)
+    assert agent.answered().text == "answer 1"  # the copy's, long before LATE
+    assert (hedging.hedges, hedging.won) == (1, 1)
+    held.release()
+    _until(lambda: client.in_flight == 0)
+
+
+def test_while_every_slot_is_busy_the_earlier_threshold_waits_for_a_free_one(
+    numbered: FakeMessagesAPI, client: ModelClient
+) -> None:
+    first = numbered.add_fault("held")
+    other = numbered.add_fault("held")
+    clock = ManualClock()
+    hedging = _hedging(clock, idle_after=EARLY)
+    pool = PriorityPool(2)
+    agent = Agent(client, hedging, pool=pool).start()
+    _until(lambda: first.held == 1)
+    busy = Agent(client, hedging, pool=pool).start()  # takes the other slot
+    _until(lambda: other.held == 1)
+    clock.advance(EARLY + 1)
+    for _ in range(3):  # every waiter has looked at the time since
+        clock.advance(0.0)
+    # Late for a free slot, not for a busy pool: no copy waits for a slot, none is sent.
+    assert pool.waiting_requests() == 0
+    assert len(numbered.message_requests) == 2 and hedging.hedges == 0
+
+    other.release()  # the other request answers: its slot is free, and the copy takes it
+    busy.answered()
+    assert agent.answered().text == "answer 2"
+    assert first.held == 1 and (hedging.hedges, hedging.won) == (1, 1)
+    assert len(numbered.message_requests) == 3
+    first.release()
+    _until(lambda: client.in_flight == 0)

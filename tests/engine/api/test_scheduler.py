@@ -266,6 +266,27 @@ def test_never_more_requests_in_flight_than_slots_whatever_the_agents() -> None:
     assert requests.peak == 2
 
 
+def test_a_slot_is_free_only_while_one_is_unheld_and_no_request_waits() -> None:
+    pool = PriorityPool(2)
+    requests = Requests(pool)
+    assert pool.free_slot()
+    requests.send("r0", request_rank("subagent", 0, 0))
+    requests.wait_sent(1)
+    assert pool.free_slot()  # one of two held
+    requests.send("r1", request_rank("subagent", 0, 1))
+    requests.wait_sent(2)
+    assert not pool.free_slot()
+    requests.send("r2", request_rank("subagent", 0, 2))
+    requests.wait_waiting(1)
+    requests.finish("r0")  # its slot goes to the waiting request at once
+    requests.wait_sent(3)
+    assert not pool.free_slot()
+    requests.finish("r1")
+    assert _wait_until(pool.free_slot)  # nobody waits for the slot r1 gave back
+    requests.finish_all()
+    assert pool.free_slot()
+
+
 def test_cancel_pending_lets_every_waiting_request_through() -> None:
     pool = PriorityPool(1)
     requests = Requests(pool)
