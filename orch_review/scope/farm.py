@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,7 +86,7 @@ def build_farm(
     link can be made into ``work``, a folder on another filesystem."""
     farm.mkdir()
     farm.chmod(0o755)
-    return update_farm(repo, entries, work=work, farm=farm, private=private)
+    return update_farm(repo, entries, work=work, farm=farm, private=private) is not None
 
 
 def update_farm(
@@ -94,13 +96,21 @@ def update_farm(
     work: Path,
     farm: Path,
     private: Collection[str],
-) -> bool:
-    """Bring the tree at ``farm`` (a directory, maybe empty) to exactly ``entries``, trusting
-    nothing it held: a link stays only where it is the working copy's own file (same device
-    and inode, the right kind and executable bit); every copy and symbolic link is written
-    anew, every other entry removed. Each directory is read once, here and in ``work``, so
-    the links of an unchanged repository cost no write. False when no hard link can be made
-    into ``work``, a folder on another filesystem."""
+    trees: Mapping[str, str] | None = None,
+    stamps: Mapping[str, Stamp] | None = None,
+) -> dict[str, Stamp] | None:
+    """Bring the tree at ``farm`` (a directory, maybe empty) to exactly ``entries``: a link
+    stays only where it is the working copy's own file (same device and inode, the right
+    kind and executable bit); every copy and symbolic link is written anew, every other
+    entry removed. Each directory is read once, here and in ``work``, so the links of an
+    unchanged repository cost no write.
+
+    ``trees`` (directory -> its tree's id, ``""`` the top) and ``stamps`` (what the last
+    update returned) let a directory go unread: when its tree, its private files, and both
+    its own directory and its working tree's (inode, modification time) are as stamped,
+    no entry of either was added, removed or replaced since, and only its copies and
+    symbolic links are written again. The stamps of this update, or None when no hard link
+    can be made into ``work``, a folder on another filesystem."""
     children: dict[str, list[tuple[str, str, str]]] = {}
     directories = {"": None}  # in the listing's order: each after the one that holds it
     for mode, oid, path in entries:
@@ -114,11 +124,13 @@ def update_farm(
     for path in private:
         parent, _, name = path.rpartition("/")
         copied.setdefault(parent, set()).add(name)
+    trees, stamps = trees or {}, stamps or {}
     copies: list[tuple[str, Path]] = []
     modes: list[tuple[Path, int]] = []
     symlinks: list[tuple[str, Path]] = []
     made = {""}  # directories of the tree, made or kept
     real = {""}  # directories of the working tree reached through real directories only
+    seen: dict[str, tuple[int, int] | None] = {}  # the working tree's directories, as read
     top, source = str(farm), str(work)
     device = os.lstat(work).st_dev
     nothing: set[str] = set()
@@ -127,10 +139,23 @@ def update_farm(
             if directory not in made:
                 continue  # named as a file first, or inside one, or no checkout's
             at = f"{top}/{directory}" if directory else top
-            there = _listing(at)
-            listed = directory in real and directory in children
-            here = _listing(f"{source}/{directory}") if listed else {}
             ours = copied.get(directory, nothing)
+            listed = directory in real and directory in children
+            seen[directory] = _unchanging(f"{source}/{directory}") if listed else None
+            known = stamps.get(directory)
+            if known is not None and known == _stamp(
+                trees.get(directory), ours, seen[directory], _unchanging(at, racy=False), known
+            ):
+                _rewrite(children.get(directory, ()), ours, at, copies, modes, symlinks)
+                for mode, _, name in children.get(directory, ()):
+                    path = f"{directory}/{name}" if directory else name
+                    if mode in _DIRECTORY_MODES:
+                        made.add(path)
+                        if stamps.get(path, _NO_STAMP)[-1]:
+                            real.add(path)
+                continue
+            there = _listing(at)
+            here = _listing(f"{source}/{directory}") if listed else {}
             done: set[str] = set()
             for mode, oid, name in children.get(directory, ()):
                 if name in done:
@@ -167,7 +192,7 @@ def update_farm(
             for old in there.values():
                 _remove(old)
     except _OtherFilesystem:
-        return False
+        return None
     git_mount = farm / ".git"
     if not git_mount.is_dir() or git_mount.is_symlink():
         remove_tree(git_mount)
@@ -187,7 +212,85 @@ def update_farm(
                 os.symlink(holder.read_bytes().decode("utf-8", "surrogateescape"), link)
         finally:
             remove_tree(scratch)
-    return True
+    fresh: dict[str, Stamp] = {}
+    for directory in made:
+        at = f"{top}/{directory}" if directory else top
+        stamp = _stamp(
+            trees.get(directory),
+            copied.get(directory, nothing),
+            seen.get(directory),
+            _unchanging(at, racy=False),
+            None,
+            directory in real,
+        )
+        if stamp is not None:
+            fresh[directory] = stamp
+    return fresh
+
+
+# A directory's stamp: its tree's id, a digest of its private files' names, its working
+# tree's directory and its own (inode, modification time in ns), whether the working tree's
+# is reached through real directories only.
+Stamp = tuple[str, str, int, int, int, int, bool]
+_NO_STAMP: Stamp = ("", "", 0, 0, 0, 0, False)
+# A directory modified this recently may change again within the same clock tick, which its
+# modification time would not show: its stamp is not kept (as git treats "racy" files).
+RACY_NS = 2_000_000_000
+
+
+def _unchanging(directory: str, *, racy: bool = True) -> tuple[int, int] | None:
+    """(inode, modification time in ns) of ``directory``, None when it is no directory (or,
+    with ``racy``, was modified too recently to tell a later change by its time)."""
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or (racy and time.time_ns() - st.st_mtime_ns < RACY_NS):
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _stamp(
+    tree: str | None,
+    ours: Collection[str],
+    work: tuple[int, int] | None,
+    farm: tuple[int, int] | None,
+    known: Stamp | None,
+    real: bool | None = None,
+) -> Stamp | None:
+    """The stamp of a directory from what was just read, None when something is unknown.
+    Compared with ``known``, the realness it recorded is taken as it was."""
+    if tree is None or work is None or farm is None:
+        return None
+    names = hashlib.sha256("\0".join(sorted(ours)).encode("utf-8", "surrogateescape"))
+    if real is None:
+        real = known[-1] if known is not None else False
+    return (tree, names.hexdigest(), *work, *farm, real)
+
+
+def _rewrite(
+    entries: Iterable[tuple[str, str, str]],
+    ours: Collection[str],
+    at: str,
+    copies: list[tuple[str, Path]],
+    modes: list[tuple[Path, int]],
+    symlinks: list[tuple[str, Path]],
+) -> None:
+    """In a directory whose links need no look, remove its copies and symbolic links to be
+    written again (nothing it holds but links is trusted)."""
+    done: set[str] = set()
+    for mode, oid, name in entries:
+        if name in done or not ((mode in _MODES and name in ours) or mode == "120000"):
+            continue
+        done.add(name)
+        target = f"{at}/{name}"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
+        if mode == "120000":
+            symlinks.append((oid, Path(target)))
+        else:
+            copies.append((oid, Path(target)))
+            modes.append((Path(target), _MODES[mode]))
 
 
 def _listing(directory: str) -> dict[str, os.DirEntry[str]]:

@@ -12,6 +12,13 @@ write only for what changed.
   (same device and inode); copies and symbolic links are written anew by every review;
   anything else is removed. A tree left half-made by a review that was killed, or changed by
   hand, is simply brought up to date.
+* **A directory nothing happened to is not read.** Each directory's stamp (its tree's id,
+  its private files, the (inode, modification time) of it and of the working tree's) is
+  kept with the tree: a directory whose entries were not added, removed or replaced since,
+  on either side, keeps its links unread. The stamps are hints checked against the live
+  directories, whose times and inodes no restored cache can predict; a review killed midway
+  changed the times of what it touched; a working tree whose git does not compare file
+  modes (``core.fileMode`` false) gets every link checked.
 * **One review at a time.** The tree is locked (``flock``) while a review shows it; a second
   review of the same working tree meanwhile makes its own in its temporary directory.
 * **Only a real place.** The folder must be a real directory owned by the user (not a
@@ -30,13 +37,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import stat
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orch_review.scope.farm import update_farm
+from orch_review.scope import git as gitops
+from orch_review.scope.farm import Stamp, update_farm
 from orch_review.tempdirs import remove_tree
 
 if TYPE_CHECKING:
@@ -57,17 +66,21 @@ def kept_tree(
     work: Path,
     git_directory: Path,
     private: Collection[str],
+    root_tree: str,
 ) -> Iterator[Path | None]:
     """The kept tree of ``entries`` (as :func:`~.farm.build_farm` makes one), brought up to
     date and held for the block; None when it cannot be had (another review holds it, the
-    git directory cannot be written, the working tree is on another filesystem)."""
+    git directory cannot be written, the working tree is on another filesystem).
+    ``root_tree``: the id of the tree ``entries`` list."""
     place = kept_place(git_directory)
     lock = _locked(place)
     if lock is None:
         yield None
         return
     try:
-        yield _brought_up_to_date(repo, entries, work=work, place=place, private=private)
+        yield _brought_up_to_date(
+            repo, entries, work=work, place=place, private=private, root_tree=root_tree
+        )
     finally:
         os.close(lock)  # and with it the lock
 
@@ -99,16 +112,68 @@ def _brought_up_to_date(
     work: Path,
     place: Path,
     private: Collection[str],
+    root_tree: str,
 ) -> Path | None:
-    tree = place / "tree"
+    tree, kept = place / "tree", place / "stamps.json"
     try:
         if not tree.is_dir() or tree.is_symlink():
             remove_tree(tree)
             tree.mkdir()
         tree.chmod(0o755)
-        if update_farm(repo, entries, work=work, farm=tree, private=private):
+        trees = {path: oid for mode, oid, path in entries if mode in ("040000", "160000")}
+        trees[""] = root_tree
+        stamps = _read_stamps(kept, work) if gitops.compares_file_modes(repo) else {}
+        fresh = update_farm(
+            repo, entries, work=work, farm=tree, private=private, trees=trees, stamps=stamps
+        )
+        if fresh is not None:
+            _write_stamps(kept, work, fresh)
             return tree
         remove_tree(tree)  # another filesystem: it would hold copies only
     except OSError:
         pass  # a full disk, a read-only directory: made in the temporary directory instead
     return None
+
+
+def _read_stamps(kept: Path, work: Path) -> dict[str, Stamp]:
+    """The stamps the last update wrote for ``work``; none when there are none to read."""
+    try:
+        with open(kept, encoding="ascii", opener=_no_follow) as stream:
+            data = json.load(stream)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("work") != os.fsdecode(work):
+        return {}
+    stamps = data.get("stamps")
+    if not isinstance(stamps, dict):
+        return {}
+    return {
+        directory: (stamp[0], stamp[1], stamp[2], stamp[3], stamp[4], stamp[5], stamp[6])
+        for directory, stamp in stamps.items()
+        if isinstance(directory, str) and _is_stamp(stamp)
+    }
+
+
+def _is_stamp(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 7
+        and all(isinstance(v, str) for v in value[:2])
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value[2:6])
+        and isinstance(value[6], bool)
+    )
+
+
+def _write_stamps(kept: Path, work: Path, stamps: dict[str, Stamp]) -> None:
+    # ASCII: a name that is not UTF-8 (a lone surrogate here) is escaped and comes back exact.
+    text = json.dumps({"work": os.fsdecode(work), "stamps": stamps})
+    partial = kept.with_name(f"{kept.name}.partial")
+    with contextlib.suppress(FileNotFoundError):
+        partial.unlink()
+    with open(partial, "w", encoding="ascii", opener=_no_follow) as stream:
+        stream.write(text)
+    os.replace(partial, kept)
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

@@ -332,7 +332,7 @@ def _view(
             return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
     if entries is None:
         entries = _entries(repo, commit, listing)
-    tree = _tree(repo, entries, private / "tree", [*differ, *under_review], held)
+    tree = _tree(repo, commit, entries, private / "tree", [*differ, *under_review], held)
     if tree is not None:
         return farm_view(tree, repo, root=root, git_directory=git_dir)
     if plan is None or plan.mounts > MAX_MOUNTS:
@@ -349,17 +349,25 @@ def _entries(
 
 def _tree(
     repo: git.Repo,
+    commit: str,
     entries: list[tuple[str, str, str]],
     fresh: Path,
     copied: list[str],
     held: contextlib.ExitStack,
 ) -> Path | None:
-    """The tree of links of ``entries``: the one kept in the git directory (held until
-    ``held`` closes) when it can be had, else a new one at ``fresh``; None when neither can
-    be made (the working tree is on another filesystem)."""
+    """The tree of links of ``entries`` (``commit``'s): the one kept in the git directory
+    (held until ``held`` closes) when it can be had, else a new one at ``fresh``; None when
+    neither can be made (the working tree is on another filesystem)."""
     work = gitops.work_tree(repo)
     kept = held.enter_context(
-        kept_tree(repo, entries, work=work, git_directory=Path(repo.git_dir), private=copied)
+        kept_tree(
+            repo,
+            entries,
+            work=work,
+            git_directory=Path(repo.git_dir),
+            private=copied,
+            root_tree=gitops.tree_of(repo, commit),
+        )
     )
     if kept is not None:
         return kept

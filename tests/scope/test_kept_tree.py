@@ -205,3 +205,59 @@ def test_a_changed_symbolic_link_in_a_large_repository_is_shown_through_the_tree
 
     assert tree == _kept(repo)
     assert _shown(tree) == _committed(repo, "HEAD")
+
+
+def _settled(repo: Path) -> None:
+    """Every directory of the working tree last changed an hour ago, as in a checkout that
+    is not brand new: their stamps are kept (a directory changed within the last seconds
+    could change again unseen within the same clock tick)."""
+    past = os.stat(repo).st_mtime - 3600
+    for current, dirs, _ in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        os.utime(current, (past, past), follow_symlinks=False)
+
+
+def test_directories_nothing_happened_to_keep_their_links_and_the_rest_is_exact(
+    large_change: Path,
+) -> None:
+    write(large_change, {"docs/extra.md": "on disk, not committed yet\n"})
+    _settled(large_change)
+    tree = _review(large_change)
+    stamps = (tree.parent / "stamps.json").read_text()
+    assert '"docs"' in stamps and '"pkg"' in stamps  # settled directories are stamped
+
+    git(large_change, "checkout", "-q", "-b", "next")
+    commit(large_change)  # docs/extra.md: the directory on disk is as it was
+    commit(large_change, {f"pkg/m{n}.py": f"value = {n + 5}\n" for n in range(CHANGED)})
+    commit(large_change, {"pkg/sub/new.py": "new\n"})
+    tree = _review(large_change, "HEAD~2", "HEAD")
+
+    assert _shown(tree) == _committed(large_change, "HEAD")
+
+
+def test_a_tampered_tree_or_stamp_is_not_believed(large_change: Path) -> None:
+    _settled(large_change)
+    tree = _review(large_change)
+    (tree / "docs" / "stray.md").write_text("planted\n")
+    (tree / "run.sh").unlink()
+    (tree / "run.sh").write_text("#!/bin/sh\necho planted\n")
+    stamps = tree.parent / "stamps.json"
+    stamps.write_text(stamps.read_text().replace('"pkg": ["', '"pkg": ["0'))
+
+    tree = _review(large_change)
+
+    assert _shown(tree) == _committed(large_change, "HEAD")
+
+
+def test_where_git_ignores_file_modes_every_link_is_checked(large_change: Path) -> None:
+    git(large_change, "config", "core.fileMode", "false")
+    _settled(large_change)
+    _review(large_change)
+    # The working copy becomes executable; git, told to ignore modes, sees no difference;
+    # the directory's entries are unchanged, so only a look at the link tells.
+    (large_change / "docs" / "guide.md").chmod(0o755)
+
+    tree = _review(large_change)
+
+    assert _shown(tree) == _committed(large_change, "HEAD")
+    assert _shown(tree)[b"docs/guide.md"][0] == "100644"

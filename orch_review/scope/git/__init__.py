@@ -74,6 +74,7 @@ from orch_review.scope.git.remote import (
 )
 from orch_review.scope.git.repo import (
     INERT_CONFIG,
+    compares_file_modes,
     config_parameters,
     git_dir,
     open_repo,
@@ -111,6 +112,7 @@ __all__ = [
     "clone",
     "commit_tree",
     "commit_with_file",
+    "compares_file_modes",
     "config_parameters",
     "default_base",
     "default_branch",

@@ -227,6 +227,18 @@ def work_tree(repo: git.Repo) -> Path:
     return Path(repo.working_tree_dir)
 
 
+def compares_file_modes(repo: git.Repo) -> bool:
+    """Whether git tells a file whose executable bit changed from one that did not
+    (``core.fileMode``, true unless set otherwise)."""
+    import git
+
+    try:
+        value = str(repo.git.config("--type=bool", "--get", "core.fileMode")).strip()
+    except git.GitCommandError:
+        return True  # not set: git's default
+    return value != "false"
+
+
 def git_dir(repo: git.Repo) -> Path:
     """The common git directory (shared by worktrees), where orch-review keeps its journal."""
     return Path(repo.common_dir)
