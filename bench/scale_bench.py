@@ -13,7 +13,9 @@ from this process with no latency:
 * **large change**: ``orch-review --base --head`` on a committed change of ``--change``
   files (scripted model: one subtask per file, the rest swept), in a repository of
   ``--change-small`` files and in the large one: the CPU seconds of the review and every
-  process it started;
+  process it started. Twice: as a later review, whose agents' tree of links was kept by the
+  one before (the warm-up's) and is brought up to date; and as a repository's first review
+  (a fresh CI checkout), the kept tree removed before each run;
 * **plan in a pipe**: ``plan --all --limit 0`` piped, next to ``plan --all --json``, on the
   large nested repository.
 
@@ -39,6 +41,8 @@ from bench.figures import Figure, write_figures
 from bench.layouts import LAYOUTS, build, path_of, with_change
 from bench.plan_bench import GIT_ENV
 from bench.startup_bench import command
+from orch_review.scope.kept_tree import kept_place
+from orch_review.tempdirs import remove_tree
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.files_model import OneSubtaskPerFile
 from tests.scripted import Concern, ReviewScript
@@ -124,14 +128,20 @@ def _bench_env(api: FakeMessagesAPI) -> dict[str, str]:
     return env
 
 
-def time_large_change(layout: str, sizes: Sequence[int], files: int, runs: int) -> list[float]:
+def time_large_change(
+    layout: str, sizes: Sequence[int], files: int, runs: int, *, first: bool = False
+) -> list[float]:
     """Per repository size, median CPU seconds of a review of the same committed
-    ``files``-file change, the runs interleaved, after a warm-up of each."""
+    ``files``-file change, the runs interleaved, after a warm-up of each. ``first``: each
+    run is the repository's first review, with no tree of links kept from an earlier one
+    (``scope/kept_tree.py``); otherwise the warm-up's tree is brought up to date."""
     repos = [build(layout, size) for size in sizes]
     changes = [with_change(repo, layout, files) for repo in repos]
     cpu: list[list[float]] = [[] for _ in repos]
     for i in range(runs + 1):
         for n, (repo, (base, head)) in enumerate(zip(repos, changes, strict=True)):
+            if first:
+                remove_tree(kept_place(repo / ".git"))
             with FakeMessagesAPI(OneSubtaskPerFile(base=base)) as api:
                 argv = [*command(), "--base", base, "--head", head, "--no-progress"]
                 used = _child_cpu()
@@ -209,9 +219,10 @@ def main(argv: list[str] | None = None) -> list[Figure]:
             figures += _ratio_figures(f"{layout}: {what}", args.small, args.large, low, high, "s")
         if args.change:
             sizes = (args.change_small, args.large)
-            low, high = time_large_change(layout, sizes, args.change, args.runs)
-            label = f"{layout}: review of a {args.change:,}-file change, CPU"
-            figures += _ratio_figures(label, *sizes, low, high, "s")
+            for first, which in ((False, "a later review"), (True, "the first review")):
+                low, high = time_large_change(layout, sizes, args.change, args.runs, first=first)
+                label = f"{layout}: {which} of a {args.change:,}-file change, CPU"
+                figures += _ratio_figures(label, *sizes, low, high, "s")
         loads.append(os.getloadavg()[0])
         print(f"load average (1 min) so far: {min(loads):.1f} to {max(loads):.1f}", flush=True)
     large = build("nested", args.large)
