@@ -81,10 +81,16 @@ class _Stderr:
 
 
 def _finish(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    out = proc.stdout.read()
+    """The review's stdout once it has ended; a review still running after 120 s fails the
+    test (TimeoutExpired) instead of holding the whole run until it ends."""
+    stream = proc.stdout
+    assert stream is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(stream.read()), daemon=True)
+    reader.start()
     proc.wait(timeout=120)
-    return out
+    reader.join(60)
+    return "".join(out)
 
 
 def test_provers_start_while_other_findings_are_still_being_verified(
