@@ -96,7 +96,7 @@ def update_farm(
     work: Path,
     farm: Path,
     private: Collection[str],
-    trees: Mapping[str, str] | None = None,
+    root_tree: str | None = None,
     stamps: Mapping[str, Stamp] | None = None,
 ) -> dict[str, Stamp] | None:
     """Bring the tree at ``farm`` (a directory, maybe empty) to exactly ``entries``: a link
@@ -105,26 +105,27 @@ def update_farm(
     entry removed. Each directory is read once, here and in ``work``, so the links of an
     unchanged repository cost no write.
 
-    ``trees`` (directory -> its tree's id, ``""`` the top) and ``stamps`` (what the last
-    update returned) let a directory go unread: when its tree, its private files, and both
-    its own directory and its working tree's (inode, modification time) are as stamped,
-    no entry of either was added, removed or replaced since, and only its copies and
-    symbolic links are written again. The stamps of this update, or None when no hard link
+    ``root_tree`` (the id of the tree ``entries`` list; theirs are listed) and ``stamps``
+    (what the last update returned) let a directory go unread: when its tree, its private
+    files, and both its own directory and its working tree's (inode, modification time) are
+    as stamped, no entry of either was added, removed or replaced since, and only its copies
+    and symbolic links are written again. The stamps of this update, or None when no hard link
     can be made into ``work``, a folder on another filesystem."""
     children: dict[str, list[tuple[str, str, str]]] = {}
-    directories = {"": None}  # in the listing's order: each after the one that holds it
+    # Directory -> its tree's id, in the listing's order: each after the one that holds it.
+    directories: dict[str, str | None] = {"": root_tree}
     for mode, oid, path in entries:
         parent, _, name = path.rpartition("/")
         if name in ("", ".", "..") or name.lower() == ".git" or path[0] == "/":
             continue  # no checkout writes these; neither does this
         children.setdefault(parent, []).append((mode, oid, name))
         if mode in _DIRECTORY_MODES:
-            directories[path] = None
+            directories[path] = oid
     copied: dict[str, set[str]] = {}
     for path in private:
         parent, _, name = path.rpartition("/")
         copied.setdefault(parent, set()).add(name)
-    trees, stamps = trees or {}, stamps or {}
+    stamps = stamps or {}
     copies: list[tuple[str, Path]] = []
     modes: list[tuple[Path, int]] = []
     symlinks: list[tuple[str, Path]] = []
@@ -144,7 +145,7 @@ def update_farm(
             seen[directory] = _unchanging(f"{source}/{directory}") if listed else None
             known = stamps.get(directory)
             if known is not None and known == _stamp(
-                trees.get(directory), ours, seen[directory], _unchanging(at, racy=False), known
+                directories[directory], ours, seen[directory], _unchanging(at, racy=False), known
             ):
                 _rewrite(children.get(directory, ()), ours, at, copies, modes, symlinks)
                 for mode, _, name in children.get(directory, ()):
@@ -216,7 +217,7 @@ def update_farm(
     for directory in made:
         at = f"{top}/{directory}" if directory else top
         stamp = _stamp(
-            trees.get(directory),
+            directories.get(directory),
             copied.get(directory, nothing),
             seen.get(directory),
             _unchanging(at, racy=False),

@@ -94,7 +94,7 @@ def _locked(place: Path) -> int | None:
         info = os.lstat(place)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             return None
-        lock = os.open(place / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        lock = _no_follow(str(place / "lock"), os.O_RDWR | os.O_CREAT)
     except OSError:
         return None
     try:
@@ -120,11 +120,15 @@ def _brought_up_to_date(
             remove_tree(tree)
             tree.mkdir()
         tree.chmod(0o755)
-        trees = {path: oid for mode, oid, path in entries if mode in ("040000", "160000")}
-        trees[""] = root_tree
         stamps = _read_stamps(kept, work) if gitops.compares_file_modes(repo) else {}
         fresh = update_farm(
-            repo, entries, work=work, farm=tree, private=private, trees=trees, stamps=stamps
+            repo,
+            entries,
+            work=work,
+            farm=tree,
+            private=private,
+            root_tree=root_tree,
+            stamps=stamps,
         )
         if fresh is not None:
             _write_stamps(kept, work, fresh)
