@@ -324,11 +324,10 @@ def _view(
         # Mounts, unless the tree costs clearly less: the tree is listed only when it may.
         cost = farm.mount_seconds(plan.mounts, len(under_review))
         indexed = gitops.indexed_files(repo)
-        unlikely = indexed is not None and indexed * farm.LINK_SECONDS >= cost
-        if cost < farm.WORTH_LISTING or unlikely:
-            return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
-        entries = _entries(repo, commit, listing)
-        if len(entries) * farm.LINK_SECONDS >= cost:
+        likely = indexed is None or indexed * farm.LINK_SECONDS < cost
+        if cost >= farm.WORTH_LISTING and likely:
+            entries = _entries(repo, commit, listing)
+        if entries is None or len(entries) * farm.LINK_SECONDS >= cost:
             return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
     if entries is None:
         entries = _entries(repo, commit, listing)
