@@ -311,20 +311,42 @@ class Budget:
         """Count a copy of a request whose answer was not the reply (a hedge, or what it
         hedged): what it used, or for one cancelled unread, its input. It holds nothing:
         the reservation it went under is the answered copy's; its output teaches nothing."""
+        usage, known = self._priced(
+            model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, requests
+        )
+        with self._changed:
+            self._add(role, model, usage, known, agent)
+            self._changed.notify_all()
+
+    def _priced(
+        self,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cache_write_tokens: int,
+        cache_read_tokens: int,
+        requests: int,
+    ) -> tuple[Usage, bool]:
+        """The usage of ``requests`` requests with these tokens, priced; and whether the
+        model's price is known."""
         cost, known = self._cost(
             model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens
         )
         usage = Usage(
             input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, requests
         )
-        with self._changed:
-            self._usage[role] = self._usage[role] + usage
-            if not known:
-                self._unknown_models.add(model)
-            if agent is not None:
-                spent = self._spent.get(agent, NO_AMOUNT)
-                self._spent[agent] = spent + Amount(cost, usage.total_tokens)
-            self._changed.notify_all()
+        return usage, known
+
+    def _add(
+        self, role: str, model: str, usage: Usage, known: bool, agent: AgentKey | None
+    ) -> None:
+        """Count ``usage`` for ``role`` and, when given, ``agent`` (the lock held)."""
+        self._usage[role] = self._usage[role] + usage
+        if not known:
+            self._unknown_models.add(model)
+        if agent is not None:
+            spent = self._spent.get(agent, NO_AMOUNT)
+            self._spent[agent] = spent + Amount(usage.cost_usd, usage.total_tokens)
 
     def _amount(self, model: str, input_tokens: int, output_tokens: int) -> Amount:
         cost, _ = self._cost(model, input_tokens, output_tokens, 0, 0)
@@ -347,20 +369,14 @@ class Budget:
     ) -> Usage:
         """Add one request's usage in place of the calling thread's reservation; returns that
         request's :class:`Usage`."""
-        cost, known = self._cost(
-            model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens
+        usage, known = self._priced(
+            model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, 1
         )
-        usage = Usage(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost, 1)
         with self._changed:
-            self._usage[role] = self._usage[role] + usage
             self._outputs.learn(role, output_tokens)
-            if not known:
-                self._unknown_models.add(model)
             hold = self._holds.pop(threading.get_ident(), None)
+            self._add(role, model, usage, known, hold.agent if hold is not None else None)
             if hold is not None:
-                if hold.agent is not None:
-                    spent = self._spent.get(hold.agent, NO_AMOUNT)
-                    self._spent[hold.agent] = spent + Amount(cost, usage.total_tokens)
                 self._changed.notify_all()
         return usage
 
