@@ -5,6 +5,7 @@ A leaf: it imports nothing from orch-review, so git on the host and the engine b
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 # The Claude API's and the code hosts' credentials.
@@ -21,6 +22,16 @@ PROVIDER_SECRET_VARIABLES = (
     "AZURE_CLIENT_CERTIFICATE_PASSWORD",
 )
 SECRET_VARIABLES = (*API_SECRET_VARIABLES, *PROVIDER_SECRET_VARIABLES)
+
+
+def user_cache_home(environ: Mapping[str, str]) -> str | None:
+    """The user's cache directory: ``$XDG_CACHE_HOME`` or ``$HOME/.cache``, each only when
+    absolute; None without either."""
+    cache = environ.get("XDG_CACHE_HOME") or ""
+    if os.path.isabs(cache):
+        return cache
+    home = environ.get("HOME") or ""
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
 
 
 def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, Self
 
+from orch_review.environment import user_cache_home
 from orch_review.errors import OrchReviewError
 from orch_review.trust import Signer
 
@@ -94,12 +95,9 @@ def default_journal_path(git_dir: Path) -> Path:
 def cache_journal_path(git_dir: Path, env: Mapping[str, str]) -> Path | None:
     """The journal of a repository whose git directory cannot be written: in the user's cache
     directory (``$XDG_CACHE_HOME`` or ``~/.cache``), one per repository; None without either."""
-    cache = env.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(cache):
-        home = env.get("HOME") or ""
-        if not os.path.isabs(home):
-            return None
-        cache = os.path.join(home, ".cache")
+    cache = user_cache_home(env)
+    if cache is None:
+        return None
     name = hashlib.sha256(os.fsencode(git_dir.resolve())).hexdigest()[:24]
     return Path(cache) / "orch-review" / "journals" / name / "journal.sqlite3"
 

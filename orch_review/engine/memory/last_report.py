@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from orch_review.engine.memory.journal import JournalLike, journal_key
+from orch_review.environment import user_cache_home
 from orch_review.errors import OrchReviewError, OutputError
 from orch_review.findings.merge import report_from_json
 from orch_review.findings.report import Report
@@ -55,12 +56,9 @@ def load_report(journal: JournalLike, work_tree: Path) -> Report:
 def rescue_report(report: Report, env: Mapping[str, str]) -> Path | None:
     """Write ``report`` as JSON to a new private file under the user's cache directory
     (``$XDG_CACHE_HOME`` or ``~/.cache``, ``orch-review/reports``); None when that fails too."""
-    cache = env.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(cache):
-        home = env.get("HOME") or ""
-        if not os.path.isabs(home):
-            return None
-        cache = os.path.join(home, ".cache")
+    cache = user_cache_home(env)
+    if cache is None:
+        return None
     folder = Path(cache) / "orch-review" / "reports"
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = folder / f"report-{stamp}-{os.getpid()}.json"
