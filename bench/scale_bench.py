@@ -1,7 +1,7 @@
 """Does a review cost O(change)? The same small change in a small and a huge repository.
 
 Usage: python -m bench.scale_bench [--small 100] [--large 100000] [--runs 3]
-    [--layouts nested flat] [--change 1500 --change-small 5000] [--json FILE]
+    [--layouts nested flat] [--change 1500 --change-small 5000] [--bwrap PATH] [--json FILE]
 
 Synthetic repositories of two layouts (:mod:`bench.layouts`: the plan bench's nested
 packages, and every file in one directory; built once under ``bench/out`` and reused),
@@ -18,6 +18,10 @@ from this process with no latency:
   (a fresh CI checkout), the kept tree removed before each run;
 * **plan in a pipe**: ``plan --all --limit 0`` piped, next to ``plan --all --json``, on the
   large nested repository.
+
+``--bwrap`` names the bubblewrap the large change's reviews use (``--bwrap-path``): one of
+0.9 or later shows the change as overlays over the working tree (``scope/view.py``), where
+an older one needs the tree of links.
 
 Fresh processes, medians of ``--runs`` after a warm-up, no journal. Targets: large / small
 <= 1.5x for the review's wall time, the hook's and the large change's CPU; piped plan <= 2x
@@ -129,7 +133,13 @@ def _bench_env(api: FakeMessagesAPI) -> dict[str, str]:
 
 
 def time_large_change(
-    layout: str, sizes: Sequence[int], files: int, runs: int, *, first: bool = False
+    layout: str,
+    sizes: Sequence[int],
+    files: int,
+    runs: int,
+    *,
+    first: bool = False,
+    bwrap: Path | None = None,
 ) -> list[float]:
     """Per repository size, median CPU seconds of a review of the same committed
     ``files``-file change, the runs interleaved, after a warm-up of each. ``first``: each
@@ -144,6 +154,7 @@ def time_large_change(
                 remove_tree(kept_place(repo / ".git"))
             with FakeMessagesAPI(OneSubtaskPerFile(base=base)) as api:
                 argv = [*command(), "--base", base, "--head", head, "--no-progress"]
+                argv += ["--bwrap-path", str(bwrap)] if bwrap is not None else []
                 used = _child_cpu()
                 done = subprocess.run(argv, cwd=repo, env=_bench_env(api), capture_output=True)
                 if done.returncode not in (0, 1):
@@ -202,6 +213,7 @@ def main(argv: list[str] | None = None) -> list[Figure]:
     parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
     parser.add_argument("--change", type=int, default=1500, help="files of the large change")
     parser.add_argument("--change-small", type=int, default=5000)
+    parser.add_argument("--bwrap", type=Path, help="bubblewrap for the large change")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     figures: list[Figure] = []
@@ -220,7 +232,9 @@ def main(argv: list[str] | None = None) -> list[Figure]:
         if args.change:
             sizes = (args.change_small, args.large)
             for first, which in ((False, "a later review"), (True, "the first review")):
-                low, high = time_large_change(layout, sizes, args.change, args.runs, first=first)
+                low, high = time_large_change(
+                    layout, sizes, args.change, args.runs, first=first, bwrap=args.bwrap
+                )
                 label = f"{layout}: {which} of a {args.change:,}-file change, CPU"
                 figures += _ratio_figures(label, *sizes, low, high, "s")
         loads.append(os.getloadavg()[0])

@@ -57,7 +57,7 @@ from orch_review.engine.proofs.patch_check import PatchChecker, unconfined_reaso
 from orch_review.engine.proofs.proving import Provers, wanted
 from orch_review.engine.running_totals import LiveTotals
 from orch_review.engine.shell.confinement import agent_environment
-from orch_review.engine.shell.sandbox import Sandbox
+from orch_review.engine.shell.sandbox import Sandbox, overlay_works
 from orch_review.errors import ExitCode, OrchReviewError
 from orch_review.events import AgentEvent, EventSink
 from orch_review.findings.coverage import Coverage, LedgerFile, SkippedPath, build_coverage
@@ -133,11 +133,22 @@ def _stage(events: EventSink | None, state: str, step: str, label: str) -> None:
 
 @contextmanager
 def _snapshot_in_progress(
-    repo: git.Repo, scope: Scope, env: Mapping[str, str], events: EventSink | None
+    config: Config,
+    repo: git.Repo,
+    scope: Scope,
+    env: Mapping[str, str],
+    events: EventSink | None,
 ) -> Iterator[Snapshot]:
     """The snapshot, with its making and removal shown: a full copy takes seconds."""
     _stage(events, "started", "snapshot", _PREPARE)
-    with snapshot(repo, scope, env) as content:
+    overlay = partial(
+        overlay_works,
+        config.sandbox,
+        gitops.work_tree(repo),
+        search_path=env.get("PATH", ""),
+        bwrap_path=config.bwrap_path,
+    )
+    with snapshot(repo, scope, env, overlay=overlay) as content:
         content.on_written(
             lambda failure: _stage(events, "failed" if failure else "done", "snapshot", _PREPARE)
         )
@@ -228,7 +239,7 @@ def review_scope(
         state.warnings.extend(options.intent.notes)
     with (
         closing(new_client(config, env)) as client,
-        _snapshot_in_progress(repo, scope, env, events) as content,
+        _snapshot_in_progress(config, repo, scope, env, events) as content,
     ):
         guidance = load_review_guidance(
             config, content.repo, scope, content.commit, options.learnings

@@ -223,9 +223,17 @@ def _unwritable(top: Path, exc: BaseException) -> ScratchSpaceError:
 
 
 @contextmanager
-def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[Snapshot]:
+def snapshot(
+    repo: git.Repo,
+    scope: Scope,
+    env: Mapping[str, str],
+    *,
+    overlay: Callable[[], bool] | None = None,
+) -> Iterator[Snapshot]:
     """The snapshot of ``scope``'s content, read-only, removed afterwards (also on errors
-    and Ctrl-C). Nothing is written to the user's repository."""
+    and Ctrl-C). Nothing is written to the user's repository. ``overlay``, asked only when a
+    change is large enough for it to matter: whether the sandbox can lay the private copies
+    over the working tree as an overlay."""
     with (
         _directory(scope.root) as top,
         ThreadPoolExecutor(1, thread_name_prefix="orch-review-snapshot") as writer,
@@ -268,7 +276,17 @@ def snapshot(repo: git.Repo, scope: Scope, env: Mapping[str, str]) -> Iterator[S
             listing=listed,
         )
         view = _view(
-            own, plan, commit, root, private, git_dir, under_review, differences, listed, held
+            own,
+            plan,
+            commit,
+            root,
+            private,
+            git_dir,
+            under_review,
+            differences,
+            listed,
+            held,
+            overlay=overlay,
         )
         digest = hashlib.sha256(f"{scope.source}\0{gitops.tree_of(own, commit)}".encode())
         blobs = gitops.BlobReader(own)
@@ -307,36 +325,48 @@ def _view(
     differ: list[str],
     listing: gitops.TreeListing | None,
     held: contextlib.ExitStack,
+    *,
+    overlay: Callable[[], bool] | None = None,
 ) -> View | None:
     """How bubblewrap shows the content: the plan's mounts when the review's shells pay
     little for them, else one tree of links shared by every shell when it costs less to
     make, or when mounts cannot show the content (too many, or a symbolic link in the way)
     in a repository not small enough to copy; None when neither can (the content is
-    copied)."""
+    copied). Where mounting the private copies one by one costs, and ``overlay()`` says the
+    sandbox can, they are laid as overlays: a mount or a few, whatever their number."""
     entries = None
+    if plan is not None and overlay is not None:
+        many = farm.mount_seconds(plan.mounts, len(under_review)) >= farm.WORTH_LISTING
+        laid = (plan.mounts > MAX_MOUNTS or many) and plan.layerable and overlay()
+    else:
+        laid = False
     if plan is None:
         # Mounts cannot show it: copying costs a file written per file of the repository,
         # a tree of links (at most) a link; worth it past a small repository.
         indexed = gitops.indexed_files(repo)
         if indexed is not None and indexed * farm.LINK_SECONDS < farm.WORTH_LISTING:
             return None
-    elif plan.mounts <= MAX_MOUNTS:
+    elif (mounts := plan.mounts_with(overlay=laid)) <= MAX_MOUNTS:
         # Mounts, unless the tree costs clearly less: the tree is listed only when it may.
-        cost = farm.mount_seconds(plan.mounts, len(under_review))
+        cost = farm.mount_seconds(mounts, len(under_review))
         indexed = gitops.indexed_files(repo)
         likely = indexed is None or indexed * farm.LINK_SECONDS < cost
         if cost >= farm.WORTH_LISTING and likely:
             entries = _entries(repo, commit, listing)
         if entries is None or len(entries) * farm.LINK_SECONDS >= cost:
-            return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
+            return build_view(
+                plan, repo, root=root, private_dir=private, git_directory=git_dir, overlay=laid
+            )
     if entries is None:
         entries = _entries(repo, commit, listing)
     tree = _tree(repo, commit, entries, private / "tree", [*differ, *under_review], held)
     if tree is not None:
         return farm_view(tree, repo, root=root, git_directory=git_dir)
-    if plan is None or plan.mounts > MAX_MOUNTS:
+    if plan is None or mounts > MAX_MOUNTS:
         return None
-    return build_view(plan, repo, root=root, private_dir=private, git_directory=git_dir)
+    return build_view(
+        plan, repo, root=root, private_dir=private, git_directory=git_dir, overlay=laid
+    )
 
 
 def _entries(

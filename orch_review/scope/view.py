@@ -20,6 +20,15 @@ What this gives up against a full copy, and why it is still exact where it matte
   rebuilding to hide has a budget: past it, a hidden entry keeps its name, as an empty
   file or directory, its content out of reach.
 
+Where bubblewrap can mount an overlay (0.9 and later, on Linux 5.11 and later for a user
+who is not root), the private copies are not mounted one by one: they are written at their
+own paths in a private directory, laid over the working tree as one read-only overlay at the
+root (where the root itself is rebuilt, one over each directory it binds that holds
+copies). A change of any size then costs a mount or a few. Files under review are still the
+private copies; for the user's own files, the kernel leaves undefined what an overlay shows
+while its layers change, so an edit during the review may or may not show, which is all
+agents could rely on with a bound file too.
+
 When the difference cannot be shown this way (a symbolic link in the way of a mount, a file
 where the content has a directory, too many mounts), there is no view: the snapshot is
 written out whole, as without bubblewrap.
@@ -50,7 +59,8 @@ _REBUILD_CANDIDATES = 500
 _REGULAR_MODES = {"100644": 0o444, "100755": 0o555}
 
 # One mount step: ("bind", source, destination), ("tmpfs", destination), ("dir", destination),
-# ("symlink", target, destination) or ("readonly", destination).
+# ("symlink", target, destination), ("readonly", destination) or ("overlay", lowest layer,
+# ..., top layer, destination): a read-only overlay of the layers.
 Step = tuple[str, ...]
 
 
@@ -80,8 +90,22 @@ class ViewPlan:
     @property
     def mounts(self) -> int:
         """How many mounts each shell's start makes to show this plan."""
-        count = len(self.private) + len(self.hidden_files) + len(self.hidden_dirs)
-        return count + sum(len(entries) + 2 for entries in self.rebuilt.values()) + 3
+        return self.mounts_with(overlay=False)
+
+    def mounts_with(self, *, overlay: bool) -> int:
+        """How many mounts each shell's start makes to show this plan; with ``overlay`` (see
+        :func:`build_view`), none for the private copies but one at the root."""
+        count = len(self.hidden_files) + len(self.hidden_dirs) + 3
+        count += sum(len(entries) + 2 for entries in self.rebuilt.values())
+        if overlay and self.layerable:
+            return count + (0 if "" in self.rebuilt else 1)
+        return count + len(self.private)
+
+    @property
+    def layerable(self) -> bool:
+        """Whether the private copies can be laid as overlays: every path one that a layer
+        may hold."""
+        return all(_layer_path(path) for path in self.private)
 
 
 def plan_view(
@@ -277,10 +301,14 @@ def build_view(
     root: Path,
     private_dir: Path,
     git_directory: Path,
+    overlay: bool = False,
 ) -> View:
     """Write the plan's private copies under ``private_dir`` (read-only) and return the view
     of ``root``: the working tree, the snapshot's git directory as its ``.git``, then the
-    copies and hidden entries."""
+    copies and hidden entries. With ``overlay`` (the sandbox can mount one), the copies are
+    written at their own paths in one directory, laid over the working tree by one overlay
+    at the root, or, where the root is rebuilt, by one over each directory it binds that
+    holds copies (see :attr:`ViewPlan.layerable`)."""
     work = gitops.work_tree(repo)
     empty = private_dir / "empty"
     empty.write_bytes(b"")
@@ -288,7 +316,12 @@ def build_view(
     empty_dir = private_dir / "empty-dir"
     empty_dir.mkdir()
     empty_dir.chmod(0o555)
-    copies = {path: private_dir / str(n) for n, path in enumerate(plan.private)}
+    layer = private_dir / "layer" if overlay and plan.layerable else None
+    if layer is not None:
+        copies = {path: layer / path for path in plan.private}
+        _make_parents(layer, plan.private)
+    else:
+        copies = {path: private_dir / str(n) for n, path in enumerate(plan.private)}
     gitops.write_blobs(repo, [(plan.private[p][1], copy) for p, copy in copies.items()])
     for path, copy in copies.items():
         copy.chmod(_REGULAR_MODES[plan.private[path][0]])
@@ -314,10 +347,12 @@ def build_view(
             if mode == "040000" and path in plan.rebuilt:
                 steps.append(("dir", at(path)))
                 rebuild(path)
-            elif mode in ("040000", "160000"):
-                steps.append(
-                    ("dir", at(path)) if mode == "160000" else ("bind", str(work / path), at(path))
-                )
+            elif mode == "160000":
+                steps.append(("dir", at(path)))
+            elif mode == "040000" and layer is not None and (layer / path).is_dir():
+                steps.append(("overlay", str(work / path), str(layer / path), at(path)))
+            elif mode == "040000":
+                steps.append(("bind", str(work / path), at(path)))
             elif mode == "120000":
                 steps.append(("symlink", targets[oid], at(path)))
             elif path in copies:
@@ -329,6 +364,8 @@ def build_view(
     if "" in plan.rebuilt:
         steps.append(("tmpfs", str(root)))
         readonly.append(("readonly", str(root)))
+    elif layer is not None:
+        steps.append(("overlay", str(work), str(layer), str(root)))
     else:
         steps.append(("bind", str(work), str(root)))
     extra: list[Path] = []
@@ -349,7 +386,9 @@ def build_view(
             readonly.append(("readonly", at(directory)))
         rebuild(directory)
     for path, copy in copies.items():
-        if path not in done:
+        # With a layer, every copy is shown: bound in a rebuilt directory, else in an overlay
+        # (of the root, or of the nearest directory a rebuilt one binds).
+        if path not in done and layer is None:
             steps.append(("bind", str(copy), at(path)))
     inside_rebuilt = {
         p for p in [*plan.hidden_files, *plan.hidden_dirs] if _parent(p) in plan.rebuilt
@@ -372,6 +411,28 @@ def farm_view(farm: Path, repo: git.Repo, *, root: Path, git_directory: Path) ->
 
 def _parent(path: str) -> str:
     return path.rpartition("/")[0]
+
+
+def _layer_path(path: str) -> bool:
+    """Whether ``path`` (from a tree: hostile) names a file inside an overlay's layer."""
+    parts = path.split("/")
+    return all(part not in ("", ".", "..", ".git") for part in parts) and "\0" not in path
+
+
+def _make_parents(layer: Path, paths: Iterable[str]) -> None:
+    """The directories of ``paths`` inside ``layer`` (new), readable by the sandbox's user
+    whoever it is."""
+    layer.mkdir()
+    layer.chmod(0o755)
+    made: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            directory = "/".join(parts[:depth])
+            if directory not in made:
+                made.add(directory)
+                (layer / directory).mkdir(exist_ok=True)
+                (layer / directory).chmod(0o755)  # whatever the umask
 
 
 def _object_dirs(objects: Path) -> list[Path]:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from orch_review.engine.shell.bash import BashSession
-from orch_review.engine.shell.sandbox import SandboxUnavailable, resolve_sandbox
+from orch_review.engine.shell.sandbox import SandboxUnavailable, overlay_works, resolve_sandbox
+from orch_review.scope import farm, view
 from orch_review.scope import git as gitops
-from orch_review.scope import view
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
@@ -276,14 +276,53 @@ def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
 # The view: the working tree read-only under bubblewrap, the differences mounted over it
 
 
+# A bubblewrap of 0.9 or later, to test views laid as an overlay where the one on PATH is
+# older (Debian 12 has 0.8).
+OVERLAY_BWRAP_VARIABLE = "ORCH_REVIEW_TEST_BWRAP"
+
+
+def _overlay_bwrap(repo: Path) -> Path | None:
+    """The bwrap to show views of ``repo`` as an overlay with; skips the test if none can."""
+    named = os.environ.get(OVERLAY_BWRAP_VARIABLE)
+    bwrap = Path(named) if named else None
+    if not overlay_works("on", repo, search_path=os.environ["PATH"], bwrap_path=bwrap):
+        pytest.skip(f"no bubblewrap that mounts overlays here (set {OVERLAY_BWRAP_VARIABLE})")
+    return bwrap
+
+
+@pytest.fixture(params=["mounts", "overlay"])
+def shown_as(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the view lays the private copies over the working tree: one mount each, or as
+    overlays (bubblewrap 0.9 and later), as it would for a change of any size in a
+    repository of 100,000 files."""
+    if request.param == "overlay":
+        _as_if_huge(monkeypatch)
+    return str(request.param)
+
+
+def _as_if_huge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the snapshot choose as in a repository of 100,000 files: a tree of links costs
+    more than overlays, and even a small change is worth laying as overlays."""
+    monkeypatch.setattr(farm, "LINK_SECONDS", 1.0)
+    monkeypatch.setattr(farm, "WORTH_LISTING", 0.0)
+
+
 @contextmanager
-def _viewed(repo: Path, scope: Scope) -> Iterator[tuple[Snapshot, BashSession]]:
+def _viewed(
+    repo: Path, scope: Scope, shown_as: str = "mounts"
+) -> Iterator[tuple[Snapshot, BashSession]]:
     """The snapshot shown through its view, and an agent's shell in it."""
-    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+    bwrap = _overlay_bwrap(repo) if shown_as == "overlay" else None
+    overlay = (lambda: True) if shown_as == "overlay" else None
+    with snapshot(gitops.open_repo(repo), scope, os.environ, overlay=overlay) as content:
         assert content.view is not None
         try:
             sandbox = resolve_sandbox(
-                "on", content.root, search_path=os.environ["PATH"], view=content.view
+                "on",
+                content.root,
+                search_path=os.environ["PATH"],
+                view=content.view,
+                bwrap_path=bwrap,
             )
         except SandboxUnavailable as exc:
             pytest.skip(f"bubblewrap cannot run here: {exc}")
@@ -303,10 +342,12 @@ def _seen(bash: BashSession) -> dict[str, str]:
     return {name: bash.run(f"cat -- '{name}'").output for name in names}
 
 
-def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(worked_repo: Path) -> None:
+def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(
+    worked_repo: Path, shown_as: str
+) -> None:
     scope = _resolve(worked_repo, ScopeRequest())
 
-    with _viewed(worked_repo, scope) as (_, bash):
+    with _viewed(worked_repo, scope, shown_as) as (_, bash):
         files = _seen(bash)
         status = bash.run("git status --porcelain --untracked-files=all").output
         diff = bash.run(f"git diff --stat {scope.base_commit} HEAD").output
@@ -321,18 +362,18 @@ def test_view_of_the_working_tree_hides_what_the_snapshot_leaves_out(worked_repo
 
 
 def test_view_hides_deep_ignored_entries_and_past_its_budget_keeps_only_their_names(
-    worked_repo: Path, monkeypatch: pytest.MonkeyPatch
+    worked_repo: Path, monkeypatch: pytest.MonkeyPatch, shown_as: str
 ) -> None:
     write(worked_repo, {"lib/__pycache__/util.pyc": "compiled\n", "lib/.env": "SECRET=2\n"})
     write(worked_repo, {".gitignore": "*.log\nbuild/\n.env\n__pycache__/\n"})
     commit(worked_repo)  # (also commits the staged app.py: nothing else matters here)
     scope = _resolve(worked_repo, ScopeRequest("all"))
 
-    with _viewed(worked_repo, scope) as (_, bash):
+    with _viewed(worked_repo, scope, shown_as) as (_, bash):
         rebuilt = _seen(bash)
         listing = bash.run("ls -a lib").output.split()
     monkeypatch.setattr(view, "REBUILD_BUDGET", 0)
-    with _viewed(worked_repo, scope) as (_, bash):
+    with _viewed(worked_repo, scope, shown_as) as (_, bash):
         masked = _seen(bash)
         names = bash.run("ls -a lib lib/__pycache__").output.split()
 
@@ -343,10 +384,12 @@ def test_view_hides_deep_ignored_entries_and_past_its_budget_keeps_only_their_na
     assert masked["lib/util.py"] == rebuilt["lib/util.py"] == "def add(a, b):\n    return a + b\n"
 
 
-def test_view_of_the_index_shows_staged_content_and_staged_only_files(worked_repo: Path) -> None:
+def test_view_of_the_index_shows_staged_content_and_staged_only_files(
+    worked_repo: Path, shown_as: str
+) -> None:
     scope = _resolve(worked_repo, ScopeRequest("staged"))
 
-    with _viewed(worked_repo, scope) as (_, bash):
+    with _viewed(worked_repo, scope, shown_as) as (_, bash):
         files = _seen(bash)
         log = bash.run("git log -p -1 --format=%s").output
 
@@ -356,13 +399,13 @@ def test_view_of_the_index_shows_staged_content_and_staged_only_files(worked_rep
     assert log.startswith("orch-review snapshot") and "+staged version" in log
 
 
-def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path) -> None:
+def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path, shown_as: str) -> None:
     git(worked_repo, "stash", "-q", "--include-untracked")
     git(worked_repo, "checkout", "-q", "main")
     write(worked_repo, {"app.py": "uncommitted on main\n", "lib/extra.py": "only on disk\n"})
     scope = _resolve(worked_repo, ScopeRequest("base", base="main", head="feature"))
 
-    with _viewed(worked_repo, scope) as (_, bash):
+    with _viewed(worked_repo, scope, shown_as) as (_, bash):
         files = _seen(bash)
         log = bash.run("git log --format=%s -1").output
 
@@ -373,10 +416,12 @@ def test_view_of_a_commit_that_is_not_checked_out(worked_repo: Path) -> None:
     assert log == "c\n"
 
 
-def test_view_is_read_only_and_files_under_review_do_not_change(worked_repo: Path) -> None:
+def test_view_is_read_only_and_files_under_review_do_not_change(
+    worked_repo: Path, shown_as: str
+) -> None:
     scope = _resolve(worked_repo, ScopeRequest())
 
-    with _viewed(worked_repo, scope) as (content, bash):
+    with _viewed(worked_repo, scope, shown_as) as (content, bash):
         write(worked_repo, {"app.py": "edited during the review\n"})
         seen = bash.run("cat app.py").output
         tried = bash.run("echo x >> lib/util.py; touch new-file; rm app.py; ls new-file")
@@ -388,13 +433,13 @@ def test_view_is_read_only_and_files_under_review_do_not_change(worked_repo: Pat
     assert read == b"working copy version\n"
 
 
-def test_view_of_a_linked_worktree(worked_repo: Path, tmp_path: Path) -> None:
+def test_view_of_a_linked_worktree(worked_repo: Path, tmp_path: Path, shown_as: str) -> None:
     linked = tmp_path / "linked"
     git(worked_repo, "worktree", "add", "-q", "-b", "other", str(linked), "main")
     write(linked, {"app.py": "edited in the linked worktree\n"})
     scope = _resolve(linked, ScopeRequest())
 
-    with _viewed(linked, scope) as (_, bash):
+    with _viewed(linked, scope, shown_as) as (_, bash):
         files = _seen(bash)
         log = bash.run("git log --format=%s -2").output
 
@@ -546,3 +591,42 @@ def test_a_review_works_with_a_read_only_git_directory(
 
     assert result.returncode == 1 and "app.py:6" in result.stdout, result.stderr
     assert journal.exists()
+
+
+def _overlaid(content: Snapshot) -> bool:
+    """Whether the view lays the private copies over the working tree as an overlay."""
+    return content.view is not None and any(s[0] == "overlay" for s in content.view.steps)
+
+
+@pytest.mark.parametrize("ignored_in", ["", "src/"])
+def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch, ignored_in: str
+) -> None:
+    files: dict[str, str | bytes] = {f"src/m{n}.py": f"v = {n}\n" for n in range(600)}
+    files |= {"run.sh": "echo old\n", ".gitignore": ".env\nbuild/\n", "README.md": "r\n"}
+    repo = git_repo(files)
+    (repo / "run.sh").chmod(0o755)
+    commit(repo)
+    write(repo, {f"src/m{n}.py": f"v = {n} + 1\n" for n in range(550)})
+    write(repo, {"run.sh": "echo new\n", "notes.py": "untracked\n"})
+    # Ignored at the top, the root is rebuilt (and src/ overlaid); deeper, the root overlaid.
+    write(repo, {f"{ignored_in}.env": "SECRET=1\n", f"{ignored_in}build/out.py": "SECRET\n"})
+    scope = _resolve(repo, ScopeRequest())
+    _as_if_huge(monkeypatch)
+
+    with _viewed(repo, scope, "overlay") as (content, bash):
+        write(repo, {"src/m0.py": "edited during the review\n"})
+        edited = bash.run("grep -l '+ 1' src/*.py | wc -l").output.strip()
+        seen = bash.run("cat src/m0.py src/m599.py notes.py run.sh; ls -A").output
+        secret = bash.run("grep -rl SECRET . --exclude-dir=.git").output
+        executable = bash.run("test -x run.sh && ./run.sh").output
+        tried = bash.run("touch src/new.py; rm src/m1.py; ls src/new.py")
+        overlaid = _overlaid(content)
+
+    assert overlaid and not (repo / ".git" / "orch-review-tree").exists()
+    assert edited == "550"
+    assert seen.splitlines()[:4] == ["v = 0 + 1", "v = 599", "untracked", "echo new"]
+    assert "README.md" in seen.split() and secret == ""
+    assert executable == "new\n"
+    assert "Read-only file system" in tried.output and tried.exit_code != 0
+    assert (repo / "src" / "m1.py").read_text() == "v = 1 + 1\n"

@@ -186,8 +186,7 @@ class BubblewrapLauncher:
         args += ["--tmpfs", SANDBOX_HOME]
         mounts = [root, *sorted(extra, key=lambda p: len(p.parts))]
         if view is not None:
-            for step in view.steps:
-                args += [_VIEW_OPTIONS[step[0]], *step[1:]]
+            args += self._view_args(view)
             mounts = mounts[1:]
         for directory in mounts:
             args += ["--ro-bind", str(directory), str(directory)]
@@ -214,6 +213,21 @@ class BubblewrapLauncher:
         fresh = self.setpriv is not None  # a new random uid runs nothing yet
         args += [*limit_stage(self.limits, uid, running=0 if fresh else None), *shell]
         return tuple(args)
+
+    def _view_args(self, view: View) -> list[str]:
+        """The options that mount ``view``'s steps; an overlay's layers bottom first."""
+        args: list[str] = []
+        for kind, *operands in view.steps:
+            if kind == "overlay":
+                if "--overlay-src" not in self.options:
+                    raise SandboxUnavailable(f"{self.bwrap} cannot mount an overlay (bwrap < 0.9)")
+                *layers, destination = operands
+                for layer in layers:
+                    args += ["--overlay-src", layer]
+                args += ["--ro-overlay", destination]
+            else:
+                args += [_VIEW_OPTIONS[kind], *operands]
+        return args
 
 
 def _created_parents(mounts: Sequence[Path]) -> list[Path]:

@@ -35,7 +35,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -70,6 +70,9 @@ _PROBE = (
     'test -w "$HOME" || { echo "the sandbox cannot write its private HOME"; exit 3; }; '
     f"test -r . -a -x . || exit {_UNREADABLE}"
 )
+
+# The file the overlay's test puts in its top layer.
+_OVERLAY_MARK = "orch-review-overlay-test"
 
 Kind = Literal["bubblewrap", "landlock", "tools", "none"]
 # The shell sandboxes, strongest first, each with what an explicit mode of that name asks for.
@@ -181,6 +184,41 @@ def resolve_sandbox(
         notice=f"No sandboxed shell can run here ({why}), so agents get no shell: they read the "
         f"snapshot with read-only tools. For a shell, {INSTALL_HINT}.",
     )
+
+
+def overlay_works(
+    mode: SandboxMode, work: Path, *, search_path: str, bwrap_path: Path | None = None
+) -> bool:
+    """Whether bubblewrap, should it be the sandbox, can show the content as a read-only
+    overlay over the working tree ``work`` (:func:`~orch_review.scope.view.build_view`): its
+    ``bwrap`` has ``--overlay-src`` (0.9 and later) and such an overlay mounts here (a user
+    who is not root needs Linux 5.11; some filesystems cannot be a layer). One test shell."""
+    if mode not in ("auto", "on", "bubblewrap"):
+        return False
+    try:
+        launcher = BubblewrapLauncher.find(bwrap_path, search_path, Limits())
+    except SandboxUnavailable:
+        return False
+    if "--overlay-src" not in launcher.options:
+        return False
+    with tempdirs.directory("overlay-test") as top:
+        layer, root = top / "layer", top / "root"
+        for directory in (layer, root):
+            directory.mkdir()
+        for directory in (top, layer, root):
+            directory.chmod(0o755)
+        (layer / _OVERLAY_MARK).write_bytes(b"")
+        view = View(root, (("overlay", str(work), str(layer), str(root)),), ())
+        env = agent_environment({"PATH": DEFAULT_PATH}, "/")
+        test = f"test -f {_OVERLAY_MARK} -a -e .git"
+        try:
+            launch = replace(launcher, view=view).launch(
+                root, env, ("bash", "--noprofile", "--norc", "-c", test)
+            )
+            returncode, _ = _run(launch)
+        except (OSError, subprocess.TimeoutExpired, SandboxUnavailable):
+            return False
+        return returncode == 0
 
 
 def _launcher(

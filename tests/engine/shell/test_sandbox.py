@@ -19,8 +19,15 @@ from orch_review.engine.shell.bwrap import (
     sanitized_git_config,
 )
 from orch_review.engine.shell.confinement import Limits, SandboxUnavailable, agent_environment
-from orch_review.engine.shell.sandbox import INSTALL_HINT, Sandbox, apparmor_hint, resolve_sandbox
+from orch_review.engine.shell.sandbox import (
+    INSTALL_HINT,
+    Sandbox,
+    apparmor_hint,
+    overlay_works,
+    resolve_sandbox,
+)
 from orch_review.errors import ExitCode
+from orch_review.scope.view import View
 from tests.conftest import GitRepoFactory, git
 
 SECRETS = {
@@ -182,6 +189,47 @@ def test_bwrap_command_line_for_root_drops_to_an_unused_uid(tmp_path: Path) -> N
     uid = int(argv[setpriv + 1].removeprefix("--reuid="))
     assert uid >= 0x6F000000
     assert "--no-new-privs" in argv[setpriv:] and "--bounding-set=-all" in argv[setpriv:]
+
+
+def test_an_overlay_view_is_one_read_only_overlay_its_layers_bottom_first(
+    tmp_path: Path,
+) -> None:
+    work, layer, root = tmp_path / "work", tmp_path / "layer", tmp_path / "root"
+    steps = (("overlay", str(work), str(layer), str(root)), ("bind", "/git", f"{root}/.git"))
+    view = View(root, steps, ())
+    options = frozenset({"--overlay-src", "--ro-overlay"})
+    argv = BubblewrapLauncher("/x/bwrap", options, Limits()).argv(
+        root, [], [], ("bash",), view=view
+    )
+    at = argv.index("--overlay-src")
+    # bwrap: "--overlay-src SRC" bottom to top, then "--ro-overlay DEST" (bubblewrap 0.9).
+    assert argv[at : at + 7] == (
+        "--overlay-src", str(work), "--overlay-src", str(layer), "--ro-overlay", str(root),
+        "--ro-bind",
+    )  # fmt: skip
+    older = BubblewrapLauncher("/x/bwrap", frozenset(), Limits())
+    with pytest.raises(SandboxUnavailable, match="cannot mount an overlay"):
+        older.argv(root, [], [], ("bash",), view=view)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "bwrap",
+    [
+        'echo "usage: bwrap --unshare-user --ro-bind"',  # 0.8: no overlays
+        'if [ "$1" = --help ]; then echo "--overlay-src --ro-overlay"; exit 0; fi\n'
+        'echo "bwrap: Can\'t make overlay mount: Operation not permitted" >&2; exit 1',
+    ],
+    ids=["bwrap-0.8", "kernel-refuses"],
+)
+def test_no_overlay_where_bwrap_or_the_kernel_cannot_mount_one(tmp_path: Path, bwrap: str) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(f"#!/bin/sh\n{bwrap}\n")
+    fake.chmod(0o755)
+    found = overlay_works("auto", tmp_path, search_path=os.environ["PATH"], bwrap_path=fake)
+    assert found is False
+    for mode in ("landlock", "tools", "off"):  # no bubblewrap, no test shell
+        assert overlay_works(mode, tmp_path, search_path="", bwrap_path=fake) is False
 
 
 def test_parents_of_mounts_are_opened_up_but_not_mounts() -> None:
