@@ -33,7 +33,15 @@ from orch_review.scope import farm
 from orch_review.scope import git as gitops
 from orch_review.scope.kept_tree import kept_tree
 from orch_review.scope.resolve import Scope
-from orch_review.scope.view import MAX_MOUNTS, View, ViewPlan, build_view, farm_view, plan_view
+from orch_review.scope.view import (
+    MAX_MOUNTS,
+    View,
+    ViewPlan,
+    build_view,
+    farm_view,
+    plan_view,
+    whiteouts_work,
+)
 
 if TYPE_CHECKING:
     import git
@@ -335,18 +343,18 @@ def _view(
     copied). Where mounting the private copies one by one costs, and ``overlay()`` says the
     sandbox can, they are laid as overlays: a mount or a few, whatever their number."""
     entries = None
+    laid = whiteouts = False
     if plan is not None and overlay is not None:
         many = farm.mount_seconds(plan.mounts, len(under_review)) >= farm.WORTH_LISTING
         laid = (plan.mounts > MAX_MOUNTS or many) and plan.layerable and overlay()
-    else:
-        laid = False
+        whiteouts = laid and plan.layered is not None and whiteouts_work(private)
     if plan is None:
         # Mounts cannot show it: copying costs a file written per file of the repository,
         # a tree of links (at most) a link; worth it past a small repository.
         indexed = gitops.indexed_files(repo)
         if indexed is not None and indexed * farm.LINK_SECONDS < farm.WORTH_LISTING:
             return None
-    elif (mounts := plan.mounts_with(overlay=laid)) <= MAX_MOUNTS:
+    elif (mounts := plan.mounts_with(overlay=laid, whiteouts=whiteouts)) <= MAX_MOUNTS:
         # Mounts, unless the tree costs clearly less: the tree is listed only when it may.
         cost = farm.mount_seconds(mounts, len(under_review))
         indexed = gitops.indexed_files(repo)
@@ -355,7 +363,13 @@ def _view(
             entries = _entries(repo, commit, listing)
         if entries is None or len(entries) * farm.LINK_SECONDS >= cost:
             return build_view(
-                plan, repo, root=root, private_dir=private, git_directory=git_dir, overlay=laid
+                plan,
+                repo,
+                root=root,
+                private_dir=private,
+                git_directory=git_dir,
+                overlay=laid,
+                whiteouts=whiteouts,
             )
     if entries is None:
         entries = _entries(repo, commit, listing)
@@ -365,7 +379,13 @@ def _view(
     if plan is None or mounts > MAX_MOUNTS:
         return None
     return build_view(
-        plan, repo, root=root, private_dir=private, git_directory=git_dir, overlay=laid
+        plan,
+        repo,
+        root=root,
+        private_dir=private,
+        git_directory=git_dir,
+        overlay=laid,
+        whiteouts=whiteouts,
     )
 
 

@@ -22,9 +22,13 @@ What this gives up against a full copy, and why it is still exact where it matte
 
 Where bubblewrap can mount an overlay (0.9 and later, on Linux 5.11 and later for a user
 who is not root), the private copies are not mounted one by one: they are written at their
-own paths in a private directory, laid over the working tree as one read-only overlay at the
-root (where the root itself is rebuilt, one over each directory it binds that holds
-copies). A change of any size then costs a mount or a few. Files under review are still the
+own paths in one private directory, laid over the working tree as one read-only overlay at
+the root. Where whiteouts can be made (a character device 0/0, which an overlay takes for
+"absent"; any user may since Linux 5.8), that layer also holds one for each entry to hide
+and the symbolic links the working tree lacks: nothing else is mounted but the snapshot's
+``.git`` and submodules' checkouts, and preparing it costs what the change holds. Without
+them, hidden entries are taken away as above, and where the root itself is rebuilt, one
+overlay goes over each directory it binds that holds copies. Files under review are still
 private copies; for the user's own files, the kernel leaves undefined what an overlay shows
 while its layers change, so an edit during the review may or may not show, which is all
 agents could rely on with a bound file too.
@@ -79,6 +83,17 @@ class _NoView(Exception):
 
 
 @dataclass(frozen=True)
+class Layered:
+    """What one overlay layer holds besides the private copies, to show the content over
+    the working tree with no other mount but for submodules' checkouts."""
+
+    whiteouts: tuple[str, ...]  # working tree entries the content does not hold
+    links: dict[str, str]  # path -> blob id: a symbolic link the working tree lacks
+    made_dirs: tuple[str, ...]  # a submodule's empty directory the working tree lacks
+    emptied: tuple[str, ...]  # a submodule's checkout, shown empty (a mount each)
+
+
+@dataclass(frozen=True)
 class ViewPlan:
     """What the content under review needs over the working tree, relative paths."""
 
@@ -86,15 +101,19 @@ class ViewPlan:
     hidden_files: tuple[str, ...]
     hidden_dirs: tuple[str, ...]
     rebuilt: dict[str, list[tuple[str, str, str]]]  # directory -> its (mode, id, name) entries
+    layered: Layered | None = None  # the same as one layer with whiteouts, where it can be
 
     @property
     def mounts(self) -> int:
         """How many mounts each shell's start makes to show this plan."""
         return self.mounts_with(overlay=False)
 
-    def mounts_with(self, *, overlay: bool) -> int:
+    def mounts_with(self, *, overlay: bool, whiteouts: bool = False) -> int:
         """How many mounts each shell's start makes to show this plan; with ``overlay`` (see
-        :func:`build_view`), none for the private copies but one at the root."""
+        :func:`build_view`), none for the private copies but one at the root, and with
+        ``whiteouts`` too, none for what is hidden but submodules' checkouts."""
+        if overlay and whiteouts and self.layered is not None:
+            return len(self.layered.emptied) + 4
         count = len(self.hidden_files) + len(self.hidden_dirs) + 3
         count += sum(len(entries) + 2 for entries in self.rebuilt.values())
         if overlay and self.layerable:
@@ -140,12 +159,15 @@ def plan_view(
         hidden_files: list[str] = []
         hidden_dirs: list[str] = []
         missing: list[str] = []
+        links: dict[str, str] = {}
         for path in sorted(wanted):
             if path in entries:
                 mode, oid = entries[path]
                 kind = _kind(work, path)
                 if kind is None:
                     missing.append(path)
+                    if mode == "120000":
+                        links[path] = oid
                 elif mode not in _REGULAR_MODES:  # a symbolic link: only where it is equal
                     if path in differ:
                         raise _NoView
@@ -163,14 +185,20 @@ def plan_view(
         kept = set(untracked_kept)
         for path, kind in _untracked(untracked, work, kept):
             (hidden_dirs if kind == "dir" else hidden_files).append(path)
+        whiteouts = (*hidden_files, *hidden_dirs)
+        emptied: list[str] = []
+        made_dirs: list[str] = []
         for path in submodules:
             kind = _kind(work, path)
             if kind == "dir":
                 hidden_dirs.append(path)
+                emptied.append(path)
             elif kind is None:
                 missing.append(path)
+                made_dirs.append(path)
             else:
                 raise _NoView
+        layered = _layered(private, whiteouts, links, made_dirs, emptied)
         rebuilt = _rebuilt_dirs(repo, commit, work, missing)
         hidden = [*hidden_files, *hidden_dirs]
         rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt))
@@ -179,7 +207,27 @@ def plan_view(
         return None
     hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
     hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
-    return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt)
+    return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt, layered)
+
+
+def _layered(
+    private: Collection[str],
+    whiteouts: tuple[str, ...],
+    links: dict[str, str],
+    made_dirs: list[str],
+    emptied: list[str],
+) -> Layered | None:
+    """The plan as one layer, or None where a layer cannot hold it: a path no layer may
+    hold, or an entry to hide on the way to one the layer must hold."""
+    held = [*private, *links, *made_dirs]
+    if not all(_layer_path(p) for p in [*held, *whiteouts, *emptied]):
+        return None
+    above = {p.rsplit("/", i)[0] for p in held for i in range(1, p.count("/") + 1)}
+    if any(p in above or p in held for p in [*whiteouts, *emptied]):
+        return None
+    # A submodule's checkout is shown as an empty directory mounted over it, not removed.
+    shown = [p for p in whiteouts if p not in emptied]
+    return Layered(tuple(shown), dict(links), tuple(made_dirs), tuple(emptied))
 
 
 def _rebuilt_to_hide(
@@ -302,14 +350,19 @@ def build_view(
     private_dir: Path,
     git_directory: Path,
     overlay: bool = False,
+    whiteouts: bool = False,
 ) -> View:
     """Write the plan's private copies under ``private_dir`` (read-only) and return the view
     of ``root``: the working tree, the snapshot's git directory as its ``.git``, then the
     copies and hidden entries. With ``overlay`` (the sandbox can mount one), the copies are
     written at their own paths in one directory, laid over the working tree by one overlay
     at the root, or, where the root is rebuilt, by one over each directory it binds that
-    holds copies (see :attr:`ViewPlan.layerable`)."""
+    holds copies (see :attr:`ViewPlan.layerable`). With ``whiteouts`` too (they can be made:
+    :func:`whiteouts_work`), what is hidden is in that layer as well (see
+    :func:`_layered_view`)."""
     work = gitops.work_tree(repo)
+    if overlay and whiteouts and plan.layered is not None:
+        return _layered_view(plan, plan.layered, repo, work, root, private_dir, git_directory)
     empty = private_dir / "empty"
     empty.write_bytes(b"")
     empty.chmod(0o444)
@@ -368,18 +421,8 @@ def build_view(
         steps.append(("overlay", str(work), str(layer), str(root)))
     else:
         steps.append(("bind", str(work), str(root)))
-    extra: list[Path] = []
-    dot_git = work / ".git"
-    if dot_git.is_dir() and not dot_git.is_symlink():
-        steps.append(("bind", str(git_directory), at(".git")))
-    elif dot_git.is_file() and not dot_git.is_symlink():
-        gitfile = private_dir / "gitfile"
-        gitfile.write_text(f"gitdir: {git_directory}\n", encoding="utf-8")
-        gitfile.chmod(0o444)
-        steps.append(("bind", str(gitfile), at(".git")))
-        extra.append(git_directory)
-    else:
-        raise FileNotFoundError(f"{dot_git} is neither a directory nor a file")
+    git_steps, extra = _git_steps(work, root, private_dir, git_directory)
+    steps += git_steps
     for directory in tops:
         if directory:
             steps.append(("tmpfs", at(directory)))
@@ -397,6 +440,75 @@ def build_view(
     steps += [("bind", str(empty_dir), at(p)) for p in plan.hidden_dirs if p not in inside_rebuilt]
     extra += _object_dirs(gitops.objects_dir(repo))
     return View(root=root, steps=(*steps, *readonly), extra=tuple(extra))
+
+
+def _git_steps(
+    work: Path, root: Path, private_dir: Path, git_directory: Path
+) -> tuple[list[Step], list[Path]]:
+    """The mount that gives ``root`` the snapshot's git directory where the working tree has
+    its ``.git`` (a directory, or a file naming one), and what it needs shown besides."""
+    dot_git = work / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        return [("bind", str(git_directory), str(root / ".git"))], []
+    if dot_git.is_file() and not dot_git.is_symlink():
+        gitfile = private_dir / "gitfile"
+        gitfile.write_text(f"gitdir: {git_directory}\n", encoding="utf-8")
+        gitfile.chmod(0o444)
+        return [("bind", str(gitfile), str(root / ".git"))], [git_directory]
+    raise FileNotFoundError(f"{dot_git} is neither a directory nor a file")
+
+
+def whiteouts_work(directory: Path) -> bool:
+    """Whether a whiteout (a character device 0/0, which an overlay takes for "absent") can
+    be made in ``directory``: any user may since Linux 5.8, where the filesystem and the
+    seccomp policy allow it."""
+    test = directory / "whiteout-test"
+    try:
+        os.mknod(test, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    except OSError:
+        return False
+    test.unlink()
+    return True
+
+
+def _layered_view(
+    plan: ViewPlan,
+    layered: Layered,
+    repo: git.Repo,
+    work: Path,
+    root: Path,
+    private_dir: Path,
+    git_directory: Path,
+) -> View:
+    """The content as one overlay at ``root``: the working tree below, and above it one
+    layer holding the private copies, the symbolic links and submodules' directories the
+    working tree lacks, and a whiteout for each entry the content does not hold. Nothing
+    else is mounted but the snapshot's ``.git`` and an empty directory over each submodule's
+    checkout."""
+    layer = private_dir / "layer"
+    _make_parents(layer, [*plan.private, *layered.links, *layered.whiteouts, *layered.made_dirs])
+    copies = [(oid, layer / path) for path, (_, oid) in plan.private.items()]
+    gitops.write_blobs(repo, copies)
+    for path, (mode, _) in plan.private.items():
+        (layer / path).chmod(_REGULAR_MODES[mode])
+    targets = [(oid, private_dir / f"link{n}") for n, oid in enumerate(layered.links.values())]
+    gitops.write_blobs(repo, targets)
+    for path, (_, target) in zip(layered.links, targets, strict=True):
+        os.symlink(target.read_bytes(), layer / path)
+    for path in layered.made_dirs:
+        (layer / path).mkdir()
+        (layer / path).chmod(0o555)
+    for path in layered.whiteouts:
+        os.mknod(layer / path, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    steps: list[Step] = [("overlay", str(work), str(layer), str(root))]
+    git_steps, extra = _git_steps(work, root, private_dir, git_directory)
+    if layered.emptied:
+        empty_dir = private_dir / "empty-dir"
+        empty_dir.mkdir()
+        empty_dir.chmod(0o555)
+        git_steps += [("bind", str(empty_dir), str(root / p)) for p in layered.emptied]
+    extra += _object_dirs(gitops.objects_dir(repo))
+    return View(root=root, steps=(*steps, *git_steps), extra=tuple(extra))
 
 
 def farm_view(farm: Path, repo: git.Repo, *, root: Path, git_directory: Path) -> View:

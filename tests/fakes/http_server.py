@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -79,6 +80,12 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, owner: LocalHTTPServer) -> None:
         self.owner = owner
         super().__init__(("127.0.0.1", 0), Exchange)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that closed its connection (a cancelled or hedged request does) is what
+        a real server sees too: not worth a traceback. Anything else is printed."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class Exchange(BaseHTTPRequestHandler):

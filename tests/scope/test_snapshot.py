@@ -16,6 +16,7 @@ from orch_review.engine.shell.bash import BashSession
 from orch_review.engine.shell.sandbox import SandboxUnavailable, overlay_works, resolve_sandbox
 from orch_review.scope import farm, view
 from orch_review.scope import git as gitops
+from orch_review.scope import snapshot as snapshot_module
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
@@ -290,14 +291,23 @@ def _overlay_bwrap(repo: Path) -> Path | None:
     return bwrap
 
 
-@pytest.fixture(params=["mounts", "overlay"])
+@pytest.fixture(params=["mounts", "overlay", "overlay-without-whiteouts"])
 def shown_as(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """How the view lays the private copies over the working tree: one mount each, or as
     overlays (bubblewrap 0.9 and later), as it would for a change of any size in a
-    repository of 100,000 files."""
-    if request.param == "overlay":
+    repository of 100,000 files: hiding entries with whiteouts, or, where none can be made,
+    with the mounts that hide them without an overlay."""
+    if request.param != "mounts":
         _as_if_huge(monkeypatch)
-    return str(request.param)
+    if request.param == "overlay-without-whiteouts":
+        _without_whiteouts(monkeypatch)
+    return "overlay" if request.param == "overlay" else str(request.param)
+
+
+def _without_whiteouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As where the kernel (before 5.8), the filesystem or a seccomp policy refuses to make
+    a whiteout."""
+    monkeypatch.setattr(snapshot_module, "whiteouts_work", lambda directory: False)
 
 
 def _as_if_huge(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -312,8 +322,8 @@ def _viewed(
     repo: Path, scope: Scope, shown_as: str = "mounts"
 ) -> Iterator[tuple[Snapshot, BashSession]]:
     """The snapshot shown through its view, and an agent's shell in it."""
-    bwrap = _overlay_bwrap(repo) if shown_as == "overlay" else None
-    overlay = (lambda: True) if shown_as == "overlay" else None
+    bwrap = _overlay_bwrap(repo) if shown_as != "mounts" else None
+    overlay = (lambda: True) if shown_as != "mounts" else None
     with snapshot(gitops.open_repo(repo), scope, os.environ, overlay=overlay) as content:
         assert content.view is not None
         try:
@@ -379,8 +389,12 @@ def test_view_hides_deep_ignored_entries_and_past_its_budget_keeps_only_their_na
 
     assert {"lib/.env", "lib/__pycache__/util.pyc", ".env"}.isdisjoint(rebuilt)
     assert {".env", "__pycache__"}.isdisjoint(listing) and "util.py" in listing
-    assert masked["lib/.env"] == "" and "lib/__pycache__/util.pyc" not in masked
-    assert "__pycache__" in names and "util.pyc" not in names
+    if shown_as == "overlay":  # whiteouts: absent whatever the budget
+        assert {"lib/.env", "lib/__pycache__/util.pyc"}.isdisjoint(masked)
+        assert {".env", "__pycache__"}.isdisjoint(names)
+    else:
+        assert masked["lib/.env"] == "" and "lib/__pycache__/util.pyc" not in masked
+        assert "__pycache__" in names and "util.pyc" not in names
     assert masked["lib/util.py"] == rebuilt["lib/util.py"] == "def add(a, b):\n    return a + b\n"
 
 
@@ -598,9 +612,10 @@ def _overlaid(content: Snapshot) -> bool:
     return content.view is not None and any(s[0] == "overlay" for s in content.view.steps)
 
 
+@pytest.mark.parametrize("whiteouts", [True, False], ids=["whiteouts", "without-whiteouts"])
 @pytest.mark.parametrize("ignored_in", ["", "src/"])
 def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
-    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch, ignored_in: str
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch, ignored_in: str, whiteouts: bool
 ) -> None:
     files: dict[str, str | bytes] = {f"src/m{n}.py": f"v = {n}\n" for n in range(600)}
     files |= {"run.sh": "echo old\n", ".gitignore": ".env\nbuild/\n", "README.md": "r\n"}
@@ -609,10 +624,13 @@ def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
     commit(repo)
     write(repo, {f"src/m{n}.py": f"v = {n} + 1\n" for n in range(550)})
     write(repo, {"run.sh": "echo new\n", "notes.py": "untracked\n"})
-    # Ignored at the top, the root is rebuilt (and src/ overlaid); deeper, the root overlaid.
+    # Without whiteouts: ignored at the top, the root is rebuilt (and src/ overlaid); deeper,
+    # the root is overlaid.
     write(repo, {f"{ignored_in}.env": "SECRET=1\n", f"{ignored_in}build/out.py": "SECRET\n"})
     scope = _resolve(repo, ScopeRequest())
     _as_if_huge(monkeypatch)
+    if not whiteouts:
+        _without_whiteouts(monkeypatch)
 
     with _viewed(repo, scope, "overlay") as (content, bash):
         write(repo, {"src/m0.py": "edited during the review\n"})
@@ -630,3 +648,81 @@ def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
     assert executable == "new\n"
     assert "Read-only file system" in tried.output and tried.exit_code != 0
     assert (repo / "src" / "m1.py").read_text() == "v = 1 + 1\n"
+
+
+def _commit_with_links_and_a_submodule(git_repo: GitRepoFactory) -> tuple[Path, str, str]:
+    """A repository checked out at ``base`` (a submodule's gitlink, its checkout on disk, an
+    untracked directory, an ignored file) and a commit that deletes a file, adds a symbolic
+    link and a new directory, and edits a file: (repository, base, head)."""
+    repo = git_repo({"keep.py": "k\n", "gone.py": "g\n", ".gitignore": "*.log\n"})
+    module = commit(repo, {"other.py": "o\n"})
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{module},vendored")
+    git(repo, "commit", "-q", "-m", "a submodule")  # not `add -A`: no checkout of it yet
+    base = head(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "rm", "-q", "gone.py")
+    os.symlink("keep.py", repo / "link.py")
+    write(repo, {"new/deep/file.py": "new\n", "keep.py": "k2\n"})
+    git(repo, "add", "link.py", "new", "keep.py")
+    git(repo, "commit", "-q", "-m", "the change")
+    head_commit = head(repo)
+    git(repo, "checkout", "-q", base)
+    write(repo, {"vendored/checkout.py": "checked out\n", "junk/x.py": "junk\n", "a.log": "l\n"})
+    return repo, base, head_commit
+
+
+def test_one_layer_shows_links_submodules_and_deletions_of_a_commit_not_checked_out(
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, base, head_commit = _commit_with_links_and_a_submodule(git_repo)
+    scope = _resolve(repo, ScopeRequest("base", base=base, head=head_commit))
+    _as_if_huge(monkeypatch)
+
+    with _viewed(repo, scope, "overlay") as (content, bash):
+        seen = _seen(bash)
+        link = bash.run("readlink link.py; cat link.py").output
+        vendored = bash.run("ls -A vendored").output
+        log = bash.run("git log --format=%s -1").output
+
+    assert content.view is not None and content.view.steps[0][0] == "overlay"
+    assert sum(step[0] != "overlay" for step in content.view.steps) == 2  # .git, vendored
+    assert seen == {  # (symbolic links are not files to `find -type f`)
+        "keep.py": "k2\n",
+        "new/deep/file.py": "new\n",
+        "other.py": "o\n",
+        ".gitignore": "*.log\n",
+    }
+    assert link == "keep.py\nk2\n" and vendored == ""
+    assert log == "the change\n"
+
+
+def test_one_layer_holds_copies_links_and_whiteouts_the_kernel_reads(
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, base, head_commit = _commit_with_links_and_a_submodule(git_repo)
+    scope = _resolve(repo, ScopeRequest("base", base=base, head=head_commit))
+    _as_if_huge(monkeypatch)
+
+    with snapshot(gitops.open_repo(repo), scope, os.environ, overlay=lambda: True) as content:
+        assert content.view is not None
+        steps = content.view.steps
+        if steps[0][0] != "overlay":
+            pytest.skip("no whiteout can be made here (Linux before 5.8, or a policy)")
+        layer = Path(steps[0][2])
+        found = {
+            path.relative_to(layer).as_posix(): os.lstat(path)
+            for path in layer.rglob("*")
+            if not path.is_dir() or path.is_symlink()
+        }
+        link = os.readlink(layer / "link.py")
+        kept = (layer / "keep.py").read_text()
+
+    # overlayfs: lower layers first; a character device 0/0 is a whiteout (absent).
+    assert steps[0][1] == str(repo) and steps[0][3] == str(content.root)
+    assert [step[0] for step in steps[1:]] == ["bind", "bind"]  # .git, the submodule
+    assert steps[2][2] == str(content.root / "vendored")
+    whiteouts = {p for p, st in found.items() if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0}
+    assert whiteouts == {"gone.py", "junk", "a.log"}
+    assert stat.S_IMODE(found["keep.py"].st_mode) == 0o444 and kept == "k2\n"
+    assert link == "keep.py" and "new/deep/file.py" in found
+    assert set(found) == whiteouts | {"keep.py", "link.py", "new/deep/file.py"}
