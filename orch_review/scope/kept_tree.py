@@ -29,7 +29,8 @@ write only for what changed.
 
 What a user sees of it: files of the working tree have a second link while the tree is
 kept, and a file deleted from the working tree keeps its disk space until the next review
-that brings the tree up to date. Removing ``.git/orch-review-tree`` while no review runs is
+that brings the tree up to date, or that shows a large change as an overlay (bubblewrap 0.9
+and later) and so removes the tree. Removing ``.git/orch-review-tree`` while no review runs is
 safe: the next review that needs it makes it again.
 """
 
@@ -83,6 +84,25 @@ def kept_tree(
         )
     finally:
         os.close(lock)  # and with it the lock
+
+
+def forget_kept_tree(git_directory: Path) -> None:
+    """Remove the kept tree, once a review has shown a large change without it (as an
+    overlay): its links would otherwise keep deleted files' space for good. Left alone while
+    another review holds it, or where it is not a real directory of ours."""
+    place = kept_place(git_directory)
+    if not os.path.lexists(place / "tree"):
+        return
+    lock = _locked(place)
+    if lock is None:
+        return
+    try:
+        remove_tree(place / "tree")
+        (place / "stamps.json").unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only git directory: the next review that can tries again
+    finally:
+        os.close(lock)
 
 
 def _locked(place: Path) -> int | None:

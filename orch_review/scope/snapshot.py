@@ -31,7 +31,7 @@ from orch_review import tempdirs, waiting
 from orch_review.errors import ScratchSpaceError
 from orch_review.scope import farm
 from orch_review.scope import git as gitops
-from orch_review.scope.kept_tree import kept_tree
+from orch_review.scope.kept_tree import forget_kept_tree, kept_tree
 from orch_review.scope.resolve import Scope
 from orch_review.scope.view import (
     MAX_MOUNTS,
@@ -362,6 +362,8 @@ def _view(
         if cost >= farm.WORTH_LISTING and likely:
             entries = _entries(repo, commit, listing)
         if entries is None or len(entries) * farm.LINK_SECONDS >= cost:
+            if laid:  # the tree of links is not needed while overlays can be had
+                forget_kept_tree(Path(repo.git_dir))
             return build_view(
                 plan,
                 repo,

@@ -218,11 +218,14 @@ def _layered(
     emptied: list[str],
 ) -> Layered | None:
     """The plan as one layer, or None where a layer cannot hold it: a path no layer may
-    hold, or an entry to hide on the way to one the layer must hold."""
+    hold, one on the way to another (a hostile tree may name both), or an entry to hide on
+    the way to one the layer must hold."""
     held = [*private, *links, *made_dirs]
     if not all(_layer_path(p) for p in [*held, *whiteouts, *emptied]):
         return None
     above = {p.rsplit("/", i)[0] for p in held for i in range(1, p.count("/") + 1)}
+    if any(p in above for p in held) or len(set(held)) < len(held):  # a tree naming twice
+        return None
     if any(p in above or p in held for p in [*whiteouts, *emptied]):
         return None
     # A submodule's checkout is shown as an empty directory mounted over it, not removed.

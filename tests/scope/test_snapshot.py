@@ -17,6 +17,7 @@ from orch_review.engine.shell.sandbox import SandboxUnavailable, overlay_works, 
 from orch_review.scope import farm, view
 from orch_review.scope import git as gitops
 from orch_review.scope import snapshot as snapshot_module
+from orch_review.scope.kept_tree import kept_place
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
 from tests.conftest import GitRepoFactory, git
@@ -612,11 +613,9 @@ def _overlaid(content: Snapshot) -> bool:
     return content.view is not None and any(s[0] == "overlay" for s in content.view.steps)
 
 
-@pytest.mark.parametrize("whiteouts", [True, False], ids=["whiteouts", "without-whiteouts"])
-@pytest.mark.parametrize("ignored_in", ["", "src/"])
-def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
-    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch, ignored_in: str, whiteouts: bool
-) -> None:
+def _large_change(git_repo: GitRepoFactory, ignored_in: str = "") -> Path:
+    """A repository of 600 files with 550 of them and an executable script edited, an
+    untracked file, and ignored ones in ``ignored_in``."""
     files: dict[str, str | bytes] = {f"src/m{n}.py": f"v = {n}\n" for n in range(600)}
     files |= {"run.sh": "echo old\n", ".gitignore": ".env\nbuild/\n", "README.md": "r\n"}
     repo = git_repo(files)
@@ -624,9 +623,18 @@ def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
     commit(repo)
     write(repo, {f"src/m{n}.py": f"v = {n} + 1\n" for n in range(550)})
     write(repo, {"run.sh": "echo new\n", "notes.py": "untracked\n"})
+    write(repo, {f"{ignored_in}.env": "SECRET=1\n", f"{ignored_in}build/out.py": "SECRET\n"})
+    return repo
+
+
+@pytest.mark.parametrize("whiteouts", [True, False], ids=["whiteouts", "without-whiteouts"])
+@pytest.mark.parametrize("ignored_in", ["", "src/"])
+def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch, ignored_in: str, whiteouts: bool
+) -> None:
     # Without whiteouts: ignored at the top, the root is rebuilt (and src/ overlaid); deeper,
     # the root is overlaid.
-    write(repo, {f"{ignored_in}.env": "SECRET=1\n", f"{ignored_in}build/out.py": "SECRET\n"})
+    repo = _large_change(git_repo, ignored_in)
     scope = _resolve(repo, ScopeRequest())
     _as_if_huge(monkeypatch)
     if not whiteouts:
@@ -726,3 +734,22 @@ def test_one_layer_holds_copies_links_and_whiteouts_the_kernel_reads(
     assert stat.S_IMODE(found["keep.py"].st_mode) == 0o444 and kept == "k2\n"
     assert link == "keep.py" and "new/deep/file.py" in found
     assert set(found) == whiteouts | {"keep.py", "link.py", "new/deep/file.py"}
+
+
+def test_a_change_shown_as_an_overlay_removes_the_kept_tree_of_links(
+    git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _large_change(git_repo)
+    scope = _resolve(repo, ScopeRequest())
+    _as_if_huge(monkeypatch)
+    kept = kept_place(repo / ".git") / "tree"
+
+    with snapshot(gitops.open_repo(repo), scope, os.environ) as content:  # no overlay
+        assert content.view is not None and not _overlaid(content)
+    links, made = os.stat(repo / "README.md").st_nlink, (kept / "README.md").exists()
+    with snapshot(gitops.open_repo(repo), scope, os.environ, overlay=lambda: True) as content:
+        overlaid = _overlaid(content)
+
+    assert links == 2 and made
+    assert overlaid and not kept.exists()
+    assert os.stat(repo / "README.md").st_nlink == 1  # the working tree's files are its own
