@@ -218,18 +218,16 @@ def _layered(
     emptied: list[str],
 ) -> Layered | None:
     """The plan as one layer, or None where a layer cannot hold it: a path no layer may
-    hold, one on the way to another (a hostile tree may name both), or an entry to hide on
-    the way to one the layer must hold."""
-    held = [*private, *links, *made_dirs]
-    if not all(_layer_path(p) for p in [*held, *whiteouts, *emptied]):
-        return None
-    above = {p.rsplit("/", i)[0] for p in held for i in range(1, p.count("/") + 1)}
-    if any(p in above for p in held) or len(set(held)) < len(held):  # a tree naming twice
-        return None
-    if any(p in above or p in held for p in [*whiteouts, *emptied]):
-        return None
+    hold, one named twice or on the way to another (a hostile tree may do both), or a
+    submodule's checkout inside an entry of the layer."""
     # A submodule's checkout is shown as an empty directory mounted over it, not removed.
     shown = [p for p in whiteouts if p not in emptied]
+    entries = [*private, *links, *made_dirs, *shown]
+    if not all(_layer_path(p) for p in [*entries, *emptied]) or len(set(entries)) < len(entries):
+        return None
+    above = {p.rsplit("/", i)[0] for p in [*entries, *emptied] for i in range(1, p.count("/") + 1)}
+    if any(p in above for p in entries) or not set(entries).isdisjoint(emptied):
+        return None
     return Layered(tuple(shown), dict(links), tuple(made_dirs), tuple(emptied))
 
 
@@ -536,18 +534,21 @@ def _layer_path(path: str) -> bool:
 
 def _make_parents(layer: Path, paths: Iterable[str]) -> None:
     """The directories of ``paths`` inside ``layer`` (new), readable by the sandbox's user
-    whoever it is."""
-    layer.mkdir()
-    layer.chmod(0o755)
+    whoever it is (whatever the umask)."""
+    top = str(layer)
+    os.mkdir(top, 0o755)
+    os.chmod(top, 0o755)
     made: set[str] = set()
     for path in paths:
-        parts = path.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            directory = "/".join(parts[:depth])
-            if directory not in made:
-                made.add(directory)
-                (layer / directory).mkdir(exist_ok=True)
-                (layer / directory).chmod(0o755)  # whatever the umask
+        missing = []
+        parent = _parent(path)
+        while parent and parent not in made:
+            missing.append(parent)
+            made.add(parent)
+            parent = _parent(parent)
+        for directory in reversed(missing):
+            os.mkdir(f"{top}/{directory}", 0o755)
+            os.chmod(f"{top}/{directory}", 0o755)
 
 
 def _object_dirs(objects: Path) -> list[Path]:

@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -753,3 +754,26 @@ def test_a_change_shown_as_an_overlay_removes_the_kept_tree_of_links(
     assert links == 2 and made
     assert overlaid and not kept.exists()
     assert os.stat(repo / "README.md").st_nlink == 1  # the working tree's files are its own
+
+
+def test_a_change_of_thousands_of_files_is_prepared_without_waiting_forever(
+    git_repo: GitRepoFactory,
+) -> None:
+    # More ids than a pipe holds (64 KiB: about 1,600) go to one `git cat-file --batch`,
+    # whose answers (1 KiB each) fill the pipe back long before it has read them all.
+    repo = git_repo({f"f{n}.py": f"old {n}\n" for n in range(2500)})
+    write(repo, {f"f{n}.py": f"new {n}\n" + "#" * 1024 + "\n" for n in range(2500)})
+    scope = _resolve(repo, ScopeRequest())
+    seen: list[str] = []
+
+    def prepare() -> None:
+        with snapshot(gitops.open_repo(repo), scope, os.environ) as content:
+            assert content.view is not None  # the tree of links, its copies written by git
+            shown = Path(content.view.steps[0][1])
+            seen.extend((shown / f"f{n}.py").read_text()[:9] for n in (0, 1999, 2499))
+
+    thread = threading.Thread(target=prepare, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "preparing the snapshot did not end"
+    assert seen == ["new 0\n###", "new 1999\n", "new 2499\n"]

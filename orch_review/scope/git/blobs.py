@@ -88,17 +88,37 @@ def write_blobs(repo: git.Repo, blobs: Sequence[tuple[str, Path]]) -> None:
         stdout=subprocess.PIPE,
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("".join(f"{oid}\n" for oid, _ in blobs).encode())
-        proc.stdin.close()
-        for oid, target in blobs:
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                raise GitError(f"object {oid} is missing from the repository")
-            data = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)  # the newline after each object
-            target.write_bytes(data)
+        # The ids are written from another thread while the objects are read here: git
+        # stops reading ids while nobody reads what it wrote, and past a pipe's buffer of
+        # ids (64 KiB, about 1,600 of them) writing them all first would wait forever.
+        feeder = threading.Thread(
+            target=_feed,
+            args=(proc.stdin, "".join(f"{oid}\n" for oid, _ in blobs).encode()),
+            name="orch-review-blob-ids",
+            daemon=True,
+        )
+        feeder.start()
+        try:
+            for oid, target in blobs:
+                header = proc.stdout.readline().split()
+                if len(header) != 3:
+                    raise GitError(f"object {oid} is missing from the repository")
+                data = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)  # the newline after each object
+                target.write_bytes(data)
+        except BaseException:
+            proc.kill()  # the feeder's write fails and it ends
+            raise
+        finally:
+            feeder.join()
     if proc.returncode != 0:
         raise GitError(f"git cat-file failed (exit status {proc.returncode})")
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to ``stream`` and close it; a reader that went away ends it quietly."""
+    with contextlib.suppress(OSError), stream:
+        stream.write(data)
 
 
 # What a :class:`BlobReader` keeps of the blobs it read, in bytes: a review reads a changed
