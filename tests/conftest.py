@@ -28,6 +28,18 @@ GIT_IDENTITY = {
 }
 #: Variables that could point a test at a real service or real credentials.
 SCRUBBED_PREFIXES = ("ANTHROPIC_", "GITHUB_")
+#: Settings of the test run itself, not of orch-review (a CLI a test starts would warn that
+#: they are no setting): read once here, then taken out of the environment.
+RUN_SETTINGS = ("ORCH_REVIEW_TEST_SPAWN", "ORCH_REVIEW_TEST_NODE_PROJECT", "ORCH_REVIEW_TEST_BWRAP")
+_RUN = {name: os.environ[name] for name in RUN_SETTINGS if os.environ.get(name)}
+
+
+def run_setting(name: str) -> str | None:
+    """The value the test run was started with of one of :data:`RUN_SETTINGS`."""
+    assert name in RUN_SETTINGS, name
+    return _RUN.get(name)
+
+
 #: Set when pytest runs inside a git hook; they would redirect every git call to the outer repo.
 SCRUBBED_GIT_VARIABLES = frozenset(
     {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"}
@@ -68,8 +80,8 @@ def _hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         # hook's) imports this checkout, not a copy installed before the last edit.
         inherited = os.environ.get("PYTHONPATH")
         mp.setenv("PYTHONPATH", str(SOURCE_ROOT) + (os.pathsep + inherited if inherited else ""))
-        for name in _scrubbed_names(os.environ):
-            mp.delenv(name)
+        for name in [*_scrubbed_names(os.environ), *RUN_SETTINGS]:
+            mp.delenv(name, raising=False)
         # The size of the terminal pytest runs in (pytest-xdist's workers are given one)
         # must not change how orch-review wraps what it prints.
         for name in ("COLUMNS", "LINES"):

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from tests.conftest import run_setting
 from tests.forkclient import ADDRESS
 from tests.forkserver import startup_environment
 from tests.scripted import PLANTED_FILES
@@ -251,7 +252,7 @@ class _Servers:
         self._server: _ForkServer | None = None
 
     def get(self, env: dict[str, str]) -> _ForkServer | None:
-        if os.environ.get("ORCH_REVIEW_TEST_SPAWN"):
+        if run_setting("ORCH_REVIEW_TEST_SPAWN"):
             return None
         with self._lock:
             server = self._server

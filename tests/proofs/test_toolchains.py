@@ -24,7 +24,7 @@ from orch_review.engine.shell.sandbox import Sandbox, resolve_sandbox
 from orch_review.engine.shell.toolchains import exposure
 from orch_review.findings.proof import Proof
 from orch_review.findings.records import Finding, Severity
-from tests.conftest import GitRepoFactory, git, write
+from tests.conftest import GitRepoFactory, git, run_setting, write
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers import run_cli, skip_without_bubblewrap
 from tests.scripted import Concern, ReviewScript
@@ -168,7 +168,7 @@ def test_a_go_test_that_does_not_build_or_passes_proves_nothing(
 
 @pytest.fixture
 def node_project() -> Path:
-    where = os.environ.get(NODE_MODULES_VARIABLE)
+    where = run_setting(NODE_MODULES_VARIABLE)
     if not where or not Path(where, "node_modules", ".bin", "vitest").exists():
         pytest.skip(
             f"set {NODE_MODULES_VARIABLE} to a directory where `npm install vitest jest` ran "

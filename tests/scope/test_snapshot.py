@@ -21,7 +21,7 @@ from orch_review.scope import snapshot as snapshot_module
 from orch_review.scope.kept_tree import kept_place
 from orch_review.scope.resolve import Scope, ScopeRequest, resolve_scope
 from orch_review.scope.snapshot import Snapshot, snapshot
-from tests.conftest import GitRepoFactory, git
+from tests.conftest import GitRepoFactory, git, run_setting
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.gitrepos import branch_repo, commit, head, write
 from tests.helpers import make_planted_repo, run_cli
@@ -286,7 +286,7 @@ OVERLAY_BWRAP_VARIABLE = "ORCH_REVIEW_TEST_BWRAP"
 
 def _overlay_bwrap(repo: Path) -> Path | None:
     """The bwrap to show views of ``repo`` as an overlay with; skips the test if none can."""
-    named = os.environ.get(OVERLAY_BWRAP_VARIABLE)
+    named = run_setting(OVERLAY_BWRAP_VARIABLE)
     bwrap = Path(named) if named else None
     if not overlay_works("on", repo, search_path=os.environ["PATH"], bwrap_path=bwrap):
         pytest.skip(f"no bubblewrap that mounts overlays here (set {OVERLAY_BWRAP_VARIABLE})")
