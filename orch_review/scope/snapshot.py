@@ -32,6 +32,7 @@ from orch_review.errors import ScratchSpaceError
 from orch_review.scope import farm
 from orch_review.scope import git as gitops
 from orch_review.scope.kept_tree import forget_kept_tree, kept_tree
+from orch_review.scope.overlay import whiteouts_work
 from orch_review.scope.resolve import Scope
 from orch_review.scope.view import (
     MAX_MOUNTS,
@@ -40,7 +41,6 @@ from orch_review.scope.view import (
     build_view,
     farm_view,
     plan_view,
-    whiteouts_work,
 )
 
 if TYPE_CHECKING:

@@ -48,6 +48,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orch_review.scope import git as gitops
+from orch_review.scope.overlay import (
+    REGULAR_MODES,
+    Layered,
+    layer_path,
+    layered_plan,
+    make_parents,
+    write_layer,
+)
 
 if TYPE_CHECKING:
     import git
@@ -60,7 +68,6 @@ MAX_MOUNTS = 500
 # Mounts spent on rebuilding directories so that hidden entries are absent, not empty.
 REBUILD_BUDGET = 100
 _REBUILD_CANDIDATES = 500
-_REGULAR_MODES = {"100644": 0o444, "100755": 0o555}
 
 # One mount step: ("bind", source, destination), ("tmpfs", destination), ("dir", destination),
 # ("symlink", target, destination), ("readonly", destination) or ("overlay", lowest layer,
@@ -80,17 +87,6 @@ class View:
 
 class _NoView(Exception):
     """The difference cannot be shown with mounts over the working tree."""
-
-
-@dataclass(frozen=True)
-class Layered:
-    """What one overlay layer holds besides the private copies, to show the content over
-    the working tree with no other mount but for submodules' checkouts."""
-
-    whiteouts: tuple[str, ...]  # working tree entries the content does not hold
-    links: dict[str, str]  # path -> blob id: a symbolic link the working tree lacks
-    made_dirs: tuple[str, ...]  # a submodule's empty directory the working tree lacks
-    emptied: tuple[str, ...]  # a submodule's checkout, shown empty (a mount each)
 
 
 @dataclass(frozen=True)
@@ -124,7 +120,7 @@ class ViewPlan:
     def layerable(self) -> bool:
         """Whether the private copies can be laid as overlays: every path one that a layer
         may hold."""
-        return all(_layer_path(path) for path in self.private)
+        return all(layer_path(path) for path in self.private)
 
 
 def plan_view(
@@ -168,13 +164,13 @@ def plan_view(
                     missing.append(path)
                     if mode == "120000":
                         links[path] = oid
-                elif mode not in _REGULAR_MODES:  # a symbolic link: only where it is equal
+                elif mode not in REGULAR_MODES:  # a symbolic link: only where it is equal
                     if path in differ:
                         raise _NoView
                     continue
                 elif kind != "file":
                     raise _NoView
-                if mode in _REGULAR_MODES:
+                if mode in REGULAR_MODES:
                     private[path] = (mode, oid)
             elif path in differ:  # in the working tree (the index), not in the content
                 kind = _kind(work, path)
@@ -198,7 +194,7 @@ def plan_view(
                 made_dirs.append(path)
             else:
                 raise _NoView
-        layered = _layered(private, whiteouts, links, made_dirs, emptied)
+        layered = layered_plan(private, whiteouts, links, made_dirs, emptied)
         rebuilt = _rebuilt_dirs(repo, commit, work, missing)
         hidden = [*hidden_files, *hidden_dirs]
         rebuilt.update(_rebuilt_to_hide(repo, commit, hidden, rebuilt))
@@ -208,27 +204,6 @@ def plan_view(
     hidden_files = [p for p in hidden_files if _parent(p) not in rebuilt]
     hidden_dirs = [p for p in hidden_dirs if _parent(p) not in rebuilt]
     return ViewPlan(private, tuple(hidden_files), tuple(hidden_dirs), rebuilt, layered)
-
-
-def _layered(
-    private: Collection[str],
-    whiteouts: tuple[str, ...],
-    links: dict[str, str],
-    made_dirs: list[str],
-    emptied: list[str],
-) -> Layered | None:
-    """The plan as one layer, or None where a layer cannot hold it: a path no layer may
-    hold, one named twice or on the way to another (a hostile tree may do both), or a
-    submodule's checkout inside an entry of the layer."""
-    # A submodule's checkout is shown as an empty directory mounted over it, not removed.
-    shown = [p for p in whiteouts if p not in emptied]
-    entries = [*private, *links, *made_dirs, *shown]
-    if not all(_layer_path(p) for p in [*entries, *emptied]) or len(set(entries)) < len(entries):
-        return None
-    above = {p.rsplit("/", i)[0] for p in [*entries, *emptied] for i in range(1, p.count("/") + 1)}
-    if any(p in above for p in entries) or not set(entries).isdisjoint(emptied):
-        return None
-    return Layered(tuple(shown), dict(links), tuple(made_dirs), tuple(emptied))
 
 
 def _rebuilt_to_hide(
@@ -359,7 +334,7 @@ def build_view(
     written at their own paths in one directory, laid over the working tree by one overlay
     at the root, or, where the root is rebuilt, by one over each directory it binds that
     holds copies (see :attr:`ViewPlan.layerable`). With ``whiteouts`` too (they can be made:
-    :func:`whiteouts_work`), what is hidden is in that layer as well (see
+    :func:`~.overlay.whiteouts_work`), what is hidden is in that layer as well (see
     :func:`_layered_view`)."""
     work = gitops.work_tree(repo)
     if overlay and whiteouts and plan.layered is not None:
@@ -373,12 +348,12 @@ def build_view(
     layer = private_dir / "layer" if overlay and plan.layerable else None
     if layer is not None:
         copies = {path: layer / path for path in plan.private}
-        _make_parents(layer, plan.private)
+        make_parents(layer, plan.private)
     else:
         copies = {path: private_dir / str(n) for n, path in enumerate(plan.private)}
     gitops.write_blobs(repo, [(plan.private[p][1], copy) for p, copy in copies.items()])
     for path, copy in copies.items():
-        copy.chmod(_REGULAR_MODES[plan.private[path][0]])
+        copy.chmod(REGULAR_MODES[plan.private[path][0]])
     links = [
         (oid, private_dir / f"link{n}")
         for n, (mode, oid, _) in enumerate(e for es in plan.rebuilt.values() for e in es)
@@ -459,19 +434,6 @@ def _git_steps(
     raise FileNotFoundError(f"{dot_git} is neither a directory nor a file")
 
 
-def whiteouts_work(directory: Path) -> bool:
-    """Whether a whiteout (a character device 0/0, which an overlay takes for "absent") can
-    be made in ``directory``: any user may since Linux 5.8, where the filesystem and the
-    seccomp policy allow it."""
-    test = directory / "whiteout-test"
-    try:
-        os.mknod(test, stat.S_IFCHR | 0o600, os.makedev(0, 0))
-    except OSError:
-        return False
-    test.unlink()
-    return True
-
-
 def _layered_view(
     plan: ViewPlan,
     layered: Layered,
@@ -481,26 +443,11 @@ def _layered_view(
     private_dir: Path,
     git_directory: Path,
 ) -> View:
-    """The content as one overlay at ``root``: the working tree below, and above it one
-    layer holding the private copies, the symbolic links and submodules' directories the
-    working tree lacks, and a whiteout for each entry the content does not hold. Nothing
-    else is mounted but the snapshot's ``.git`` and an empty directory over each submodule's
-    checkout."""
+    """The content as one overlay at ``root``: the working tree below, and above it the
+    layer :func:`~.overlay.write_layer` writes. Nothing else is mounted but the snapshot's
+    ``.git`` and an empty directory over each submodule's checkout."""
     layer = private_dir / "layer"
-    _make_parents(layer, [*plan.private, *layered.links, *layered.whiteouts, *layered.made_dirs])
-    copies = [(oid, layer / path) for path, (_, oid) in plan.private.items()]
-    gitops.write_blobs(repo, copies)
-    for path, (mode, _) in plan.private.items():
-        (layer / path).chmod(_REGULAR_MODES[mode])
-    targets = [(oid, private_dir / f"link{n}") for n, oid in enumerate(layered.links.values())]
-    gitops.write_blobs(repo, targets)
-    for path, (_, target) in zip(layered.links, targets, strict=True):
-        os.symlink(target.read_bytes(), layer / path)
-    for path in layered.made_dirs:
-        (layer / path).mkdir()
-        (layer / path).chmod(0o555)
-    for path in layered.whiteouts:
-        os.mknod(layer / path, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    write_layer(repo, layer, private_dir, plan.private, layered)
     steps: list[Step] = [("overlay", str(work), str(layer), str(root))]
     git_steps, extra = _git_steps(work, root, private_dir, git_directory)
     if layered.emptied:
@@ -524,31 +471,6 @@ def farm_view(farm: Path, repo: git.Repo, *, root: Path, git_directory: Path) ->
 
 def _parent(path: str) -> str:
     return path.rpartition("/")[0]
-
-
-def _layer_path(path: str) -> bool:
-    """Whether ``path`` (from a tree: hostile) names a file inside an overlay's layer."""
-    parts = path.split("/")
-    return all(part not in ("", ".", "..", ".git") for part in parts) and "\0" not in path
-
-
-def _make_parents(layer: Path, paths: Iterable[str]) -> None:
-    """The directories of ``paths`` inside ``layer`` (new), readable by the sandbox's user
-    whoever it is (whatever the umask)."""
-    top = str(layer)
-    os.mkdir(top, 0o755)
-    os.chmod(top, 0o755)
-    made: set[str] = set()
-    for path in paths:
-        missing = []
-        parent = _parent(path)
-        while parent and parent not in made:
-            missing.append(parent)
-            made.add(parent)
-            parent = _parent(parent)
-        for directory in reversed(missing):
-            os.mkdir(f"{top}/{directory}", 0o755)
-            os.chmod(f"{top}/{directory}", 0o755)
 
 
 def _object_dirs(objects: Path) -> list[Path]:
