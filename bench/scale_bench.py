@@ -20,7 +20,7 @@ from this process with no latency:
   large nested repository.
 
 ``--bwrap`` names the bubblewrap the large change's reviews use (``--bwrap-path``): one of
-0.9 or later shows the change as overlays over the working tree (``scope/view.py``), where
+0.11 or later shows the change as overlays over the working tree (``scope/view.py``), where
 an older one needs the tree of links.
 
 Fresh processes, medians of ``--runs`` after a warm-up, no journal. Targets: large / small

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 @click.option(
     "--bwrap-path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The bwrap executable to use [found on PATH]; 0.9 or later shows a large change "
+    help="The bwrap executable to use [found on PATH]; 0.11 or later shows a large change "
     "as one overlay instead of a link per file.",
 )
 @report_file_options

@@ -376,7 +376,7 @@ _KEYS: tuple[_Key, ...] = (
     _Key(
         "bwrap_path",
         _PATH,
-        "The bubblewrap executable; default: `bwrap` on PATH. 0.9 or later shows a large change"
+        "The bubblewrap executable; default: `bwrap` on PATH. 0.11 or later shows a large change"
         " as one overlay instead of a link per file. Not settable in the config file.",
         refused_in_file=lambda value: True,
     ),

@@ -29,7 +29,7 @@ write only for what changed.
 
 What a user sees of it: files of the working tree have a second link while the tree is
 kept, and a file deleted from the working tree keeps its disk space until the next review
-that brings the tree up to date, or that shows a large change as an overlay (bubblewrap 0.9
+that brings the tree up to date, or that shows a large change as an overlay (bubblewrap 0.11
 and later) and so removes the tree. Removing ``.git/orch-review-tree`` while no review runs is
 safe: the next review that needs it makes it again.
 """

@@ -1,4 +1,4 @@
-"""The content under review as one overlay layer over the working tree (bubblewrap 0.9 and
+"""The content under review as one overlay layer over the working tree (bubblewrap 0.11 and
 later): what the layer holds, and writing it.
 
 One directory, written by the review in its own temporary directory, holds the private

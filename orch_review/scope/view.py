@@ -20,7 +20,7 @@ What this gives up against a full copy, and why it is still exact where it matte
   rebuilding to hide has a budget: past it, a hidden entry keeps its name, as an empty
   file or directory, its content out of reach.
 
-Where bubblewrap can mount an overlay (0.9 and later, on Linux 5.11 and later for a user
+Where bubblewrap can mount an overlay (0.11 and later, on Linux 5.11 and later for a user
 who is not root), the private copies are not mounted one by one: they are written at their
 own paths in one private directory, laid over the working tree as one read-only overlay at
 the root. Where whiteouts can be made (a character device 0/0, which an overlay takes for

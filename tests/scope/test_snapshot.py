@@ -279,8 +279,8 @@ def test_sha256_repository_is_materialized(tmp_path: Path) -> None:
 # The view: the working tree read-only under bubblewrap, the differences mounted over it
 
 
-# A bubblewrap of 0.9 or later, to test views laid as an overlay where the one on PATH is
-# older (Debian 12 has 0.8).
+# A bubblewrap of 0.11 or later, to test views laid as an overlay where the one on PATH is
+# older (Debian 12 has 0.8; the option came with 0.11).
 OVERLAY_BWRAP_VARIABLE = "ORCH_REVIEW_TEST_BWRAP"
 
 
@@ -296,7 +296,7 @@ def _overlay_bwrap(repo: Path) -> Path | None:
 @pytest.fixture(params=["mounts", "overlay", "overlay-without-whiteouts"])
 def shown_as(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """How the view lays the private copies over the working tree: one mount each, or as
-    overlays (bubblewrap 0.9 and later), as it would for a change of any size in a
+    overlays (bubblewrap 0.11 and later), as it would for a change of any size in a
     repository of 100,000 files: hiding entries with whiteouts, or, where none can be made,
     with the mounts that hide them without an overlay."""
     if request.param != "mounts":

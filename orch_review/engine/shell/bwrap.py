@@ -220,7 +220,7 @@ class BubblewrapLauncher:
         for kind, *operands in view.steps:
             if kind == "overlay":
                 if "--overlay-src" not in self.options:
-                    raise SandboxUnavailable(f"{self.bwrap} cannot mount an overlay (bwrap < 0.9)")
+                    raise SandboxUnavailable(f"{self.bwrap} cannot mount an overlay (bwrap < 0.11)")
                 *layers, destination = operands
                 for layer in layers:
                     args += ["--overlay-src", layer]

@@ -191,7 +191,7 @@ def overlay_works(
 ) -> bool:
     """Whether bubblewrap, should it be the sandbox, can show the content as a read-only
     overlay over the working tree ``work`` (:func:`~orch_review.scope.view.build_view`): its
-    ``bwrap`` has ``--overlay-src`` (0.9 and later) and such an overlay mounts here (a user
+    ``bwrap`` has ``--overlay-src`` (0.11 and later) and such an overlay mounts here (a user
     who is not root needs Linux 5.11; some filesystems cannot be a layer). One test shell."""
     if mode not in ("auto", "on", "bubblewrap"):
         return False

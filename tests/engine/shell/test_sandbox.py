@@ -202,7 +202,7 @@ def test_an_overlay_view_is_one_read_only_overlay_its_layers_bottom_first(
         root, [], [], ("bash",), view=view
     )
     at = argv.index("--overlay-src")
-    # bwrap: "--overlay-src SRC" bottom to top, then "--ro-overlay DEST" (bubblewrap 0.9).
+    # bwrap: "--overlay-src SRC" bottom to top, then "--ro-overlay DEST" (bubblewrap 0.11).
     assert argv[at : at + 7] == (
         "--overlay-src", str(work), "--overlay-src", str(layer), "--ro-overlay", str(root),
         "--ro-bind",
@@ -216,11 +216,11 @@ def test_an_overlay_view_is_one_read_only_overlay_its_layers_bottom_first(
 @pytest.mark.parametrize(
     "bwrap",
     [
-        'echo "usage: bwrap --unshare-user --ro-bind"',  # 0.8: no overlays
+        'echo "usage: bwrap --unshare-user --ro-bind"',  # before 0.11: no overlays
         'if [ "$1" = --help ]; then echo "--overlay-src --ro-overlay"; exit 0; fi\n'
         'echo "bwrap: Can\'t make overlay mount: Operation not permitted" >&2; exit 1',
     ],
-    ids=["bwrap-0.8", "kernel-refuses"],
+    ids=["bwrap-before-0.11", "kernel-refuses"],
 )
 def test_no_overlay_where_bwrap_or_the_kernel_cannot_mount_one(tmp_path: Path, bwrap: str) -> None:
     fake = tmp_path / "bwrap"
