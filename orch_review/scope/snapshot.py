@@ -348,6 +348,7 @@ def _view(
         many = farm.mount_seconds(plan.mounts, len(under_review)) >= farm.WORTH_LISTING
         laid = (plan.mounts > MAX_MOUNTS or many) and plan.layerable and overlay()
         whiteouts = laid and plan.layered is not None and whiteouts_work(private)
+    mounted = False  # the plan's mounts chosen over a tree of links
     if plan is None:
         # Mounts cannot show it: copying costs a file written per file of the repository,
         # a tree of links (at most) a link; worth it past a small repository.
@@ -361,25 +362,18 @@ def _view(
         likely = indexed is None or indexed * farm.LINK_SECONDS < cost
         if cost >= farm.WORTH_LISTING and likely:
             entries = _entries(repo, commit, listing)
-        if entries is None or len(entries) * farm.LINK_SECONDS >= cost:
-            if laid:  # the tree of links is not needed while overlays can be had
-                forget_kept_tree(Path(repo.git_dir))
-            return build_view(
-                plan,
-                repo,
-                root=root,
-                private_dir=private,
-                git_directory=git_dir,
-                overlay=laid,
-                whiteouts=whiteouts,
-            )
-    if entries is None:
-        entries = _entries(repo, commit, listing)
-    tree = _tree(repo, commit, entries, private / "tree", [*differ, *under_review], held)
-    if tree is not None:
-        return farm_view(tree, repo, root=root, git_directory=git_dir)
-    if plan is None or mounts > MAX_MOUNTS:
-        return None
+        mounted = entries is None or len(entries) * farm.LINK_SECONDS >= cost
+        if mounted and laid:  # the tree of links is not needed while overlays can be had
+            forget_kept_tree(Path(repo.git_dir))
+    if not mounted:
+        if entries is None:
+            entries = _entries(repo, commit, listing)
+        tree = _tree(repo, commit, entries, private / "tree", [*differ, *under_review], held)
+        if tree is not None:
+            return farm_view(tree, repo, root=root, git_directory=git_dir)
+        if plan is None or mounts > MAX_MOUNTS:
+            return None
+    assert plan is not None  # mounted, or a tree could not be made where mounts can show it
     return build_view(
         plan,
         repo,
