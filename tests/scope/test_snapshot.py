@@ -659,10 +659,11 @@ def test_an_overlay_shows_a_change_too_large_to_mount_file_by_file(
     assert (repo / "src" / "m1.py").read_text() == "v = 1 + 1\n"
 
 
-def _commit_with_links_and_a_submodule(git_repo: GitRepoFactory) -> tuple[Path, str, str]:
+def _commit_with_links_and_a_submodule(git_repo: GitRepoFactory) -> tuple[Path, Scope]:
     """A repository checked out at ``base`` (a submodule's gitlink, its checkout on disk, an
     untracked directory, an ignored file) and a commit that deletes a file, adds a symbolic
-    link and a new directory, and edits a file: (repository, base, head)."""
+    link and a new directory, and edits a file: the repository, and the scope of that commit
+    against ``base``."""
     repo = git_repo({"keep.py": "k\n", "gone.py": "g\n", ".gitignore": "*.log\n"})
     module = commit(repo, {"other.py": "o\n"})
     git(repo, "update-index", "--add", "--cacheinfo", f"160000,{module},vendored")
@@ -677,14 +678,13 @@ def _commit_with_links_and_a_submodule(git_repo: GitRepoFactory) -> tuple[Path, 
     head_commit = head(repo)
     git(repo, "checkout", "-q", base)
     write(repo, {"vendored/checkout.py": "checked out\n", "junk/x.py": "junk\n", "a.log": "l\n"})
-    return repo, base, head_commit
+    return repo, _resolve(repo, ScopeRequest("base", base=base, head=head_commit))
 
 
 def test_one_layer_shows_links_submodules_and_deletions_of_a_commit_not_checked_out(
     git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo, base, head_commit = _commit_with_links_and_a_submodule(git_repo)
-    scope = _resolve(repo, ScopeRequest("base", base=base, head=head_commit))
+    repo, scope = _commit_with_links_and_a_submodule(git_repo)
     _as_if_huge(monkeypatch)
 
     with _viewed(repo, scope, "overlay") as (content, bash):
@@ -708,8 +708,7 @@ def test_one_layer_shows_links_submodules_and_deletions_of_a_commit_not_checked_
 def test_one_layer_holds_copies_links_and_whiteouts_the_kernel_reads(
     git_repo: GitRepoFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo, base, head_commit = _commit_with_links_and_a_submodule(git_repo)
-    scope = _resolve(repo, ScopeRequest("base", base=base, head=head_commit))
+    repo, scope = _commit_with_links_and_a_submodule(git_repo)
     _as_if_huge(monkeypatch)
 
     with snapshot(gitops.open_repo(repo), scope, os.environ, overlay=lambda: True) as content:
